@@ -1,0 +1,348 @@
+//! Group commit. One thread takes every request waiting at that moment as one group:
+//!
+//! 1. apply each write in memory, in arrival order, encoding its mutations;
+//! 2. acknowledge the `soft` writes (they are visible now);
+//! 3. write the group to the journal with one write call;
+//! 4. if the group holds a `hard` write or a `sync()`, issue one fdatasync;
+//! 5. acknowledge the `hard` writes and `sync()` calls.
+//!
+//! While the fdatasync runs, new requests queue up and become the next group, so N concurrent
+//! hard writers share one fdatasync per group. Soft writes left unsynced are synced after at most
+//! `flush_interval`. The first failed write or fdatasync poisons the database.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Instant;
+
+use crate::checkpoint::{CheckpointJob, MaintenanceState, Task};
+use crate::doc::PreparedDocs;
+use crate::error::{Error, ErrorCode, Result};
+use crate::journal::Journal;
+use crate::key::Key;
+use crate::mutation::{self, GroupEncoder};
+use crate::options::{Durability, Options, WriteOptions};
+use crate::stats::Counters;
+use crate::table::{check_name, Catalog, Table, WriteResult};
+
+/// A callback run on the committer thread with the outcome of a request.
+pub type Callback<T> = Box<dyn FnOnce(Result<T>) + Send + 'static>;
+
+pub(crate) enum Request {
+    Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult> },
+    Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult> },
+    CreateTable { name: String, primary_key: String, done: Callback<()> },
+    DropTable { name: String, done: Callback<()> },
+    Sync { done: Callback<()> },
+    Close { done: Callback<()> },
+}
+
+/// State shared by the committer, the maintenance thread and readers.
+pub(crate) struct Shared {
+    pub catalog: RwLock<Catalog>,
+    pub counters: Arc<Counters>,
+    pub queue: Mutex<VecDeque<Request>>,
+    pub wake: Condvar,
+    pub poison: Mutex<Option<Error>>,
+    pub maintenance: Arc<Mutex<MaintenanceState>>,
+}
+
+impl Shared {
+    pub fn submit(&self, request: Request) {
+        self.queue.lock().unwrap().push_back(request);
+        self.wake.notify_one();
+    }
+
+    fn poisoned(&self) -> Option<Error> {
+        self.poison.lock().unwrap().clone()
+    }
+
+    fn poison_with(&self, cause: &Error) -> Error {
+        let mut p = self.poison.lock().unwrap();
+        let e = p.get_or_insert_with(|| Error::poisoned(&cause.to_string())).clone();
+        self.counters.poisoned.store(true, Relaxed);
+        e
+    }
+}
+
+pub(crate) struct Committer {
+    pub shared: Arc<Shared>,
+    pub journal: Journal,
+    pub options: Options,
+    pub tasks: Sender<Task>,
+}
+
+type Ack = Box<dyn FnOnce() + Send>;
+
+/// A request waiting for the group's fdatasync: completed with its value, or the failure.
+trait Durable: Send {
+    fn complete(self: Box<Self>, failure: Option<Error>);
+}
+
+impl<T: Send> Durable for (Callback<T>, T) {
+    fn complete(self: Box<Self>, failure: Option<Error>) {
+        let (done, value) = *self;
+        done(match failure {
+            None => Ok(value),
+            Some(e) => Err(e),
+        })
+    }
+}
+
+impl Committer {
+    pub fn run(mut self) {
+        let mut last_sync = Instant::now();
+        loop {
+            let batch = self.next_batch(last_sync);
+            if batch.is_empty() {
+                // The flush window of unsynced soft writes ran out.
+                self.sync_or_poison();
+                last_sync = Instant::now();
+                continue;
+            }
+            let closing = self.commit_group(batch, &mut last_sync);
+            self.after_group();
+            if let Some(done) = closing {
+                let result = self.shut_down();
+                done(result);
+                return;
+            }
+        }
+    }
+
+    /// Waits for requests; returns an empty batch when unsynced bytes reach the flush deadline.
+    fn next_batch(&self, last_sync: Instant) -> Vec<Request> {
+        let mut queue = self.shared.queue.lock().unwrap();
+        while queue.is_empty() {
+            // A poisoned journal is never synced again, so there is nothing to flush.
+            if self.journal.has_unsynced() && self.shared.poisoned().is_none() {
+                let deadline = last_sync + self.options.flush_interval;
+                let now = Instant::now();
+                if now >= deadline {
+                    return Vec::new();
+                }
+                queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
+            } else {
+                queue = self.shared.wake.wait(queue).unwrap();
+            }
+        }
+        queue.drain(..).collect()
+    }
+
+    /// fdatasync; on failure poisons the database. Never retried: after a failed fdatasync the
+    /// kernel may have dropped the dirty pages, so a later success would prove nothing.
+    fn sync_or_poison(&mut self) -> Option<Error> {
+        if let Some(e) = self.shared.poisoned() {
+            return Some(e);
+        }
+        match self.journal.sync() {
+            Ok(_) => {
+                self.shared.counters.durable_seq.store(self.journal.position().next_seq - 1, Relaxed);
+                None
+            }
+            Err(e) => Some(self.shared.poison_with(&e)),
+        }
+    }
+
+    /// Commits one group; returns the close callback if a close request was in it.
+    fn commit_group(&mut self, batch: Vec<Request>, last_sync: &mut Instant) -> Option<Callback<()>> {
+        let mut enc = GroupEncoder::new(self.journal.max_payload());
+        let mut soft: Vec<Ack> = Vec::new();
+        let mut durable: Vec<Box<dyn Durable>> = Vec::new();
+        let mut want_sync = false;
+        let mut closing = None;
+        let mut ops = 0u64;
+        let poisoned = self.shared.poisoned();
+
+        for request in batch {
+            match request {
+                Request::Sync { done } => {
+                    want_sync = true;
+                    durable.push(Box::new((done, ())));
+                }
+                Request::Close { done } => closing = Some(done),
+                _ if poisoned.is_some() => fail(request, poisoned.clone().unwrap()),
+                Request::Insert { table, docs, options, done } => {
+                    let result = self.insert(&table, docs, options, &mut enc);
+                    ops += 1;
+                    self.ack(result, options.durability, done, &mut soft, &mut durable);
+                }
+                Request::Delete { table, keys, durability, done } => {
+                    let result = self.delete(&table, keys, &mut enc);
+                    ops += 1;
+                    self.ack(result, durability, done, &mut soft, &mut durable);
+                }
+                Request::CreateTable { name, primary_key, done } => match self.create_table(&name, &primary_key, &mut enc) {
+                    Ok(()) => {
+                        ops += 1;
+                        durable.push(Box::new((done, ())));
+                    }
+                    Err(e) => done(Err(e)),
+                },
+                Request::DropTable { name, done } => match self.drop_table(&name, &mut enc) {
+                    Ok(()) => {
+                        ops += 1;
+                        durable.push(Box::new((done, ())));
+                    }
+                    Err(e) => done(Err(e)),
+                },
+            }
+        }
+
+        // Visible now: soft writes are acknowledged before any disk work.
+        for ack in soft {
+            ack();
+        }
+        enc.finish();
+        let mut failure = None;
+        if !enc.payloads.is_empty() {
+            match self.journal.append(&enc.payloads) {
+                Ok(seq) => {
+                    self.shared.counters.applied_seq.store(seq, Relaxed);
+                    self.shared.counters.record_group(ops);
+                }
+                Err(e) => failure = Some(self.shared.poison_with(&e)),
+            }
+        }
+        if failure.is_none() && (want_sync || !durable.is_empty()) {
+            failure = self.sync_or_poison();
+            *last_sync = Instant::now();
+        }
+        for request in durable {
+            request.complete(failure.clone());
+        }
+        closing
+    }
+
+    fn ack(
+        &self,
+        result: Result<WriteResult>,
+        durability: Durability,
+        done: Callback<WriteResult>,
+        soft: &mut Vec<Ack>,
+        durable: &mut Vec<Box<dyn Durable>>,
+    ) {
+        match result {
+            Err(e) => done(Err(e)),
+            Ok(r) => {
+                let c = &self.shared.counters;
+                c.commits.fetch_add(1, Relaxed);
+                c.documents_written.fetch_add(r.written(), Relaxed);
+                match durability {
+                    Durability::Soft => soft.push(Box::new(move || done(Ok(r)))),
+                    Durability::Hard => durable.push(Box::new((done, r))),
+                }
+            }
+        }
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.shared.catalog.read().unwrap().get(name).cloned()
+    }
+
+    fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, enc: &mut GroupEncoder) -> Result<WriteResult> {
+        self.table(table)?.insert(docs, options.conflict, enc)
+    }
+
+    fn delete(&self, table: &str, keys: Vec<Key>, enc: &mut GroupEncoder) -> Result<WriteResult> {
+        Ok(self.table(table)?.delete(keys, enc))
+    }
+
+    fn create_table(&self, name: &str, primary_key: &str, enc: &mut GroupEncoder) -> Result<()> {
+        check_name("table name", name)?;
+        check_name("primary key", primary_key)?;
+        let mut catalog = self.shared.catalog.write().unwrap();
+        if catalog.by_name.contains_key(name) {
+            return Err(Error::new(ErrorCode::TableExists, format!("table `{name}` already exists")));
+        }
+        let id = catalog.next_table_id.max(1);
+        mutation::encode_create_table(enc.buf(), id, name, primary_key);
+        enc.boundary();
+        catalog.add(Table::new(id, name.to_string(), primary_key.to_string()));
+        Ok(())
+    }
+
+    fn drop_table(&self, name: &str, enc: &mut GroupEncoder) -> Result<()> {
+        let mut catalog = self.shared.catalog.write().unwrap();
+        let id = catalog.get(name)?.id;
+        mutation::encode_drop_table(enc.buf(), id);
+        enc.boundary();
+        catalog.remove(id);
+        Ok(())
+    }
+
+    /// Recycles segments a finished checkpoint released, and starts the next checkpoint when due.
+    fn after_group(&mut self) {
+        let (retire, failure) = {
+            let mut state = self.shared.maintenance.lock().unwrap();
+            (state.retire_before.take(), state.failure.take())
+        };
+        if let Some(e) = failure {
+            self.shared.poison_with(&e);
+        }
+        if let Some(segment_id) = retire {
+            if let Err(e) = self.journal.retire_before(segment_id) {
+                self.shared.poison_with(&e);
+            }
+        }
+        let due = self.shared.counters.journal_bytes_since_checkpoint.load(Relaxed) >= self.options.checkpoint_bytes;
+        if due && !self.shared.maintenance.lock().unwrap().in_flight {
+            let _ = self.start_checkpoint(None);
+        }
+        if self.journal.pool_needs_spares() {
+            let _ = self.tasks.send(Task::FillPool);
+        }
+    }
+
+    /// Takes a consistent cut now (between groups) and hands it to the maintenance thread.
+    fn start_checkpoint(&mut self, reply: Option<mpsc::Sender<Result<()>>>) -> Result<()> {
+        if let Some(e) = self.shared.poisoned() {
+            return Err(e);
+        }
+        // The manifest will name this position, so everything before it must be on disk.
+        if let Some(e) = self.sync_or_poison() {
+            return Err(e);
+        }
+        let position = self.journal.position();
+        let catalog = self.shared.catalog.read().unwrap();
+        let tables = catalog
+            .by_id
+            .values()
+            .map(|t| {
+                let delta = std::mem::take(&mut t.data.write().unwrap().delta);
+                (t.id, t.name.clone(), t.primary_key.clone(), delta)
+            })
+            .collect();
+        let job = CheckpointJob { position, next_table_id: catalog.next_table_id, tables };
+        drop(catalog);
+        self.shared.counters.journal_bytes_since_checkpoint.store(0, Relaxed);
+        self.shared.maintenance.lock().unwrap().in_flight = true;
+        self.tasks.send(Task::Checkpoint(job, reply)).map_err(|_| Error::closed())
+    }
+
+    /// Close: a final checkpoint (so the next open replays little), then stop maintenance.
+    fn shut_down(&mut self) -> Result<()> {
+        let (tx, rx) = mpsc::channel();
+        let mut result = self.start_checkpoint(Some(tx));
+        if result.is_ok() {
+            result = rx.recv().unwrap_or_else(|_| Err(Error::closed()));
+        }
+        let _ = self.tasks.send(Task::Stop);
+        // Fail whatever arrived after the close request.
+        for request in self.shared.queue.lock().unwrap().drain(..) {
+            fail(request, Error::closed());
+        }
+        result
+    }
+}
+
+pub(crate) fn fail(request: Request, error: Error) {
+    match request {
+        Request::Insert { done, .. } | Request::Delete { done, .. } => done(Err(error)),
+        Request::CreateTable { done, .. }
+        | Request::DropTable { done, .. }
+        | Request::Sync { done }
+        | Request::Close { done } => done(Err(error)),
+    }
+}

@@ -1,0 +1,299 @@
+//! `Database`: open (recovery), the write entry points that queue for the committer, and reads.
+
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{mpsc, Arc, Condvar, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::checkpoint::{self, Maintenance, MaintenanceState};
+pub use crate::committer::Callback;
+use crate::committer::{Committer, Request, Shared};
+use crate::doc::PreparedDocs;
+use crate::error::{Error, ErrorCode, Result};
+use crate::io::{FileVfs, Vfs};
+use crate::journal::{self, Journal, Position, SegmentPool, SEGMENT_HEADER_SIZE};
+use crate::key::{Key, KeyRange};
+use crate::manifest::{self, Manifest};
+use crate::options::{Durability, Options, WriteOptions};
+use crate::stats::{Counters, Stats};
+use crate::table::{Catalog, Table, WriteResult};
+
+/// A table's name, primary key and size.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TableInfo {
+    pub name: String,
+    pub primary_key: String,
+    pub documents: u64,
+    pub bytes: u64,
+}
+
+/// An open database. Cheap to clone; every clone is the same database.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    closed: Mutex<bool>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let _ = close(&self.shared, &self.threads, &self.closed);
+    }
+}
+
+/// Runs a callback-style call and blocks until its callback runs. For Rust callers and tests.
+pub fn wait<T: Send + 'static>(submit: impl FnOnce(Callback<T>)) -> Result<T> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    submit(Box::new(move |r| {
+        let _ = tx.send(r);
+    }));
+    rx.recv().unwrap_or_else(|_| Err(Error::closed()))
+}
+
+impl Database {
+    /// Opens (creating if needed) the database in `dir`, recovering from the last checkpoint
+    /// and the journal after it.
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let vfs = FileVfs::new(dir).map_err(|e| Error::io(format!("opening {}", dir.display()), e))?;
+        Database::open_with(Arc::new(vfs), options)
+    }
+
+    /// Opens a database on any [`Vfs`] (the crash tests use [`crate::io::SimVfs`]).
+    pub fn open_with(vfs: Arc<dyn Vfs>, options: Options) -> Result<Database> {
+        if options.segment_size < 64 << 10 {
+            return Err(Error::invalid("segment_size must be at least 64 KiB"));
+        }
+        vfs.lock().map_err(|e| Error::new(ErrorCode::Locked, e.to_string()))?;
+        let started = Instant::now();
+        let counters = Arc::new(Counters::default());
+
+        let stored = manifest::load(&*vfs)?;
+        let mut catalog = Catalog::default();
+        let mut manifest = stored.clone().unwrap_or(Manifest { next_run_id: 1, ..Default::default() });
+        for entry in &manifest.tables {
+            let table = Table::new(entry.id, entry.name.clone(), entry.primary_key.clone());
+            checkpoint::load_table(&*vfs, entry, &mut table.data.write().unwrap())?;
+            catalog.add(table);
+        }
+        catalog.next_table_id = catalog.next_table_id.max(manifest.next_table_id).max(1);
+        checkpoint::remove_orphans(&*vfs, &manifest)?;
+
+        let start = if stored.is_some() { manifest.start() } else { Position { next_seq: 1, ..Default::default() } };
+        let recovered = journal::recover(&*vfs, options.segment_size, start, |m| catalog.replay(m))?;
+        counters.records_replayed.store(recovered.records, Relaxed);
+
+        // Close the segment recovery ended in, so nothing a crash left past its end is ever read.
+        if !recovered.ended_by_marker {
+            let (id, seg) = recovered.chain.back().expect("an unsealed end has a segment");
+            journal::seal(seg, *id, recovered.end.offset, recovered.end.next_seq, recovered.next_segment_id)?;
+        }
+        let pool = Arc::new(SegmentPool::new(
+            vfs.clone(),
+            options.segment_size,
+            options.recycle_segments,
+            recovered.free,
+            recovered.next_slot,
+        ));
+        let retained: VecDeque<_> = recovered.chain;
+        let mut journal = Journal::start(
+            pool.clone(),
+            counters.clone(),
+            options.segment_size,
+            recovered.next_segment_id,
+            recovered.end.next_seq,
+            retained,
+        )?;
+        if stored.is_none() {
+            // A new database: its first segment, then the manifest that points at it.
+            journal.sync()?;
+            manifest.version = 1;
+            manifest.next_table_id = 1;
+            manifest.set_start(Position {
+                segment_id: recovered.next_segment_id,
+                offset: SEGMENT_HEADER_SIZE,
+                next_seq: recovered.end.next_seq,
+            });
+            manifest::store(&*vfs, &manifest)?;
+        }
+        let replayed = recovered.end.next_seq.saturating_sub(start.next_seq);
+        counters.applied_seq.store(recovered.end.next_seq - 1, Relaxed);
+        counters.durable_seq.store(recovered.end.next_seq - 1, Relaxed);
+        // Replayed changes are in memory only: count them toward the next checkpoint.
+        if replayed > 0 {
+            counters.journal_bytes_since_checkpoint.store(options.checkpoint_bytes / 2, Relaxed);
+        }
+
+        let maintenance_state = Arc::new(Mutex::new(MaintenanceState::default()));
+        let shared = Arc::new(Shared {
+            catalog: RwLock::new(catalog),
+            counters: counters.clone(),
+            queue: Mutex::new(VecDeque::new()),
+            wake: Condvar::new(),
+            poison: Mutex::new(None),
+            maintenance: maintenance_state.clone(),
+        });
+        let (tasks, task_rx) = mpsc::channel();
+        let maintenance = Maintenance {
+            vfs: vfs.clone(),
+            manifest,
+            pool,
+            counters: counters.clone(),
+            state: maintenance_state,
+            max_runs: options.max_runs_per_table,
+            spare_segments: 1,
+        };
+        let committer = Committer { shared: shared.clone(), journal, options, tasks };
+        let threads = vec![
+            std::thread::Builder::new()
+                .name("wharf-maintenance".into())
+                .spawn(move || maintenance.run(task_rx))
+                .map_err(|e| Error::io("starting the maintenance thread", e))?,
+            std::thread::Builder::new()
+                .name("wharf-committer".into())
+                .spawn(move || committer.run())
+                .map_err(|e| Error::io("starting the committer thread", e))?,
+        ];
+        counters.recovery_us.store(started.elapsed().as_micros() as u64, Relaxed);
+        Ok(Database { inner: Arc::new(Inner { shared, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
+    }
+
+    fn submit(&self, request: Request) {
+        if *self.inner.closed.lock().unwrap() {
+            crate::committer::fail(request, Error::closed());
+        } else {
+            self.inner.shared.submit(request);
+        }
+    }
+
+    /// Creates a table; `done` runs once the creation is durable.
+    pub fn create_table(&self, name: &str, primary_key: &str, done: Callback<()>) {
+        self.submit(Request::CreateTable { name: name.into(), primary_key: primary_key.into(), done });
+    }
+
+    /// Drops a table and its documents; `done` runs once the drop is durable.
+    pub fn drop_table(&self, name: &str, done: Callback<()>) {
+        self.submit(Request::DropTable { name: name.into(), done });
+    }
+
+    /// The primary key field of `table`, needed to [`PreparedDocs::parse`] for it.
+    pub fn primary_key(&self, table: &str) -> Result<String> {
+        Ok(self.table(table)?.primary_key.clone())
+    }
+
+    /// Inserts a prepared batch. Bad documents fail alone; `done` gets the RethinkDB-shaped
+    /// result when the batch is visible (`Soft`) or durable (`Hard`).
+    pub fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>) {
+        self.submit(Request::Insert { table: table.into(), docs, options, done });
+    }
+
+    /// Deletes `keys`; missing keys count as `skipped`.
+    pub fn delete(&self, table: &str, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>) {
+        self.submit(Request::Delete { table: table.into(), keys, durability, done });
+    }
+
+    /// `done` runs once everything acknowledged before this call is durable.
+    pub fn sync(&self, done: Callback<()>) {
+        self.submit(Request::Sync { done });
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.inner.shared.catalog.read().unwrap().get(name).cloned()
+    }
+
+    /// A document's JSON text, if present.
+    pub fn get(&self, table: &str, key: &Key) -> Result<Option<Arc<str>>> {
+        Ok(self.table(table)?.data.read().unwrap().docs.get(key).cloned())
+    }
+
+    pub fn get_many(&self, table: &str, keys: &[Key]) -> Result<Vec<Option<Arc<str>>>> {
+        let table = self.table(table)?;
+        let data = table.data.read().unwrap();
+        Ok(keys.iter().map(|k| data.docs.get(k).cloned()).collect())
+    }
+
+    /// Documents in key order (or reverse) within `range`, at most `limit`.
+    pub fn scan(&self, table: &str, range: &KeyRange, limit: Option<usize>, reverse: bool) -> Result<Vec<(Key, Arc<str>)>> {
+        let table = self.table(table)?;
+        if range_is_empty(range) {
+            return Ok(Vec::new());
+        }
+        let data = table.data.read().unwrap();
+        let iter = data.docs.range((range.lower.clone(), range.upper.clone()));
+        let limit = limit.unwrap_or(usize::MAX);
+        let pick = |(k, v): (&Key, &Arc<str>)| (k.clone(), v.clone());
+        Ok(if reverse { iter.rev().take(limit).map(pick).collect() } else { iter.take(limit).map(pick).collect() })
+    }
+
+    pub fn count(&self, table: &str) -> Result<u64> {
+        Ok(self.table(table)?.data.read().unwrap().docs.len() as u64)
+    }
+
+    /// Tables in name order.
+    pub fn list_tables(&self) -> Vec<TableInfo> {
+        let catalog = self.inner.shared.catalog.read().unwrap();
+        let mut tables: Vec<TableInfo> = catalog
+            .by_name
+            .values()
+            .map(|t| {
+                let data = t.data.read().unwrap();
+                TableInfo {
+                    name: t.name.clone(),
+                    primary_key: t.primary_key.clone(),
+                    documents: data.docs.len() as u64,
+                    bytes: data.bytes,
+                }
+            })
+            .collect();
+        tables.sort_by(|a, b| a.name.cmp(&b.name));
+        tables
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.inner.shared.counters.snapshot()
+    }
+
+    /// Finishes every queued request, checkpoints, and stops the engine's threads. Later calls
+    /// fail with `WHARF_CLOSED`. Closing twice is harmless.
+    pub fn close(&self) -> Result<()> {
+        close(&self.inner.shared, &self.inner.threads, &self.inner.closed)
+    }
+}
+
+fn close(shared: &Shared, threads: &Mutex<Vec<JoinHandle<()>>>, closed: &Mutex<bool>) -> Result<()> {
+    {
+        let mut closed = closed.lock().unwrap();
+        if *closed {
+            return Ok(());
+        }
+        *closed = true;
+    }
+    let (tx, rx) = mpsc::sync_channel(1);
+    shared.submit(Request::Close {
+        done: Box::new(move |r| {
+            let _ = tx.send(r);
+        }),
+    });
+    let result = rx.recv().unwrap_or(Ok(()));
+    for t in threads.lock().unwrap().drain(..) {
+        let _ = t.join();
+    }
+    result
+}
+
+fn range_is_empty(range: &KeyRange) -> bool {
+    use Bound::*;
+    match (&range.lower, &range.upper) {
+        (Included(a), Included(b)) => a > b,
+        (Included(a) | Excluded(a), Included(b) | Excluded(b)) => a >= b,
+        _ => false,
+    }
+}

@@ -1,0 +1,94 @@
+//! Errors, each with a stable [`ErrorCode`] that the Node binding maps one-to-one to a JS `code`.
+
+use std::fmt;
+
+/// Stable, machine-readable error kinds. The string form (`WHARF_…`) is part of the public API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// A caller passed a bad argument (a bad table name, key, option or document batch).
+    InvalidArgument,
+    /// The named table does not exist.
+    TableNotFound,
+    /// A table with that name already exists.
+    TableExists,
+    /// An earlier write or fdatasync failed; the handle refuses all writes until reopened.
+    Poisoned,
+    /// The database was closed.
+    Closed,
+    /// Another process holds the database directory.
+    Locked,
+    /// The journal holds a damaged record followed by records that were already durable.
+    CorruptJournal,
+    /// No manifest slot or checkpoint file validates.
+    CorruptCheckpoint,
+    /// The operating system refused an I/O call.
+    Io,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArgument => "WHARF_INVALID_ARGUMENT",
+            ErrorCode::TableNotFound => "WHARF_TABLE_NOT_FOUND",
+            ErrorCode::TableExists => "WHARF_TABLE_EXISTS",
+            ErrorCode::Poisoned => "WHARF_POISONED",
+            ErrorCode::Closed => "WHARF_CLOSED",
+            ErrorCode::Locked => "WHARF_LOCKED",
+            ErrorCode::CorruptJournal => "WHARF_CORRUPT_JOURNAL",
+            ErrorCode::CorruptCheckpoint => "WHARF_CORRUPT_CHECKPOINT",
+            ErrorCode::Io => "WHARF_IO",
+        }
+    }
+}
+
+/// An engine error: a code plus a message that says what and where, in the user's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error { code, message: message.into() }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidArgument, message)
+    }
+    pub fn table_not_found(name: &str) -> Self {
+        Error::new(ErrorCode::TableNotFound, format!("table `{name}` does not exist"))
+    }
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
+        Error::new(ErrorCode::Io, format!("{context}: {err}"))
+    }
+    pub fn corrupt_journal(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::CorruptJournal, message)
+    }
+    pub fn corrupt_checkpoint(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::CorruptCheckpoint, message)
+    }
+    pub fn closed() -> Self {
+        Error::new(ErrorCode::Closed, "the database is closed")
+    }
+    /// The error every write gets after the first failed write or fdatasync.
+    pub fn poisoned(cause: &str) -> Self {
+        Error::new(
+            ErrorCode::Poisoned,
+            format!(
+                "an earlier journal write or fdatasync failed ({cause}); nothing written after it \
+                 is durable. Close and reopen the database to recover."
+            ),
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,10 @@
+//! The journal shared by all tables: fixed-size, preallocated segment files holding records.
+
+mod reader;
+mod segment;
+mod writer;
+
+pub(crate) use reader::recover;
+pub use segment::{segment_file_name, SEGMENT_HEADER_SIZE};
+pub(crate) use segment::SegmentPool;
+pub(crate) use writer::{seal, Journal, Position};

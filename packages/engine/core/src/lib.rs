@@ -1,0 +1,61 @@
+//! Wharf's storage engine: an embedded, durable JSON document store.
+//!
+//! All tables share one journal. A single committer thread takes every write waiting at that
+//! moment as one *group*, applies it in memory, writes it with one `write` call and issues at most
+//! one `fdatasync` for it. Each record carries its own sequence number, length and checksum, so
+//! no pointer has to be synced after it.
+//!
+//! Durability is stated as two outcomes, worded the same everywhere:
+//! - [`Durability::Soft`]: the callback runs once the write is applied and *visible* to reads.
+//! - [`Durability::Hard`]: the callback runs once the write is *durable* (after the group's fdatasync).
+//! - [`Database::sync`]: runs once everything acknowledged before it is durable.
+//!
+//! ```
+//! use wharf_engine::{wait, Database, Durability, DocFormat, Options, PreparedDocs, WriteOptions};
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = Database::open(dir.path(), Options::default()).unwrap();
+//! wait(|done| db.create_table("people", "id", done)).unwrap();
+//! let docs = PreparedDocs::parse(br#"{"id":1,"name":"Ada"}"#, DocFormat::Ndjson, "id").unwrap();
+//! let result = wait(|done| db.insert("people", docs, WriteOptions::default(), done)).unwrap();
+//! assert_eq!(result.inserted, 1);
+//! assert!(db.get("people", &1.0.into()).unwrap().is_some());
+//! db.close().unwrap();
+//! ```
+//!
+//! Layers, top to bottom (calls only go down): [`Database`] → `committer` → `journal` →
+//! `record` / `checksum` → [`io`]. `checkpoint` and `manifest` sit beside the journal and
+//! also end at [`io`].
+
+mod checkpoint;
+mod checksum;
+mod committer;
+mod db;
+mod doc;
+mod error;
+pub mod io;
+mod journal;
+mod key;
+mod manifest;
+mod mutation;
+mod options;
+mod record;
+mod stats;
+mod table;
+
+pub use db::{wait, Callback, Database, TableInfo};
+pub use doc::{DocFormat, PreparedDocs};
+pub use error::{Error, ErrorCode, Result};
+pub use key::{Key, KeyRange};
+pub use options::{Conflict, Durability, Options, WriteOptions};
+pub use stats::Stats;
+pub use table::{DocumentError, WriteResult};
+
+/// Format internals exposed for the crash and recovery tests in `tests/` and for benchmarks.
+/// Not a stable API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::checksum::{fletcher64, record_checksum, seed_for_segment};
+    pub use crate::journal::{segment_file_name, SEGMENT_HEADER_SIZE};
+    pub use crate::manifest::MANIFEST_SLOTS;
+    pub use crate::record::{RecordHeader, RECORD_HEADER_SIZE};
+}

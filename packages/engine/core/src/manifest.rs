@@ -1,0 +1,181 @@
+//! The manifest: which checkpoint files make up each table, and where journal replay starts.
+//!
+//! Two slot files, `MANIFEST-0` and `MANIFEST-1`; version `v` goes to slot `v % 2`, so the slot
+//! being rewritten is never the newest valid one. Opening takes the valid slot with the highest
+//! version (seed 000's metablocks).
+//!
+//! ```text
+//!  0  8  magic    "WHARFMAN"
+//!  8  8  version
+//! 16  4  length   of the JSON body
+//! 20  4  checksum CRC32C of bytes 8..20 and the body
+//! 24     body     JSON (see `Manifest`)
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::checksum::crc32c;
+use crate::error::{Error, Result};
+use crate::io::Vfs;
+use crate::journal::Position;
+
+pub const MANIFEST_SLOTS: [&str; 2] = ["MANIFEST-0", "MANIFEST-1"];
+const MAGIC: &[u8; 8] = b"WHARFMAN";
+const HEADER: usize = 24;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct RunEntry {
+    pub file: String,
+    pub entries: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct TableEntry {
+    pub id: u32,
+    pub name: String,
+    pub primary_key: String,
+    /// Oldest first; later files override earlier ones key by key.
+    pub runs: Vec<RunEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub(crate) struct JournalStart {
+    pub segment_id: u64,
+    pub offset: u64,
+    pub next_seq: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub(crate) struct Manifest {
+    pub version: u64,
+    pub journal: JournalStart,
+    pub next_table_id: u32,
+    pub next_run_id: u64,
+    pub tables: Vec<TableEntry>,
+}
+
+impl Manifest {
+    pub fn start(&self) -> Position {
+        Position { segment_id: self.journal.segment_id, offset: self.journal.offset, next_seq: self.journal.next_seq }
+    }
+
+    pub fn set_start(&mut self, p: Position) {
+        self.journal = JournalStart { segment_id: p.segment_id, offset: p.offset, next_seq: p.next_seq };
+    }
+}
+
+fn encode(m: &Manifest) -> Vec<u8> {
+    let body = serde_json::to_vec(m).expect("manifest serializes");
+    let mut out = Vec::with_capacity(HEADER + body.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&m.version.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    let crc = crc32c::crc32c_append(crc32c(&out[8..20]), &body);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+fn decode(bytes: &[u8]) -> Option<Manifest> {
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        return None;
+    }
+    let len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+    let body = bytes.get(HEADER..HEADER + len)?;
+    let crc = crc32c::crc32c_append(crc32c(&bytes[8..20]), body);
+    if crc.to_le_bytes() != bytes[20..24] {
+        return None;
+    }
+    let m: Manifest = serde_json::from_slice(body).ok()?;
+    (m.version == u64::from_le_bytes(bytes[8..16].try_into().unwrap())).then_some(m)
+}
+
+/// The newest valid manifest; `None` for a new database (no slot file exists).
+pub(crate) fn load(vfs: &dyn Vfs) -> Result<Option<Manifest>> {
+    let names = vfs.list().map_err(|e| Error::io("listing the database directory", e))?;
+    let mut present = 0;
+    let mut best: Option<Manifest> = None;
+    for slot in MANIFEST_SLOTS {
+        if !names.iter().any(|n| n == slot) {
+            continue;
+        }
+        present += 1;
+        let file = vfs.open(slot, false).map_err(|e| Error::io(format!("opening {slot}"), e))?;
+        let len = file.len().map_err(|e| Error::io(format!("reading {slot}"), e))?;
+        let mut bytes = vec![0u8; len as usize];
+        file.read_at(&mut bytes, 0).map_err(|e| Error::io(format!("reading {slot}"), e))?;
+        if let Some(m) = decode(&bytes) {
+            if best.as_ref().is_none_or(|b| m.version > b.version) {
+                best = Some(m);
+            }
+        }
+    }
+    match (present, best) {
+        (0, _) => Ok(None),
+        (_, Some(m)) => Ok(Some(m)),
+        (_, None) => Err(Error::corrupt_checkpoint("no manifest slot validates (MANIFEST-0 and MANIFEST-1 are both damaged)")),
+    }
+}
+
+/// Writes `m` into its slot and syncs it. The first write of a slot also syncs the directory.
+pub(crate) fn store(vfs: &dyn Vfs, m: &Manifest) -> Result<()> {
+    let slot = MANIFEST_SLOTS[(m.version % 2) as usize];
+    let io = |e| Error::io(format!("writing {slot}"), e);
+    let existed = vfs.list().map_err(io)?.iter().any(|n| n == slot);
+    let file = vfs.open(slot, true).map_err(io)?;
+    let bytes = encode(m);
+    file.write_at(&bytes, 0).map_err(io)?;
+    file.set_len(bytes.len() as u64).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    if !existed {
+        vfs.sync_dir().map_err(io)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{CrashMode, SimVfs};
+    use std::sync::Arc;
+
+    fn manifest(version: u64) -> Manifest {
+        Manifest { version, next_run_id: version * 10, ..Default::default() }
+    }
+
+    #[test]
+    fn newest_valid_slot_wins_and_a_torn_slot_falls_back() {
+        let vfs = SimVfs::new();
+        let dir: &dyn Vfs = &vfs;
+        assert_eq!(load(dir).unwrap(), None);
+        store(dir, &manifest(1)).unwrap();
+        store(dir, &manifest(2)).unwrap();
+        assert_eq!(load(dir).unwrap().unwrap().version, 2);
+        // Tear slot 1 (version 3 being written): the older slot still validates.
+        store(dir, &manifest(3)).unwrap();
+        let mut torn = vfs.read_file(MANIFEST_SLOTS[1]).unwrap();
+        torn[30] ^= 0xFF;
+        vfs.write_file(MANIFEST_SLOTS[1], torn);
+        assert_eq!(load(dir).unwrap().unwrap().version, 2);
+        // Both damaged: an error, never an empty database.
+        let mut torn = vfs.read_file(MANIFEST_SLOTS[0]).unwrap();
+        torn.truncate(10);
+        vfs.write_file(MANIFEST_SLOTS[0], torn);
+        assert_eq!(load(dir).unwrap_err().code, crate::ErrorCode::CorruptCheckpoint);
+    }
+
+    #[test]
+    fn an_unsynced_slot_write_is_lost_whole_or_kept_whole() {
+        for seed in 0..50 {
+            let vfs = SimVfs::new();
+            store(&vfs, &manifest(1)).unwrap();
+            store(&vfs, &manifest(2)).unwrap();
+            vfs.fail_sync_after(1);
+            assert!(store(&vfs, &manifest(3)).is_err());
+            let after: Arc<SimVfs> = vfs.crash(CrashMode::Torn(seed));
+            let v = load(&after).unwrap().unwrap().version;
+            assert!(v == 2 || v == 3, "seed {seed}: version {v}");
+        }
+    }
+}

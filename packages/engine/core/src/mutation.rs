@@ -1,0 +1,181 @@
+//! What a journal record's payload holds: a sequence of mutations.
+//!
+//! ```text
+//! put:          1 | table_id u32 | key | doc_len u32 | doc (UTF-8 JSON)
+//! delete:       2 | table_id u32 | key
+//! create table: 3 | table_id u32 | name_len u16 | name | pk_len u16 | primary key
+//! drop table:   4 | table_id u32
+//! key:          0 | f64            (number)   or   1 | len u16 | UTF-8 bytes   (string)
+//! ```
+
+use std::sync::Arc;
+
+use crate::key::Key;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Mutation {
+    Put { table_id: u32, key: Key, doc: Arc<str> },
+    Delete { table_id: u32, key: Key },
+    CreateTable { table_id: u32, name: String, primary_key: String },
+    DropTable { table_id: u32 },
+}
+
+pub(crate) fn encode_put(out: &mut Vec<u8>, table_id: u32, key: &Key, doc: &str) {
+    out.push(1);
+    out.extend_from_slice(&table_id.to_le_bytes());
+    key.encode(out);
+    out.extend_from_slice(&(doc.len() as u32).to_le_bytes());
+    out.extend_from_slice(doc.as_bytes());
+}
+
+pub(crate) fn encode_delete(out: &mut Vec<u8>, table_id: u32, key: &Key) {
+    out.push(2);
+    out.extend_from_slice(&table_id.to_le_bytes());
+    key.encode(out);
+}
+
+fn encode_str16(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+pub(crate) fn encode_create_table(out: &mut Vec<u8>, table_id: u32, name: &str, primary_key: &str) {
+    out.push(3);
+    out.extend_from_slice(&table_id.to_le_bytes());
+    encode_str16(out, name);
+    encode_str16(out, primary_key);
+}
+
+pub(crate) fn encode_drop_table(out: &mut Vec<u8>, table_id: u32) {
+    out.push(4);
+    out.extend_from_slice(&table_id.to_le_bytes());
+}
+
+/// Iterates over the mutations in a payload; yields `Err(offset)` at the first malformed one
+/// (which, behind a valid checksum, means a bug rather than a bad disk).
+pub(crate) struct Mutations<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+pub(crate) fn decode(buf: &[u8]) -> Mutations<'_> {
+    Mutations { buf, at: 0 }
+}
+
+impl Mutations<'_> {
+    fn u16(&mut self) -> Option<u16> {
+        let v = u16::from_le_bytes(self.buf.get(self.at..self.at + 2)?.try_into().ok()?);
+        self.at += 2;
+        Some(v)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        let v = u32::from_le_bytes(self.buf.get(self.at..self.at + 4)?.try_into().ok()?);
+        self.at += 4;
+        Some(v)
+    }
+    fn key(&mut self) -> Option<Key> {
+        let (key, used) = Key::decode(self.buf.get(self.at..)?)?;
+        self.at += used;
+        Some(key)
+    }
+    fn str(&mut self, len: usize) -> Option<&str> {
+        let s = std::str::from_utf8(self.buf.get(self.at..self.at + len)?).ok()?;
+        self.at += len;
+        Some(s)
+    }
+    fn next_mutation(&mut self) -> Option<Mutation> {
+        let tag = *self.buf.get(self.at)?;
+        self.at += 1;
+        let table_id = self.u32()?;
+        Some(match tag {
+            1 => {
+                let key = self.key()?;
+                let len = self.u32()? as usize;
+                Mutation::Put { table_id, key, doc: self.str(len)?.into() }
+            }
+            2 => Mutation::Delete { table_id, key: self.key()? },
+            3 => {
+                let len = self.u16()? as usize;
+                let name = self.str(len)?.to_string();
+                let len = self.u16()? as usize;
+                Mutation::CreateTable { table_id, name, primary_key: self.str(len)?.to_string() }
+            }
+            4 => Mutation::DropTable { table_id },
+            _ => return None,
+        })
+    }
+}
+
+impl Iterator for Mutations<'_> {
+    type Item = Result<Mutation, usize>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.buf.len() {
+            return None;
+        }
+        let start = self.at;
+        match self.next_mutation() {
+            Some(m) => Some(Ok(m)),
+            None => {
+                self.at = self.buf.len();
+                Some(Err(start))
+            }
+        }
+    }
+}
+
+/// Splits a group's mutations into record payloads at mutation boundaries.
+pub(crate) struct GroupEncoder {
+    pub payloads: Vec<Vec<u8>>,
+    current: Vec<u8>,
+    limit: usize,
+}
+
+impl GroupEncoder {
+    pub fn new(limit: usize) -> Self {
+        GroupEncoder { payloads: Vec::new(), current: Vec::new(), limit }
+    }
+    /// The buffer to encode the next mutation into.
+    pub fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.current
+    }
+    /// Called after each mutation: seals the payload once it is large enough.
+    pub fn boundary(&mut self) {
+        if self.current.len() >= self.limit / 2 {
+            self.payloads.push(std::mem::take(&mut self.current));
+        }
+    }
+    pub fn finish(&mut self) {
+        if !self.current.is_empty() {
+            self.payloads.push(std::mem::take(&mut self.current));
+        }
+    }
+    /// Largest document a record can carry.
+    pub fn max_document(&self) -> usize {
+        self.limit / 2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mutation_round_trips() {
+        let mut buf = Vec::new();
+        encode_create_table(&mut buf, 3, "people", "email");
+        encode_put(&mut buf, 3, &Key::from("a@b"), "{\"email\":\"a@b\"}");
+        encode_delete(&mut buf, 3, &Key::from(7.0));
+        encode_drop_table(&mut buf, 3);
+        let got: Vec<_> = decode(&buf).collect::<Result<_, _>>().unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Mutation::CreateTable { table_id: 3, name: "people".into(), primary_key: "email".into() },
+                Mutation::Put { table_id: 3, key: Key::from("a@b"), doc: "{\"email\":\"a@b\"}".into() },
+                Mutation::Delete { table_id: 3, key: Key::from(7.0) },
+                Mutation::DropTable { table_id: 3 },
+            ]
+        );
+        assert_eq!(decode(&buf[..buf.len() - 2]).last(), Some(Err(buf.len() - 5)));
+    }
+}

@@ -1,0 +1,61 @@
+//! Tunables and per-write options.
+
+use std::time::Duration;
+
+/// When a write's callback runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// After the group holding the write is on disk (its fdatasync returned). The default.
+    #[default]
+    Hard,
+    /// As soon as the write is applied and visible to reads. It reaches disk within
+    /// [`Options::flush_interval`], or at the next hard write or [`crate::Database::sync`].
+    Soft,
+}
+
+/// What an insert does when a document's primary key already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Conflict {
+    /// Reject that document (the rest of the batch is still written). The default.
+    #[default]
+    Error,
+    /// Replace the stored document with the new one.
+    Replace,
+    /// Merge the new document's fields into the stored one (nested objects merge recursively).
+    Update,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    pub durability: Durability,
+    pub conflict: Conflict,
+}
+
+/// Database tunables. Every field has a default that suits a bulk load on one disk.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Size of each preallocated journal segment file. Default 64 MiB.
+    pub segment_size: u64,
+    /// A checkpoint starts once this many journal bytes were written since the last one.
+    /// Default 256 MiB.
+    pub checkpoint_bytes: u64,
+    /// Longest time soft writes stay in the page cache before the committer syncs them.
+    /// Default 200 ms (PostgreSQL's walwriter and sled use the same window).
+    pub flush_interval: Duration,
+    /// Number of retired segments kept for recycling. Default 4.
+    pub recycle_segments: usize,
+    /// Merge a table's checkpoint files into one when it has more than this many. Default 8.
+    pub max_runs_per_table: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            segment_size: 64 << 20,
+            checkpoint_bytes: 256 << 20,
+            flush_interval: Duration::from_millis(200),
+            recycle_segments: 4,
+            max_runs_per_table: 8,
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Tables in memory, and how a write operation changes them.
+//!
+//! Each table keeps every document in key order (`docs`) plus the changes since the last
+//! checkpoint (`delta`), which the next checkpoint writes out as one immutable file.
+
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+
+use crate::doc::{PreparedDoc, PreparedDocs};
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::mutation::{self, GroupEncoder, Mutation};
+use crate::options::Conflict;
+
+pub(crate) type Doc = Arc<str>;
+
+/// One document that could not be written, by its position in the batch.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DocumentError {
+    /// 0-based line (NDJSON, blank lines included) or array element.
+    pub index: u64,
+    pub message: String,
+}
+
+/// The outcome of a write, in RethinkDB's shape plus `document_errors`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct WriteResult {
+    pub inserted: u64,
+    pub replaced: u64,
+    pub unchanged: u64,
+    pub deleted: u64,
+    pub skipped: u64,
+    pub errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub generated_keys: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub document_errors: Vec<DocumentError>,
+}
+
+impl WriteResult {
+    fn fail(&mut self, index: u64, message: String) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(message.clone());
+        }
+        self.document_errors.push(DocumentError { index, message });
+    }
+
+    /// Documents this write changed.
+    pub(crate) fn written(&self) -> u64 {
+        self.inserted + self.replaced + self.deleted
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct TableData {
+    pub docs: BTreeMap<Key, Doc>,
+    /// Changes since the last checkpoint; `None` marks a delete.
+    pub delta: BTreeMap<Key, Option<Doc>>,
+    pub bytes: u64,
+}
+
+impl TableData {
+    pub fn put(&mut self, key: Key, doc: Doc) {
+        self.bytes += doc.len() as u64;
+        if let Some(old) = self.docs.insert(key.clone(), doc.clone()) {
+            self.bytes -= old.len() as u64;
+        }
+        self.delta.insert(key, Some(doc));
+    }
+
+    pub fn delete(&mut self, key: &Key) -> bool {
+        match self.docs.remove(key) {
+            Some(old) => {
+                self.bytes -= old.len() as u64;
+                self.delta.insert(key.clone(), None);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+pub(crate) struct Table {
+    pub id: u32,
+    pub name: String,
+    pub primary_key: String,
+    pub data: RwLock<TableData>,
+}
+
+impl Table {
+    pub fn new(id: u32, name: String, primary_key: String) -> Arc<Table> {
+        Arc::new(Table { id, name, primary_key, data: RwLock::new(TableData::default()) })
+    }
+
+    /// Applies an insert, appending the mutations it makes to `journal`.
+    pub fn insert(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder) -> Result<WriteResult> {
+        if docs.primary_key != self.primary_key {
+            return Err(Error::invalid(format!(
+                "documents were prepared for primary key `{}` but table `{}` uses `{}`",
+                docs.primary_key, self.name, self.primary_key
+            )));
+        }
+        let mut result = WriteResult::default();
+        let mut data = self.data.write().unwrap();
+        for doc in docs.docs {
+            let (index, key, json, generated) = match doc {
+                PreparedDoc::Err { index, message } => {
+                    result.fail(index, message);
+                    continue;
+                }
+                PreparedDoc::Ok { index, key, json, .. } if json.len() > journal.max_document() => {
+                    let limit = journal.max_document();
+                    result.fail(index, format!("document `{}` is {} bytes, over the limit of {limit} bytes", key.to_json(), json.len()));
+                    continue;
+                }
+                PreparedDoc::Ok { index, key, json, generated } => (index, key, json, generated),
+            };
+            let json = match data.docs.get(&key) {
+                None => {
+                    result.inserted += 1;
+                    json
+                }
+                Some(old) => match conflict {
+                    Conflict::Error => {
+                        result.fail(index, format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
+                        continue;
+                    }
+                    Conflict::Replace if same_document(old, &json) => {
+                        result.unchanged += 1;
+                        continue;
+                    }
+                    Conflict::Replace => {
+                        result.replaced += 1;
+                        json
+                    }
+                    Conflict::Update => match merge_documents(old, &json) {
+                        None => {
+                            result.unchanged += 1;
+                            continue;
+                        }
+                        Some(merged) => {
+                            result.replaced += 1;
+                            merged.into()
+                        }
+                    },
+                },
+            };
+            if generated {
+                if let Key::Str(s) = &key {
+                    result.generated_keys.push(s.to_string());
+                }
+            }
+            mutation::encode_put(journal.buf(), self.id, &key, &json);
+            journal.boundary();
+            data.put(key, json);
+        }
+        Ok(result)
+    }
+
+    /// Applies a delete of `keys`, appending the mutations it makes to `journal`.
+    pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder) -> WriteResult {
+        let mut result = WriteResult::default();
+        let mut data = self.data.write().unwrap();
+        for key in keys {
+            if data.delete(&key) {
+                result.deleted += 1;
+                mutation::encode_delete(journal.buf(), self.id, &key);
+                journal.boundary();
+            } else {
+                result.skipped += 1;
+            }
+        }
+        result
+    }
+}
+
+fn same_document(old: &str, new: &str) -> bool {
+    old == new
+        || matches!(
+            (serde_json::from_str::<serde_json::Value>(old), serde_json::from_str::<serde_json::Value>(new)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
+/// `old` with `new`'s fields merged in (objects recursively, as ReQL's `merge`);
+/// `None` when that changes nothing.
+fn merge_documents(old: &str, new: &str) -> Option<String> {
+    fn merge(into: &mut serde_json::Value, from: serde_json::Value) {
+        match (into, from) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                for (k, v) in b {
+                    match a.get_mut(&k) {
+                        Some(slot) if slot.is_object() && v.is_object() => merge(slot, v),
+                        _ => {
+                            a.insert(k, v);
+                        }
+                    }
+                }
+            }
+            (into, from) => *into = from,
+        }
+    }
+    let before: serde_json::Value = serde_json::from_str(old).ok()?;
+    let mut after = before.clone();
+    merge(&mut after, serde_json::from_str(new).ok()?);
+    (after != before).then(|| after.to_string())
+}
+
+/// The set of tables, by name and by id.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    pub by_name: HashMap<String, Arc<Table>>,
+    pub by_id: HashMap<u32, Arc<Table>>,
+    pub next_table_id: u32,
+}
+
+impl Catalog {
+    pub fn get(&self, name: &str) -> Result<&Arc<Table>> {
+        self.by_name.get(name).ok_or_else(|| Error::table_not_found(name))
+    }
+
+    pub fn add(&mut self, table: Arc<Table>) {
+        self.next_table_id = self.next_table_id.max(table.id + 1);
+        self.by_id.insert(table.id, table.clone());
+        self.by_name.insert(table.name.clone(), table);
+    }
+
+    pub fn remove(&mut self, table_id: u32) {
+        if let Some(t) = self.by_id.remove(&table_id) {
+            self.by_name.remove(&t.name);
+        }
+    }
+
+    /// Applies a mutation read back from the journal during recovery.
+    pub fn replay(&mut self, m: Mutation) -> Result<()> {
+        let missing = |id| Error::corrupt_journal(format!("journal names table id {id}, which does not exist"));
+        match m {
+            Mutation::Put { table_id, key, doc } => {
+                self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.data.write().unwrap().put(key, doc)
+            }
+            Mutation::Delete { table_id, key } => {
+                self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.data.write().unwrap().delete(&key);
+            }
+            Mutation::CreateTable { table_id, name, primary_key } => self.add(Table::new(table_id, name, primary_key)),
+            Mutation::DropTable { table_id } => self.remove(table_id),
+        }
+        Ok(())
+    }
+}
+
+/// Checks a table or field name: 1–127 bytes of letters, digits, `_`, `-` and `.`.
+pub(crate) fn check_name(what: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 127
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what} `{name}` is not valid: use 1 to 127 letters, digits, `_`, `-` or `.`"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::DocFormat;
+
+    fn prepared(text: &str) -> PreparedDocs {
+        PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap()
+    }
+
+    #[test]
+    fn conflicts_error_replace_update_and_unchanged() {
+        let t = Table::new(1, "t".into(), "id".into());
+        let mut j = GroupEncoder::new(1 << 20);
+        let r = t.insert(prepared("{\"id\":1,\"a\":{\"x\":1}}\n{\"id\":2}"), Conflict::Error, &mut j).unwrap();
+        assert_eq!((r.inserted, r.errors), (2, 0));
+        let r = t.insert(prepared("{\"id\":1}"), Conflict::Error, &mut j).unwrap();
+        assert_eq!(r.first_error.as_deref(), Some("Duplicate primary key `id`: 1"));
+        let r = t.insert(prepared("{\"id\":1,\"a\":{\"y\":2}}"), Conflict::Update, &mut j).unwrap();
+        assert_eq!(r.replaced, 1);
+        let merged: serde_json::Value = serde_json::from_str(&t.data.read().unwrap().docs[&Key::from(1.0)]).unwrap();
+        assert_eq!(merged, serde_json::json!({"id":1,"a":{"x":1,"y":2}}));
+        let r = t.insert(prepared("{\"id\":2}"), Conflict::Replace, &mut j).unwrap();
+        assert_eq!(r.unchanged, 1);
+        let r = t.insert(prepared("{ \"id\" : 2 }"), Conflict::Replace, &mut j).unwrap();
+        assert_eq!(r.unchanged, 1, "same value, other spacing");
+    }
+}

@@ -1,0 +1,88 @@
+//! Stale records in recycled segments, corruption before durable records, failed fsyncs.
+
+mod support;
+
+use support::*;
+use wharf_engine::internals::{segment_file_name, RECORD_HEADER_SIZE, SEGMENT_HEADER_SIZE};
+use wharf_engine::io::{CrashMode, SimVfs};
+use wharf_engine::{wait, Durability, ErrorCode, Key};
+
+#[test]
+fn stale_records_of_a_recycled_segment_are_never_replayed() {
+    let vfs = SimVfs::new();
+    let db = open(&vfs, small_options()).unwrap();
+    create(&db, "t");
+    // First life: many documents, spread over several segments, then deleted.
+    for chunk in 0..20u64 {
+        let batch: Vec<String> = (chunk * 20..chunk * 20 + 20).map(|k| doc(k, 600)).collect();
+        insert(&db, "t", &batch.join("\n"), Durability::Soft).unwrap();
+    }
+    let keys: Vec<Key> = (0..400).map(|k| Key::from(k as f64)).collect();
+    let r = wait(|done| db.delete("t", keys, Durability::Hard, done)).unwrap();
+    assert_eq!(r.deleted, 400);
+    // Second life: enough writes to checkpoint and reuse the old segments, but fewer bytes,
+    // so the old records still sit after the new ones.
+    for k in 1000..1100u64 {
+        insert(&db, "t", &doc(k, 300), Durability::Hard).unwrap();
+    }
+    let stats = db.stats();
+    assert!(stats.checkpoints >= 1 && stats.segments_recycled >= 1, "{stats:?}");
+    std::mem::forget(db);
+    let db = open(&vfs.crash(CrashMode::DropUnsynced), small_options()).unwrap();
+    assert_eq!(db.count("t").unwrap(), 100);
+    assert!(get(&db, "t", 5).is_none(), "a deleted document came back from a stale record");
+    db.close().unwrap();
+}
+
+#[test]
+fn damage_before_durable_records_is_an_error_not_a_silent_truncation() {
+    let vfs = SimVfs::new();
+    let db = open(&vfs, small_options()).unwrap();
+    create(&db, "t");
+    for k in 0..5 {
+        insert(&db, "t", &doc(k, 50), Durability::Hard).unwrap();
+    }
+    std::mem::forget(db);
+    let name = segment_file_name(0);
+    let mut bytes = vfs.read_file(&name).unwrap();
+    // Flip a byte inside the second document record: three synced records follow it.
+    let mut at = SEGMENT_HEADER_SIZE as usize;
+    for _ in 0..2 {
+        at += RECORD_HEADER_SIZE + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    bytes[at + RECORD_HEADER_SIZE + 3] ^= 0x40;
+    vfs.write_file(&name, bytes);
+    let err = open(&vfs, small_options()).err().expect("opening must fail");
+    assert_eq!(err.code, ErrorCode::CorruptJournal, "{err}");
+    assert!(err.message.contains("damaged at offset"), "{err}");
+}
+
+#[test]
+fn a_failed_fdatasync_poisons_the_handle_until_reopened() {
+    let vfs = SimVfs::new();
+    let db = open(&vfs, small_options()).unwrap();
+    create(&db, "t");
+    insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
+    vfs.fail_sync_after(1);
+    let err = insert(&db, "t", &doc(2, 10), Durability::Hard).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Poisoned);
+    // Never retried and claimed durable: every later write fails, soft ones too, and sync().
+    assert_eq!(insert(&db, "t", &doc(3, 10), Durability::Soft).unwrap_err().code, ErrorCode::Poisoned);
+    assert_eq!(wait(|done| db.sync(done)).unwrap_err().code, ErrorCode::Poisoned);
+    assert!(db.stats().poisoned);
+    let _ = db.close();
+    let db = open(&vfs.crash(CrashMode::DropUnsynced), small_options()).unwrap();
+    assert_eq!(get(&db, "t", 1), Some(doc(1, 10)));
+    assert_eq!(get(&db, "t", 3), None);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_failed_journal_write_poisons_the_handle() {
+    let vfs = SimVfs::new();
+    let db = open(&vfs, small_options()).unwrap();
+    create(&db, "t");
+    vfs.fail_write_after(1);
+    assert_eq!(insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap_err().code, ErrorCode::Poisoned);
+    assert_eq!(insert(&db, "t", &doc(2, 10), Durability::Hard).unwrap_err().code, ErrorCode::Poisoned);
+}

@@ -1,0 +1,41 @@
+//! Shared helpers for the integration tests: databases on a simulated disk, small segments.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wharf_engine::io::{SimVfs, Vfs};
+use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions, WriteResult};
+
+/// Small segments and checkpoints so a few hundred writes rotate, checkpoint and recycle.
+pub fn small_options() -> Options {
+    Options {
+        segment_size: 64 << 10,
+        checkpoint_bytes: 96 << 10,
+        flush_interval: Duration::from_secs(3600),
+        recycle_segments: 2,
+        max_runs_per_table: 3,
+    }
+}
+
+pub fn open(vfs: &Arc<SimVfs>, options: Options) -> wharf_engine::Result<Database> {
+    let dir: Arc<dyn Vfs> = Arc::new(vfs.clone());
+    Database::open_with(dir, options)
+}
+
+pub fn create(db: &Database, table: &str) {
+    wait(|done| db.create_table(table, "id", done)).unwrap();
+}
+
+pub fn doc(key: u64, size: usize) -> String {
+    format!("{{\"id\":{key},\"pad\":\"{}\"}}", "x".repeat(size))
+}
+
+pub fn insert(db: &Database, table: &str, ndjson: &str, durability: Durability) -> wharf_engine::Result<WriteResult> {
+    let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    wait(|done| db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error }, done))
+}
+
+pub fn get(db: &Database, table: &str, key: u64) -> Option<String> {
+    db.get(table, &Key::from(key as f64)).unwrap().map(|d| d.to_string())
+}
