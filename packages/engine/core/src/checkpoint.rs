@@ -148,8 +148,13 @@ pub(crate) struct CheckpointJob {
     /// Replay starts here after this checkpoint; the journal is synced up to it.
     pub position: Position,
     pub next_table_id: u32,
-    /// Every table at the cut, with its changes since the previous checkpoint.
-    pub tables: Vec<(u32, String, String, Delta)>,
+    /// Every table at the cut, with its changes since the previous checkpoint in commit order.
+    pub tables: Vec<(u32, String, String, Vec<(Key, Option<Doc>)>)>,
+}
+
+/// The last change of each key, in key order.
+fn sorted_delta(changes: Vec<(Key, Option<Doc>)>) -> Delta {
+    changes.into_iter().collect()
 }
 
 pub(crate) enum Task {
@@ -217,18 +222,20 @@ impl Maintenance {
             ..Default::default()
         };
         next.set_start(job.position);
-        for (id, name, primary_key, delta) in &job.tables {
+        for (id, name, primary_key, changes) in job.tables {
+            let delta = sorted_delta(changes);
+            let id = &id;
             let mut runs = previous.get(id).map(|t| t.runs.clone()).unwrap_or_default();
             if !delta.is_empty() {
                 let file = run_file_name(next.next_run_id);
                 next.next_run_id += 1;
-                let bytes = write_run(&*self.vfs, &file, *id, delta)?;
+                let bytes = write_run(&*self.vfs, &file, *id, &delta)?;
                 runs.push(RunEntry { file, entries: delta.len() as u64, bytes });
             }
             if runs.len() > self.max_runs {
                 runs = vec![self.merge(*id, &runs, &mut next.next_run_id)?];
             }
-            next.tables.push(TableEntry { id: *id, name: name.clone(), primary_key: primary_key.clone(), runs });
+            next.tables.push(TableEntry { id: *id, name, primary_key, runs });
         }
         self.vfs.sync_dir().map_err(|e| Error::io("syncing the database directory", e))?;
         manifest::store(&*self.vfs, &next)?;

@@ -39,13 +39,32 @@ pub struct Database {
 
 struct Inner {
     shared: Arc<Shared>,
+    vfs: Arc<dyn Vfs>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     closed: Mutex<bool>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        let _ = close(&self.shared, &self.threads, &self.closed);
+        let _ = self.close();
+    }
+}
+
+impl Inner {
+    fn close(&self) -> Result<()> {
+        {
+            let mut closed = self.closed.lock().unwrap();
+            if *closed {
+                return Ok(());
+            }
+            *closed = true;
+        }
+        let result = wait(|done| self.shared.submit(Request::Close { done }));
+        for t in self.threads.lock().unwrap().drain(..) {
+            let _ = t.join();
+        }
+        self.vfs.unlock();
+        result
     }
 }
 
@@ -163,7 +182,7 @@ impl Database {
                 .map_err(|e| Error::io("starting the committer thread", e))?,
         ];
         counters.recovery_us.store(started.elapsed().as_micros() as u64, Relaxed);
-        Ok(Database { inner: Arc::new(Inner { shared, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
+        Ok(Database { inner: Arc::new(Inner { shared, vfs, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
     }
 
     fn submit(&self, request: Request) {
@@ -264,29 +283,8 @@ impl Database {
     /// Finishes every queued request, checkpoints, and stops the engine's threads. Later calls
     /// fail with `WHARF_CLOSED`. Closing twice is harmless.
     pub fn close(&self) -> Result<()> {
-        close(&self.inner.shared, &self.inner.threads, &self.inner.closed)
+        self.inner.close()
     }
-}
-
-fn close(shared: &Shared, threads: &Mutex<Vec<JoinHandle<()>>>, closed: &Mutex<bool>) -> Result<()> {
-    {
-        let mut closed = closed.lock().unwrap();
-        if *closed {
-            return Ok(());
-        }
-        *closed = true;
-    }
-    let (tx, rx) = mpsc::sync_channel(1);
-    shared.submit(Request::Close {
-        done: Box::new(move |r| {
-            let _ = tx.send(r);
-        }),
-    });
-    let result = rx.recv().unwrap_or(Ok(()));
-    for t in threads.lock().unwrap().drain(..) {
-        let _ = t.join();
-    }
-    result
 }
 
 fn range_is_empty(range: &KeyRange) -> bool {

@@ -73,7 +73,7 @@ fn every_acknowledged_write_survives_power_cuts() {
 
 #[test]
 fn reopening_repeatedly_keeps_everything_and_recycles_segments() {
-    let vfs = wharf_engine::io::SimVfs::new();
+    let mut vfs = wharf_engine::io::SimVfs::new();
     let mut written = 0u64;
     for round in 0..12 {
         let db = open(&vfs, small_options()).unwrap();
@@ -86,9 +86,11 @@ fn reopening_repeatedly_keeps_everything_and_recycles_segments() {
         assert_eq!(db.count("t").unwrap(), written);
         if round % 2 == 0 {
             db.close().unwrap();
+            vfs = vfs.crash(CrashMode::DropUnsynced); // a power cut after a clean close
         } else {
             wait(|done| db.sync(done)).unwrap();
-            std::mem::forget(db); // crash after a sync
+            std::mem::forget(db); // a process crash after a sync
+            vfs = vfs.crash(CrashMode::KeepUnsynced);
         }
     }
     let db = open(&vfs, small_options()).unwrap();

@@ -43,6 +43,7 @@ fn damage_before_durable_records_is_an_error_not_a_silent_truncation() {
         insert(&db, "t", &doc(k, 50), Durability::Hard).unwrap();
     }
     std::mem::forget(db);
+    let vfs = vfs.crash(CrashMode::KeepUnsynced);
     let name = segment_file_name(0);
     let mut bytes = vfs.read_file(&name).unwrap();
     // Flip a byte inside the second document record: three synced records follow it.

@@ -77,4 +77,7 @@ impl Vfs for FileVfs {
         *self.lock_file.lock().unwrap() = Some(file);
         Ok(())
     }
+    fn unlock(&self) {
+        self.lock_file.lock().unwrap().take();
+    }
 }

@@ -42,4 +42,6 @@ pub trait Vfs: Send + Sync {
     fn lock(&self) -> io::Result<()> {
         Ok(())
     }
+    /// Releases what [`Vfs::lock`] took (at close).
+    fn unlock(&self) {}
 }

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Storage, Vfs};
@@ -49,6 +49,8 @@ pub struct SimVfs {
     /// Countdowns: the call that brings one to zero fails; negative means disarmed.
     fail_sync_in: AtomicI64,
     fail_write_in: AtomicI64,
+    /// Like `flock`: one open database per directory.
+    locked: AtomicBool,
 }
 
 struct SimStorage {
@@ -230,6 +232,15 @@ impl Vfs for Arc<SimVfs> {
             dir.removed_unsynced.push((name.to_string(), file));
         }
         Ok(())
+    }
+    fn lock(&self) -> io::Result<()> {
+        if self.locked.swap(true, Ordering::SeqCst) {
+            return Err(io::Error::new(io::ErrorKind::WouldBlock, "the simulated directory is already open"));
+        }
+        Ok(())
+    }
+    fn unlock(&self) {
+        self.locked.store(false, Ordering::SeqCst);
     }
     fn sync_dir(&self) -> io::Result<()> {
         let mut dir = self.dir.lock().unwrap();
