@@ -40,8 +40,11 @@ impl PreparedDocs {
         let mut docs = Vec::new();
         match format {
             DocFormat::Ndjson => {
-                for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-                    let line = line.trim_ascii();
+                let mut start = 0;
+                let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+                for (index, end) in ends.enumerate() {
+                    let line = bytes[start..end].trim_ascii();
+                    start = end + 1;
                     if !line.is_empty() {
                         docs.push(prepare_one(index as u64, line, primary_key));
                     }
@@ -147,14 +150,34 @@ impl<'de> Visitor<'de> for KeyProbe<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut key = None;
-        while let Some(field) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if field == self.primary_key {
+        while let Some(is_key) = map.next_key_seed(IsPrimaryKey(self.primary_key))? {
+            if is_key {
                 key = Some(map.next_value_seed(KeyValue { primary_key: self.primary_key })?);
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
         }
         Ok(key)
+    }
+}
+
+/// Compares a field name with the primary key without allocating it (serde's `Cow<str>` would).
+struct IsPrimaryKey<'a>(&'a str);
+
+impl<'de> DeserializeSeed<'de> for IsPrimaryKey<'_> {
+    type Value = bool;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for IsPrimaryKey<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+        Ok(v == self.0)
     }
 }
 
