@@ -76,9 +76,10 @@ impl Journal {
         Position { segment_id: self.active_id, offset: self.offset, next_seq: self.next_seq }
     }
 
-    /// True when no free segment is ready for the next rotation.
+    /// True when the active segment is half full and no free segment is ready for the next
+    /// rotation. Not earlier: zero-filling a new segment competes with commits for the disk.
     pub fn pool_needs_spares(&self) -> bool {
-        self.pool.len() == 0
+        self.offset > self.segment_size / 2 && self.pool.len() == 0
     }
 
     pub fn has_unsynced(&self) -> bool {

@@ -39,15 +39,3 @@ pub fn insert(db: &Database, table: &str, ndjson: &str, durability: Durability) 
 pub fn get(db: &Database, table: &str, key: u64) -> Option<String> {
     db.get(table, &Key::from(key as f64)).unwrap().map(|d| d.to_string())
 }
-
-/// Waits until the maintenance thread has made its spare segment, so that no background write
-/// runs while a test counts down to an injected fault.
-pub fn settle(db: &Database) {
-    for _ in 0..2000 {
-        if db.stats().segments_created >= 2 {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    panic!("the spare segment was never created: {:?}", db.stats());
-}
