@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::checkpoint::{CheckpointJob, MaintenanceState, Task};
 use crate::doc::PreparedDocs;
@@ -71,7 +71,13 @@ pub(crate) struct Committer {
     pub journal: Journal,
     pub options: Options,
     pub tasks: Sender<Task>,
+    /// Hard writers the last group merged, and how long its fdatasync took: see `next_batch`.
+    pub last_hard_writers: usize,
+    pub last_sync: Duration,
 }
+
+/// The longest the committer waits for a group to fill (see `next_batch`).
+const MAX_GROUP_WAIT: Duration = Duration::from_millis(1);
 
 type Ack = Box<dyn FnOnce() + Send>;
 
@@ -112,7 +118,29 @@ impl Committer {
     }
 
     /// Waits for requests; returns an empty batch when unsynced bytes reach the flush deadline.
+    ///
+    /// When the last group merged several hard writers, they tend to come back together, but
+    /// one by one: the first would otherwise make a group of its own and the rest the next one.
+    /// So the committer waits until as many requests are queued as that group had hard writers,
+    /// or half the last fdatasync's duration (at most 1 ms), whichever comes first. A lone
+    /// writer never waits.
     fn next_batch(&self, last_sync: Instant) -> Vec<Request> {
+        let mut queue = self.wait_for_requests(last_sync);
+        if queue.is_empty() || self.last_hard_writers < 2 {
+            return queue.drain(..).collect();
+        }
+        let deadline = Instant::now() + (self.last_sync / 2).min(MAX_GROUP_WAIT);
+        while queue.len() < self.last_hard_writers {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
+        }
+        queue.drain(..).collect()
+    }
+
+    fn wait_for_requests(&self, last_sync: Instant) -> std::sync::MutexGuard<'_, VecDeque<Request>> {
         let mut queue = self.shared.queue.lock().unwrap();
         while queue.is_empty() {
             // A poisoned journal is never synced again, so there is nothing to flush.
@@ -120,14 +148,14 @@ impl Committer {
                 let deadline = last_sync + self.options.flush_interval;
                 let now = Instant::now();
                 if now >= deadline {
-                    return Vec::new();
+                    return queue;
                 }
                 queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
             } else {
                 queue = self.shared.wake.wait(queue).unwrap();
             }
         }
-        queue.drain(..).collect()
+        queue
     }
 
     /// fdatasync; on failure poisons the database. Never retried: after a failed fdatasync the
@@ -205,9 +233,12 @@ impl Committer {
                 Err(e) => failure = Some(self.shared.poison_with(&e)),
             }
         }
+        self.last_hard_writers = durable.len();
         if failure.is_none() && (want_sync || !durable.is_empty()) {
+            let started = Instant::now();
             failure = self.sync_or_poison();
             *last_sync = Instant::now();
+            self.last_sync = *last_sync - started;
         }
         for request in durable {
             request.complete(failure.clone());

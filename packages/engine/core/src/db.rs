@@ -170,7 +170,14 @@ impl Database {
             max_runs: options.max_runs_per_table,
             spare_segments: 1,
         };
-        let committer = Committer { shared: shared.clone(), journal, options, tasks };
+        let committer = Committer {
+            shared: shared.clone(),
+            journal,
+            options,
+            tasks,
+            last_hard_writers: 0,
+            last_sync: std::time::Duration::ZERO,
+        };
         let threads = vec![
             std::thread::Builder::new()
                 .name("wharf-maintenance".into())
