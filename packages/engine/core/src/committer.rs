@@ -42,16 +42,29 @@ pub(crate) enum Request {
 pub(crate) struct Shared {
     pub catalog: RwLock<Catalog>,
     pub counters: Arc<Counters>,
-    pub queue: Mutex<VecDeque<Request>>,
+    pub queue: Mutex<Queue>,
     pub wake: Condvar,
     pub poison: Mutex<Option<Error>>,
     pub maintenance: Arc<Mutex<MaintenanceState>>,
 }
 
+/// Requests waiting for the committer.
+#[derive(Default)]
+pub(crate) struct Queue {
+    pub requests: VecDeque<Request>,
+    /// The committer is waiting on the condvar. Notifying costs a syscall, so only then.
+    pub parked: bool,
+}
+
 impl Shared {
     pub fn submit(&self, request: Request) {
-        self.queue.lock().unwrap().push_back(request);
-        self.wake.notify_one();
+        let mut queue = self.queue.lock().unwrap();
+        queue.requests.push_back(request);
+        let parked = queue.parked;
+        drop(queue);
+        if parked {
+            self.wake.notify_one();
+        }
     }
 
     fn poisoned(&self) -> Option<Error> {
@@ -126,23 +139,24 @@ impl Committer {
     /// writer never waits.
     fn next_batch(&self, last_sync: Instant) -> Vec<Request> {
         let mut queue = self.wait_for_requests(last_sync);
-        if queue.is_empty() || self.last_hard_writers < 2 {
-            return queue.drain(..).collect();
-        }
-        let deadline = Instant::now() + (self.last_sync / 2).min(MAX_GROUP_WAIT);
-        while queue.len() < self.last_hard_writers {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
+        if !queue.requests.is_empty() && self.last_hard_writers >= 2 {
+            let deadline = Instant::now() + (self.last_sync / 2).min(MAX_GROUP_WAIT);
+            while queue.requests.len() < self.last_hard_writers {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                queue.parked = true;
+                queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
+                queue.parked = false;
             }
-            queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
         }
-        queue.drain(..).collect()
+        queue.requests.drain(..).collect()
     }
 
-    fn wait_for_requests(&self, last_sync: Instant) -> std::sync::MutexGuard<'_, VecDeque<Request>> {
+    fn wait_for_requests(&self, last_sync: Instant) -> std::sync::MutexGuard<'_, Queue> {
         let mut queue = self.shared.queue.lock().unwrap();
-        while queue.is_empty() {
+        while queue.requests.is_empty() {
             // A poisoned journal is never synced again, so there is nothing to flush.
             if self.journal.has_unsynced() && self.shared.poisoned().is_none() {
                 let deadline = last_sync + self.options.flush_interval;
@@ -150,10 +164,13 @@ impl Committer {
                 if now >= deadline {
                     return queue;
                 }
+                queue.parked = true;
                 queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
             } else {
+                queue.parked = true;
                 queue = self.shared.wake.wait(queue).unwrap();
             }
+            queue.parked = false;
         }
         queue
     }
@@ -361,7 +378,7 @@ impl Committer {
         }
         let _ = self.tasks.send(Task::Stop);
         // Fail whatever arrived after the close request.
-        for request in self.shared.queue.lock().unwrap().drain(..) {
+        for request in self.shared.queue.lock().unwrap().requests.drain(..) {
             fail(request, Error::closed());
         }
         result

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use crate::checkpoint::{self, Maintenance, MaintenanceState};
 pub use crate::committer::Callback;
-use crate::committer::{Committer, Request, Shared};
-use crate::doc::PreparedDocs;
+use crate::committer::{Committer, Queue, Request, Shared};
+use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::io::{FileVfs, Vfs};
 use crate::journal::{self, Journal, Position, SegmentPool, SEGMENT_HEADER_SIZE};
@@ -155,7 +155,7 @@ impl Database {
         let shared = Arc::new(Shared {
             catalog: RwLock::new(catalog),
             counters: counters.clone(),
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
             poison: Mutex::new(None),
             maintenance: maintenance_state.clone(),
@@ -215,6 +215,11 @@ impl Database {
         Ok(self.table(table)?.primary_key.clone())
     }
 
+    /// Parses `bytes` for `table` (any thread; [`PreparedDocs::parse`] with the table's key).
+    pub fn prepare(&self, table: &str, bytes: &[u8], format: DocFormat) -> Result<PreparedDocs> {
+        PreparedDocs::parse(bytes, format, &self.table(table)?.primary_key)
+    }
+
     /// Inserts a prepared batch. Bad documents fail alone; `done` gets the RethinkDB-shaped
     /// result when the batch is visible (`Soft`) or durable (`Hard`).
     pub fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>) {
@@ -232,6 +237,9 @@ impl Database {
     }
 
     fn table(&self, name: &str) -> Result<Arc<Table>> {
+        if *self.inner.closed.lock().unwrap() {
+            return Err(Error::closed());
+        }
         self.inner.shared.catalog.read().unwrap().get(name).cloned()
     }
 
@@ -263,8 +271,11 @@ impl Database {
         Ok(self.table(table)?.data.read().unwrap().docs.len() as u64)
     }
 
-    /// Tables in name order.
+    /// Tables in name order (none once closed).
     pub fn list_tables(&self) -> Vec<TableInfo> {
+        if *self.inner.closed.lock().unwrap() {
+            return Vec::new();
+        }
         let catalog = self.inner.shared.catalog.read().unwrap();
         let mut tables: Vec<TableInfo> = catalog
             .by_name
