@@ -11,7 +11,8 @@
 //! `flush_interval`. The first failed write or fdatasync poisons the database.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -44,6 +45,8 @@ pub(crate) struct Shared {
     pub counters: Arc<Counters>,
     pub queue: Mutex<Queue>,
     pub wake: Condvar,
+    /// Requests pushed since the committer last drained the queue; read while it spins.
+    pub queued: AtomicUsize,
     pub poison: Mutex<Option<Error>>,
     pub maintenance: Arc<Mutex<MaintenanceState>>,
 }
@@ -61,6 +64,7 @@ impl Shared {
         let mut queue = self.queue.lock().unwrap();
         queue.requests.push_back(request);
         let parked = queue.parked;
+        self.queued.fetch_add(1, Release);
         drop(queue);
         if parked {
             self.wake.notify_one();
@@ -91,6 +95,10 @@ pub(crate) struct Committer {
 
 /// The longest the committer waits for a group to fill (see `next_batch`).
 const MAX_GROUP_WAIT: Duration = Duration::from_millis(1);
+/// See `next_batch`.
+const MIN_ARRIVAL_GAP: Duration = Duration::from_micros(50);
+/// How long an idle committer spins before it parks (see `spin_for_requests`).
+const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(100);
 
 type Ack = Box<dyn FnOnce() + Send>;
 
@@ -133,28 +141,50 @@ impl Committer {
     /// Waits for requests; returns an empty batch when unsynced bytes reach the flush deadline.
     ///
     /// When the last group merged several hard writers, they tend to come back together, but
-    /// one by one: the first would otherwise make a group of its own and the rest the next one.
-    /// So the committer waits until as many requests are queued as that group had hard writers,
-    /// or half the last fdatasync's duration (at most 1 ms), whichever comes first. A lone
-    /// writer never waits.
+    /// one by one (their acknowledgements reach JS one at a time): the first would otherwise
+    /// make a group of its own and the rest the next one. So the committer keeps waiting while
+    /// requests keep arriving — each within a gap of a quarter of the last fdatasync (at least
+    /// 50 µs) — until as many are queued as that group had hard writers, for at most 1 ms.
+    /// A lone writer never waits.
     fn next_batch(&self, last_sync: Instant) -> Vec<Request> {
         let mut queue = self.wait_for_requests(last_sync);
         if !queue.requests.is_empty() && self.last_hard_writers >= 2 {
-            let deadline = Instant::now() + (self.last_sync / 2).min(MAX_GROUP_WAIT);
+            let give_up = Instant::now() + MAX_GROUP_WAIT;
+            let gap = (self.last_sync / 4).max(MIN_ARRIVAL_GAP);
             while queue.requests.len() < self.last_hard_writers {
                 let now = Instant::now();
-                if now >= deadline {
+                if now >= give_up {
                     break;
                 }
+                let before = queue.requests.len();
                 queue.parked = true;
-                queue = self.shared.wake.wait_timeout(queue, deadline - now).unwrap().0;
+                queue = self.shared.wake.wait_timeout(queue, gap.min(give_up - now)).unwrap().0;
                 queue.parked = false;
+                if queue.requests.len() == before {
+                    break; // nobody came within the gap: the rest are not coming soon
+                }
             }
         }
+        self.shared.queued.store(0, Relaxed);
         queue.requests.drain(..).collect()
     }
 
+    /// Spins briefly before parking: a caller awaiting its last soft write usually sends the
+    /// next one within microseconds, and waking a parked thread costs far more on a busy
+    /// machine. Not after a group with durable waiters: their threads are just being woken, and
+    /// a spinning committer could hold the CPU one of them needs.
+    fn spin_for_requests(&self) {
+        if self.last_hard_writers > 0 {
+            return;
+        }
+        let until = Instant::now() + SPIN_BEFORE_PARKING;
+        while self.shared.queued.load(Acquire) == 0 && Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+
     fn wait_for_requests(&self, last_sync: Instant) -> std::sync::MutexGuard<'_, Queue> {
+        self.spin_for_requests();
         let mut queue = self.shared.queue.lock().unwrap();
         while queue.requests.is_empty() {
             // A poisoned journal is never synced again, so there is nothing to flush.

@@ -156,6 +156,7 @@ impl Database {
             catalog: RwLock::new(catalog),
             counters: counters.clone(),
             queue: Mutex::new(Queue::default()),
+            queued: Default::default(),
             wake: Condvar::new(),
             poison: Mutex::new(None),
             maintenance: maintenance_state.clone(),
