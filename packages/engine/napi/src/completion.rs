@@ -1,0 +1,163 @@
+//! The one road back from the engine to JS for callback-style operations (writes, `sync`, table
+//! creation and removal).
+//!
+//! Each open database owns ONE threadsafe function, created at open from a JS callback (see
+//! [`Args`]). Every request carries an id chosen by JS; the engine's committer thread answers
+//! through a [`Reply`] and the JS side settles the promise it keeps under that id. Creating a
+//! threadsafe function or a promise per write would cost more than the rest of the binding.
+//!
+//! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
+//! not keep Node running. [`Pending`] references it while any request is outstanding, so an
+//! awaited write never lets Node exit early. Both counts change on the JS thread only.
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{FnArgs, Function};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{sys, Env, Status};
+use wharf_engine::{Error as EngineError, WriteResult};
+
+/// JS signature: `(id, code, text, inserted, replaced, unchanged, deleted, skipped, errors)`.
+///
+/// - Failure: `code` is the `WHARF_…` code and `text` the message.
+/// - Success: `code` is null and the counts are the write's (0 for requests without a result).
+///   `text` is "" unless the result has more than counts (`first_error`, `generated_keys`,
+///   `document_errors`); then it is the whole result as JSON. Counts travel as numbers because
+///   a JSON.parse per write would cost more on the JS thread than everything else in this file.
+pub type Args = FnArgs<(u32, Option<&'static str>, String, f64, f64, f64, f64, f64, f64)>;
+
+struct Message {
+    id: u32,
+    code: Option<&'static str>,
+    text: String,
+    counts: [f64; 6],
+}
+
+type Tsfn = ThreadsafeFunction<Message, (), Args, Status, false, true>;
+
+/// The completion channel of one database.
+#[derive(Clone)]
+pub struct Completions {
+    tsfn: Arc<Tsfn>,
+    pending: Arc<Pending>,
+}
+
+impl Completions {
+    /// Builds the channel on the JS thread from the callback JS handed to `open`.
+    pub fn new(callback: &Function<'_, Args, ()>) -> napi::Result<Completions> {
+        let pending = Arc::new(Pending::default());
+        let on_js_thread = pending.clone();
+        let tsfn = callback
+            .build_threadsafe_function::<Message>()
+            .weak::<true>()
+            .build_callback(move |ctx| {
+                on_js_thread.end(&ctx.env);
+                let Message {
+                    id,
+                    code,
+                    text,
+                    counts: [a, b, c, d, e, f],
+                } = ctx.value;
+                Ok(FnArgs::from((id, code, text, a, b, c, d, e, f)))
+            })?;
+        pending.raw.store(tsfn.raw(), Relaxed);
+        Ok(Completions {
+            tsfn: Arc::new(tsfn),
+            pending,
+        })
+    }
+
+    /// Registers request `id` (on the JS thread) and returns the handle that answers it.
+    pub fn start(&self, env: &Env, id: u32) -> Reply {
+        self.pending.begin(env);
+        Reply {
+            id,
+            tsfn: Some(self.tsfn.clone()),
+        }
+    }
+}
+
+/// Outstanding requests of one database, counted on the JS thread.
+#[derive(Default)]
+struct Pending {
+    count: AtomicUsize,
+    raw: AtomicPtr<sys::napi_threadsafe_function__>,
+}
+
+impl Pending {
+    fn begin(&self, env: &Env) {
+        if self.count.fetch_add(1, Relaxed) == 0 {
+            unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.raw.load(Relaxed)) };
+        }
+    }
+
+    fn end(&self, env: &Env) {
+        if self.count.fetch_sub(1, Relaxed) == 1 {
+            unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.raw.load(Relaxed)) };
+        }
+    }
+}
+
+/// Answers one request exactly once. If it is dropped unanswered (the engine dropped the
+/// callback, e.g. while closing), it answers `WHARF_CLOSED`, so no JS promise waits forever.
+pub struct Reply {
+    id: u32,
+    tsfn: Option<Arc<Tsfn>>,
+}
+
+impl Reply {
+    /// For requests without a result (`sync`, table creation and removal).
+    pub fn done(self, result: Result<(), EngineError>) {
+        match result {
+            Ok(()) => self.send(None, String::new(), [0.0; 6]),
+            Err(e) => self.err(e),
+        }
+    }
+
+    pub fn write(self, result: Result<WriteResult, EngineError>) {
+        let r = match result {
+            Ok(r) => r,
+            Err(e) => return self.err(e),
+        };
+        let counts = [r.inserted, r.replaced, r.unchanged, r.deleted, r.skipped, r.errors].map(|n| n as f64);
+        let plain = r.first_error.is_none() && r.generated_keys.is_empty() && r.document_errors.is_empty();
+        let text = if plain {
+            String::new()
+        } else {
+            serde_json::to_string(&r).unwrap_or_default()
+        };
+        self.send(None, text, counts);
+    }
+
+    pub fn err(self, e: EngineError) {
+        self.send(Some(e.code.as_str()), e.message, [0.0; 6]);
+    }
+
+    fn send(mut self, code: Option<&'static str>, text: String, counts: [f64; 6]) {
+        if let Some(tsfn) = self.tsfn.take() {
+            // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
+            tsfn.call(
+                Message {
+                    id: self.id,
+                    code,
+                    text,
+                    counts,
+                },
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        }
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if self.tsfn.is_some() {
+            let reply = Reply {
+                id: self.id,
+                tsfn: self.tsfn.take(),
+            };
+            reply.err(EngineError::closed());
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `NativeDatabase`: one open engine database plus its completion channel. Database-level calls
+//! live here; per-table reads and writes are in `table.rs`.
+
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, Function};
+use napi::Env;
+use napi_derive::napi;
+use wharf_engine::{Database, Error as EngineError, Options};
+
+use crate::completion::{Args, Completions};
+use crate::error::{to_napi, Result};
+use crate::tasks::{Close, Open};
+
+/// Engine tunables as JS passes them (already validated by `options.ts`).
+#[napi(object)]
+pub struct OpenOptions {
+    pub segment_size: Option<f64>,
+    pub checkpoint_bytes: Option<f64>,
+    pub flush_interval_ms: Option<f64>,
+}
+
+impl OpenOptions {
+    pub fn to_engine(&self) -> Options {
+        let mut options = Options::default();
+        if let Some(n) = self.segment_size {
+            options.segment_size = n as u64;
+        }
+        if let Some(n) = self.checkpoint_bytes {
+            options.checkpoint_bytes = n as u64;
+        }
+        if let Some(ms) = self.flush_interval_ms {
+            options.flush_interval = Duration::from_secs_f64(ms / 1000.0);
+        }
+        options
+    }
+}
+
+#[napi]
+pub struct NativeDatabase {
+    /// `None` once `close` was called: every later call fails with `WHARF_CLOSED`.
+    pub(crate) open: Option<(Database, Completions)>,
+}
+
+impl NativeDatabase {
+    pub(crate) fn live(&self) -> Result<(&Database, &Completions)> {
+        match &self.open {
+            Some((db, completions)) => Ok((db, completions)),
+            None => Err(to_napi(EngineError::closed())),
+        }
+    }
+}
+
+#[napi]
+impl NativeDatabase {
+    /// Opens (and recovers) the database on the libuv pool. `on_complete` receives every
+    /// completion of this database's callback-style requests; see `completion.rs`.
+    #[napi(ts_return_type = "Promise<NativeDatabase>")]
+    pub fn open(dir: String, options: OpenOptions, on_complete: Function<'_, Args, ()>) -> Result<AsyncTask<Open>> {
+        let completions = Completions::new(&on_complete).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
+        Ok(AsyncTask::new(Open {
+            dir,
+            options: options.to_engine(),
+            completions: Some(completions),
+        }))
+    }
+
+    /// Drains the engine's queue, syncs and stops its threads, on the libuv pool. Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close(&mut self) -> AsyncTask<Close> {
+        AsyncTask::new(Close { open: self.open.take() })
+    }
+
+    #[napi]
+    pub fn create_table(&self, env: Env, id: u32, name: String, primary_key: String) -> Result<()> {
+        let (db, completions) = self.live()?;
+        let reply = completions.start(&env, id);
+        db.create_table(&name, &primary_key, Box::new(move |r| reply.done(r)));
+        Ok(())
+    }
+
+    #[napi]
+    pub fn drop_table(&self, env: Env, id: u32, name: String) -> Result<()> {
+        let (db, completions) = self.live()?;
+        let reply = completions.start(&env, id);
+        db.drop_table(&name, Box::new(move |r| reply.done(r)));
+        Ok(())
+    }
+
+    #[napi]
+    pub fn sync(&self, env: Env, id: u32) -> Result<()> {
+        let (db, completions) = self.live()?;
+        let reply = completions.start(&env, id);
+        db.sync(Box::new(move |r| reply.done(r)));
+        Ok(())
+    }
+
+    /// Tables as JSON text: `[{ name, primary_key, documents, bytes }]`. In memory, so synchronous.
+    #[napi]
+    pub fn list_tables(&self) -> Result<String> {
+        let (db, _) = self.live()?;
+        Ok(serde_json::to_string(&db.list_tables()).unwrap_or_default())
+    }
+
+    /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`).
+    #[napi]
+    pub fn stats(&self) -> Result<String> {
+        let (db, _) = self.live()?;
+        Ok(serde_json::to_string(&db.stats()).unwrap_or_default())
+    }
+}

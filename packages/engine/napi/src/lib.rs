@@ -1,0 +1,18 @@
+//! Node binding for `wharf-engine`: a thin napi-rs layer with no engine logic.
+//!
+//! The JS side (`packages/engine/src`) validates every argument and owns the public API; this
+//! crate only converts values and moves work off the event loop:
+//! - writes, `sync` and table creation/removal answer through one long-lived threadsafe function
+//!   per database (`completion.rs`), keyed by a request id that JS chooses;
+//! - open, close and reads run as `AsyncTask`s on the libuv pool (`tasks.rs`);
+//! - documents cross as JSON text, one string per call, which JS parses once.
+//!
+//! Errors keep the engine's `WHARF_…` code as the JS error's `code` (`error.rs`).
+
+mod completion;
+mod database;
+mod error;
+mod table;
+mod tasks;
+
+pub use database::{NativeDatabase, OpenOptions};

@@ -1,0 +1,183 @@
+//! Per-table reads and writes of `NativeDatabase`. Each takes the table name; JS has checked
+//! every argument already, the engine checks them again.
+
+use std::ops::Bound;
+
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::Env;
+use napi_derive::napi;
+use wharf_engine::{Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions};
+
+use crate::database::NativeDatabase;
+use crate::error::{invalid, to_napi, Result};
+use crate::tasks::{Prepare, Read, Source};
+
+/// Batches smaller than this are parsed on the JS thread: for a single document, a trip to the
+/// libuv pool would cost more than the parse. Larger ones are parsed on the pool.
+const INLINE_PARSE_BYTES: usize = 64 << 10;
+
+/// A primary key as JS passes it: a string or a number.
+type JsKey = Either<String, f64>;
+
+#[napi]
+impl NativeDatabase {
+    /// Inserts a batch; the outcome arrives through the completion callback under `id`.
+    /// Returns a promise only when the batch is parsed on the pool; it never rejects (errors take
+    /// the completion road too), so JS may ignore it.
+    #[napi(ts_return_type = "Promise<void> | null")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert(
+        &self,
+        env: Env,
+        id: u32,
+        table: String,
+        data: Either<String, Buffer>,
+        format: u32,
+        durability: u32,
+        conflict: u32,
+    ) -> Result<Option<AsyncTask<Prepare>>> {
+        let (db, completions) = self.live()?;
+        let format = doc_format(format)?;
+        let options = WriteOptions {
+            durability: durability_of(durability)?,
+            conflict: conflict_of(conflict)?,
+        };
+        let primary_key = db.primary_key(&table).map_err(to_napi)?;
+        let data = Source::from(data);
+        if data.bytes().len() < INLINE_PARSE_BYTES {
+            let docs = PreparedDocs::parse(data.bytes(), format, &primary_key).map_err(to_napi)?;
+            let reply = completions.start(&env, id);
+            db.insert(&table, docs, options, Box::new(move |r| reply.write(r)));
+            return Ok(None);
+        }
+        let reply = completions.start(&env, id);
+        let task = Prepare {
+            db: db.clone(),
+            table,
+            data,
+            format,
+            options,
+            primary_key,
+            reply: Some(reply),
+        };
+        Ok(Some(AsyncTask::new(task)))
+    }
+
+    #[napi]
+    pub fn delete(&self, env: Env, id: u32, table: String, keys: Vec<JsKey>, durability: u32) -> Result<()> {
+        let (db, completions) = self.live()?;
+        let durability = durability_of(durability)?;
+        let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
+        let reply = completions.start(&env, id);
+        db.delete(&table, keys, durability, Box::new(move |r| reply.write(r)));
+        Ok(())
+    }
+
+    /// The document as JSON text, or `"null"`.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn get(&self, table: String, key: JsKey) -> Result<AsyncTask<Read>> {
+        let db = self.live()?.0.clone();
+        let key = key_of(key)?;
+        Ok(Read::new(move || {
+            Ok(db.get(&table, &key)?.as_deref().unwrap_or("null").to_string())
+        }))
+    }
+
+    /// One JSON array text, `null` where a key is absent, so JS parses once.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn get_many(&self, table: String, keys: Vec<JsKey>) -> Result<AsyncTask<Read>> {
+        let db = self.live()?.0.clone();
+        let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
+        Ok(Read::new(move || {
+            let docs = db.get_many(&table, &keys)?;
+            Ok(json_array(docs.iter().map(|d| d.as_deref().unwrap_or("null"))))
+        }))
+    }
+
+    /// Documents in key order (reversed if asked) as one JSON array text.
+    #[napi(ts_return_type = "Promise<string>")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan(
+        &self,
+        table: String,
+        lower: Option<JsKey>,
+        lower_inclusive: bool,
+        upper: Option<JsKey>,
+        upper_inclusive: bool,
+        limit: Option<u32>,
+        reverse: bool,
+    ) -> Result<AsyncTask<Read>> {
+        let db = self.live()?.0.clone();
+        let range = KeyRange {
+            lower: bound(lower, lower_inclusive)?,
+            upper: bound(upper, upper_inclusive)?,
+        };
+        Ok(Read::new(move || {
+            let rows = db.scan(&table, &range, limit.map(|n| n as usize), reverse)?;
+            Ok(json_array(rows.iter().map(|(_, doc)| &**doc)))
+        }))
+    }
+
+    /// The number of documents, as JSON text.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn count(&self, table: String) -> Result<AsyncTask<Read>> {
+        let db = self.live()?.0.clone();
+        Ok(Read::new(move || Ok(db.count(&table)?.to_string())))
+    }
+}
+
+fn key_of(key: JsKey) -> Result<Key> {
+    let key = match key {
+        Either::A(s) => Key::from(s),
+        Either::B(n) => Key::from(n),
+    };
+    key.checked().map_err(to_napi)
+}
+
+fn bound(key: Option<JsKey>, inclusive: bool) -> Result<Bound<Key>> {
+    Ok(match key {
+        None => Bound::Unbounded,
+        Some(k) if inclusive => Bound::Included(key_of(k)?),
+        Some(k) => Bound::Excluded(key_of(k)?),
+    })
+}
+
+fn json_array<'a>(docs: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::from("[");
+    for (i, doc) in docs.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(doc);
+    }
+    out.push(']');
+    out
+}
+
+// Enums cross as small integers, not strings: a string argument costs two napi calls and an
+// allocation, and these are on every write. The numbering is mirrored in `src/binding.ts`.
+
+fn doc_format(format: u32) -> Result<DocFormat> {
+    match format {
+        0 => Ok(DocFormat::Ndjson),
+        1 => Ok(DocFormat::JsonArray),
+        other => Err(to_napi(invalid(format!("unknown document format {other}")))),
+    }
+}
+
+fn durability_of(durability: u32) -> Result<Durability> {
+    match durability {
+        0 => Ok(Durability::Hard),
+        1 => Ok(Durability::Soft),
+        other => Err(to_napi(invalid(format!("unknown durability {other}")))),
+    }
+}
+
+fn conflict_of(conflict: u32) -> Result<Conflict> {
+    match conflict {
+        0 => Ok(Conflict::Error),
+        1 => Ok(Conflict::Replace),
+        2 => Ok(Conflict::Update),
+        other => Err(to_napi(invalid(format!("unknown conflict mode {other}")))),
+    }
+}

@@ -1,0 +1,140 @@
+//! Work that runs on the libuv pool, off the event loop: open, close, reads, and parsing large
+//! insert batches.
+
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::{Env, Task};
+use wharf_engine::{Database, DocFormat, Error as EngineError, Options, PreparedDocs, WriteOptions};
+
+use crate::completion::{Completions, Reply};
+use crate::database::NativeDatabase;
+use crate::error::reject;
+
+type EngineResult<T> = std::result::Result<T, EngineError>;
+
+pub struct Open {
+    pub dir: String,
+    pub options: Options,
+    pub completions: Option<Completions>,
+}
+
+impl Task for Open {
+    type Output = EngineResult<Database>;
+    type JsValue = NativeDatabase;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(Database::open(&self.dir, self.options.clone()))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeDatabase> {
+        match output {
+            Ok(db) => Ok(NativeDatabase {
+                open: Some((db, self.completions.take().expect("resolved once"))),
+            }),
+            Err(e) => reject(&env, e),
+        }
+    }
+}
+
+pub struct Close {
+    pub open: Option<(Database, Completions)>,
+}
+
+impl Task for Close {
+    type Output = EngineResult<()>;
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        // `close` runs every queued callback first, so the completions are released only after the
+        // last reply was queued; Node still delivers what is queued.
+        Ok(match self.open.take() {
+            Some((db, _completions)) => db.close(),
+            None => Ok(()),
+        })
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<()> {
+        output.or_else(|e| reject(&env, e))
+    }
+}
+
+/// A read: runs `job` on the pool and hands JS its JSON text.
+pub struct Read {
+    job: Option<Box<dyn FnOnce() -> EngineResult<String> + Send>>,
+}
+
+impl Read {
+    pub fn new(job: impl FnOnce() -> EngineResult<String> + Send + 'static) -> AsyncTask<Read> {
+        AsyncTask::new(Read {
+            job: Some(Box::new(job)),
+        })
+    }
+}
+
+impl Task for Read {
+    type Output = EngineResult<String>;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok((self.job.take().expect("computed once"))())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<String> {
+        output.or_else(|e| reject(&env, e))
+    }
+}
+
+/// Insert bytes as JS handed them: a string (copied) or a Buffer (borrowed until the task ends).
+pub enum Source {
+    Text(String),
+    Bytes(Buffer),
+}
+
+impl From<Either<String, Buffer>> for Source {
+    fn from(data: Either<String, Buffer>) -> Self {
+        match data {
+            Either::A(text) => Source::Text(text),
+            Either::B(bytes) => Source::Bytes(bytes),
+        }
+    }
+}
+
+impl Source {
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Source::Text(text) => text.as_bytes(),
+            Source::Bytes(bytes) => bytes,
+        }
+    }
+}
+
+/// A large insert batch: parsed on the pool, then submitted from there. Its outcome, parse errors
+/// included, goes through the completion channel, so this task itself never fails.
+pub struct Prepare {
+    pub db: Database,
+    pub table: String,
+    pub data: Source,
+    pub format: DocFormat,
+    pub options: WriteOptions,
+    pub primary_key: String,
+    pub reply: Option<Reply>,
+}
+
+impl Task for Prepare {
+    type Output = ();
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<()> {
+        let reply = self.reply.take().expect("computed once");
+        match PreparedDocs::parse(self.data.bytes(), self.format, &self.primary_key) {
+            Ok(docs) => self
+                .db
+                .insert(&self.table, docs, self.options, Box::new(move |r| reply.write(r))),
+            Err(e) => reply.err(e),
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, _env: Env, _output: ()) -> napi::Result<()> {
+        Ok(())
+    }
+}

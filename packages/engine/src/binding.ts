@@ -1,0 +1,103 @@
+/**
+ * The only file that loads the native addon (`packages/engine/wharf-engine.node`, built from
+ * `napi/` by `scripts/build-native.mjs`). It also declares the addon's interface, which is
+ * internal: the public API is `Database` and `Table`.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+export type Key = string | number;
+export type Durability = 'hard' | 'soft';
+export type Conflict = 'error' | 'replace' | 'update';
+export type DocFormat = 'ndjson' | 'json';
+
+/**
+ * Enums cross into the addon as small integers (a string argument costs two napi calls and an
+ * allocation on every write). Mirrors `doc_format`, `durability_of` and `conflict_of` in
+ * `napi/src/table.rs`.
+ */
+export const FORMAT_CODE = { ndjson: 0, json: 1 } as const satisfies Record<DocFormat, number>;
+export const DURABILITY_CODE = { hard: 0, soft: 1 } as const satisfies Record<Durability, number>;
+export const CONFLICT_CODE = { error: 0, replace: 1, update: 2 } as const satisfies Record<Conflict, number>;
+
+/**
+ * Receives the outcome of every callback-style request of one database (writes, `sync`, table
+ * creation and removal), mirroring `Args` in `napi/src/completion.rs`:
+ * - failure: `code` is a `WHARF_…` code and `text` the message;
+ * - success: `code` is null and the counts are the write's (0 for requests without a result);
+ *   `text` is '' unless the result has more than counts, and then it is the whole result as JSON.
+ */
+export type CompletionCallback = (
+  id: number,
+  code: string | null,
+  text: string,
+  inserted: number,
+  replaced: number,
+  unchanged: number,
+  deleted: number,
+  skipped: number,
+  errors: number,
+) => void;
+
+export interface NativeOpenOptions {
+  segmentSize?: number;
+  checkpointBytes?: number;
+  flushIntervalMs?: number;
+}
+
+/** One open database. Reads resolve to JSON text; requests with an `id` answer through the callback. */
+export interface NativeDatabase {
+  createTable(id: number, name: string, primaryKey: string): void;
+  dropTable(id: number, name: string): void;
+  sync(id: number): void;
+  /** Resolves once the batch is parsed and submitted (only for large batches); never rejects. */
+  insert(
+    id: number,
+    table: string,
+    data: string | Buffer,
+    format: number,
+    durability: number,
+    conflict: number,
+  ): Promise<void> | null;
+  delete(id: number, table: string, keys: Key[], durability: number): void;
+  get(table: string, key: Key): Promise<string>;
+  getMany(table: string, keys: Key[]): Promise<string>;
+  scan(
+    table: string,
+    lower: Key | undefined,
+    lowerInclusive: boolean,
+    upper: Key | undefined,
+    upperInclusive: boolean,
+    limit: number | undefined,
+    reverse: boolean,
+  ): Promise<string>;
+  count(table: string): Promise<string>;
+  listTables(): string;
+  stats(): string;
+  close(): Promise<void>;
+}
+
+export interface Binding {
+  NativeDatabase: {
+    open(dir: string, options: NativeOpenOptions, onComplete: CompletionCallback): Promise<NativeDatabase>;
+  };
+}
+
+const ADDON_PATH = fileURLToPath(new URL('../wharf-engine.node', import.meta.url));
+
+let loaded: Binding | undefined;
+
+/** Loads the addon on first use, so importing the package (types, `WharfError`) never fails. */
+export function binding(): Binding {
+  if (loaded) return loaded;
+  if (!existsSync(ADDON_PATH)) {
+    throw new Error(
+      `The Wharf native engine is not built (${ADDON_PATH} is missing). ` +
+        'Run `npm install` at the repository root (it builds the addon with cargo), ' +
+        'or `npm run build:native` to rebuild it.',
+    );
+  }
+  loaded = createRequire(import.meta.url)(ADDON_PATH) as Binding;
+  return loaded;
+}

@@ -1,0 +1,124 @@
+/**
+ * The state one `Database` shares with its `Table`s: the native database, the requests waiting
+ * for the engine, and whether the handle was closed.
+ *
+ * Writes, `sync` and table creation/removal are requests: JS picks an id, the engine answers
+ * through the one completion callback registered at open, and the promise kept under that id
+ * settles. No promise, threadsafe function or task is created natively per write.
+ */
+import { binding, type CompletionCallback, type Durability, type NativeDatabase, type NativeOpenOptions } from './binding.ts';
+import { toWharfError, WharfError, type ErrorCode } from './errors.ts';
+import type { WriteResult } from './results.ts';
+
+interface Waiter {
+  resolve(value: WriteResult): void;
+  reject(error: unknown): void;
+}
+
+export class Handle {
+  readonly durability: Durability;
+  #native!: NativeDatabase;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  /**
+   * Waiters by request id. An id is a slot index, reused once answered: cheaper than a Map on
+   * the path of every write (a Map that toggles between 0 and 1 entries rehashes every time).
+   */
+  readonly #waiters: (Waiter | undefined)[] = [];
+  readonly #freeIds: number[] = [];
+
+  private constructor(durability: Durability) {
+    this.durability = durability;
+  }
+
+  static async open(dir: string, options: NativeOpenOptions, durability: Durability): Promise<Handle> {
+    const handle = new Handle(durability);
+    try {
+      handle.#native = await binding().NativeDatabase.open(dir, options, handle.#complete);
+    } catch (error) {
+      throw toWharfError(error);
+    }
+    return handle;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The native database, or a `WHARF_CLOSED` error once `close` was called. */
+  native(): NativeDatabase {
+    if (this.#closed) throw new WharfError('WHARF_CLOSED', 'the database is closed');
+    return this.#native;
+  }
+
+  /**
+   * Sends a request and resolves with the engine's answer: the write result, or a result of
+   * zeros for requests that have none.
+   */
+  request(send: (native: NativeDatabase, id: number) => void): Promise<WriteResult> {
+    const native = this.native();
+    const id = this.#freeIds.pop() ?? this.#waiters.length;
+    const answer = new Promise<WriteResult>((resolve, reject) => {
+      this.#waiters[id] = { resolve, reject };
+    });
+    try {
+      send(native, id);
+    } catch (error) {
+      this.#release(id);
+      return Promise.reject(toWharfError(error));
+    }
+    return answer;
+  }
+
+  /** Runs a native read (JSON text) and parses it; native errors become `WharfError`s. */
+  async read<T>(run: (native: NativeDatabase) => Promise<string>): Promise<T> {
+    try {
+      return JSON.parse(await run(this.native())) as T;
+    } catch (error) {
+      throw toWharfError(error);
+    }
+  }
+
+  /** Calls a synchronous native method; native errors become `WharfError`s. */
+  call<T>(run: (native: NativeDatabase) => T): T {
+    try {
+      return run(this.native());
+    } catch (error) {
+      throw toWharfError(error);
+    }
+  }
+
+  /**
+   * Closes the native database: the engine answers every request already sent, syncs and stops.
+   * Later calls fail with `WHARF_CLOSED`.
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#closing ??= this.#native.close().catch((error: unknown) => {
+      throw toWharfError(error);
+    });
+    return this.#closing;
+  }
+
+  #release(id: number): Waiter | undefined {
+    const waiter = this.#waiters[id];
+    if (waiter !== undefined) {
+      this.#waiters[id] = undefined;
+      this.#freeIds.push(id);
+    }
+    return waiter;
+  }
+
+  /** The completion callback handed to the addon; runs on the JS thread. */
+  readonly #complete: CompletionCallback = (id, code, text, inserted, replaced, unchanged, deleted, skipped, errors) => {
+    const waiter = this.#release(id);
+    if (waiter === undefined) return;
+    if (code !== null) {
+      waiter.reject(new WharfError(code as ErrorCode, text));
+    } else if (text === '') {
+      waiter.resolve({ inserted, replaced, unchanged, deleted, skipped, errors });
+    } else {
+      waiter.resolve(JSON.parse(text) as WriteResult);
+    }
+  };
+}

@@ -1,0 +1,15 @@
+/** `@wharf/engine`: the embedded Wharf database. See README.md for the API and its contract. */
+export { Database } from './database.ts';
+export { Table, type Document } from './table.ts';
+export { WharfError, ERROR_CODES, type ErrorCode } from './errors.ts';
+export type {
+  OpenOptions,
+  CreateTableOptions,
+  WriteOptions,
+  DeleteOptions,
+  ScanOptions,
+  Durability,
+  Conflict,
+  Key,
+} from './options.ts';
+export type { WriteResult, TableInfo, EngineStats } from './results.ts';

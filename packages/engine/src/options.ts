@@ -1,0 +1,228 @@
+/**
+ * Options and arguments, checked in JS before anything reaches the engine, with messages that
+ * name the argument (as better-sqlite3 does). The engine checks again; these checks exist so the
+ * common mistakes read well.
+ */
+import type { Conflict, Durability, Key, NativeOpenOptions } from './binding.ts';
+import { invalidArgument } from './errors.ts';
+
+export type { Conflict, Durability, Key };
+
+export interface OpenOptions {
+  /** Bytes per preallocated journal segment (default 64 MiB). */
+  segmentSize?: number;
+  /** Journal bytes between checkpoints (default 256 MiB). */
+  checkpointBytes?: number;
+  /** Soft writes reach disk within this many milliseconds (default 200). */
+  flushIntervalMs?: number;
+  /** Default durability of writes through this handle (default 'hard'). */
+  durability?: Durability;
+}
+
+export interface CreateTableOptions {
+  /** The field holding each document's key (default 'id'). */
+  primaryKey?: string;
+}
+
+export interface WriteOptions {
+  /** 'hard' resolves once the write is durable, 'soft' once it is visible. Default: the database's. */
+  durability?: Durability;
+  /** What to do when a document's key exists: reject that document (default), replace it, or merge into it. */
+  conflict?: Conflict;
+}
+
+export interface DeleteOptions {
+  durability?: Durability;
+}
+
+export interface ScanOptions {
+  gt?: Key;
+  gte?: Key;
+  lt?: Key;
+  lte?: Key;
+  /** At most this many documents. */
+  limit?: number;
+  /** Descending key order. */
+  reverse?: boolean;
+}
+
+/** RethinkDB's primary-key limit, which the engine keeps (`MAX_KEY_BYTES` in `core/src/key.rs`). */
+export const MAX_KEY_BYTES = 127;
+
+const DURABILITIES: readonly Durability[] = ['hard', 'soft'];
+const CONFLICTS: readonly Conflict[] = ['error', 'replace', 'update'];
+
+export function checkDir(dir: unknown): string {
+  if (typeof dir !== 'string' || dir === '') {
+    throw invalidArgument(`dir must be a non-empty string (a directory path); got ${describe(dir)}`);
+  }
+  return dir;
+}
+
+export function openOptions(options: unknown): { native: NativeOpenOptions; durability: Durability } {
+  const o = optionsObject(options, 'options', ['segmentSize', 'checkpointBytes', 'flushIntervalMs', 'durability']);
+  const native: NativeOpenOptions = {};
+  if (o.segmentSize !== undefined) native.segmentSize = positiveInteger(o.segmentSize, 'options.segmentSize');
+  if (o.checkpointBytes !== undefined) {
+    native.checkpointBytes = positiveInteger(o.checkpointBytes, 'options.checkpointBytes');
+  }
+  if (o.flushIntervalMs !== undefined) {
+    native.flushIntervalMs = positiveInteger(o.flushIntervalMs, 'options.flushIntervalMs');
+  }
+  const durability = o.durability === undefined ? 'hard' : oneOf(o.durability, DURABILITIES, 'options.durability');
+  return { native, durability };
+}
+
+/** Table names and primary-key fields: the engine's rule (`check_name` in `core/src/table.rs`). */
+const NAME = /^[A-Za-z0-9_.-]{1,127}$/;
+
+export function tableName(name: unknown, argument = 'name'): string {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw invalidArgument(
+      `${argument} must be a table name of 1 to 127 letters, digits, '_', '-' or '.'; got ${describe(name)}`,
+    );
+  }
+  return name;
+}
+
+export function createTableOptions(options: unknown): { primaryKey: string } {
+  const o = optionsObject(options, 'options', ['primaryKey']);
+  if (o.primaryKey === undefined) return { primaryKey: 'id' };
+  if (typeof o.primaryKey !== 'string' || !NAME.test(o.primaryKey)) {
+    throw invalidArgument(
+      `options.primaryKey must be a field name of 1 to 127 letters, digits, '_', '-' or '.'; got ${describe(o.primaryKey)}`,
+    );
+  }
+  return { primaryKey: o.primaryKey };
+}
+
+/** Write options with the database's default durability filled in. Allocation-free when absent. */
+export function writeOptions(options: unknown, durability: Durability): { durability: Durability; conflict: Conflict } {
+  if (options === undefined) return durability === 'hard' ? HARD_ERROR : SOFT_ERROR;
+  const o = optionsObject(options, 'options', ['durability', 'conflict']);
+  return {
+    durability: o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability'),
+    conflict: o.conflict === undefined ? 'error' : oneOf(o.conflict, CONFLICTS, 'options.conflict'),
+  };
+}
+
+const HARD_ERROR = Object.freeze({ durability: 'hard', conflict: 'error' } as const);
+const SOFT_ERROR = Object.freeze({ durability: 'soft', conflict: 'error' } as const);
+
+export function deleteOptions(options: unknown, durability: Durability): Durability {
+  if (options === undefined) return durability;
+  const o = optionsObject(options, 'options', ['durability']);
+  return o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability');
+}
+
+export interface ScanRange {
+  lower: Key | undefined;
+  lowerInclusive: boolean;
+  upper: Key | undefined;
+  upperInclusive: boolean;
+  limit: number | undefined;
+  reverse: boolean;
+}
+
+export function scanOptions(options: unknown): ScanRange {
+  const o = optionsObject(options, 'options', ['gt', 'gte', 'lt', 'lte', 'limit', 'reverse']);
+  if (o.gt !== undefined && o.gte !== undefined) throw invalidArgument('options.gt and options.gte cannot both be set');
+  if (o.lt !== undefined && o.lte !== undefined) throw invalidArgument('options.lt and options.lte cannot both be set');
+  const lowerName = o.gt !== undefined ? 'options.gt' : 'options.gte';
+  const upperName = o.lt !== undefined ? 'options.lt' : 'options.lte';
+  const lower = o.gt ?? o.gte;
+  const upper = o.lt ?? o.lte;
+  let limit: number | undefined;
+  if (o.limit !== undefined) {
+    if (!Number.isInteger(o.limit) || (o.limit as number) < 0 || (o.limit as number) > 0xffff_ffff) {
+      throw invalidArgument(`options.limit must be an integer from 0 to 4294967295; got ${describe(o.limit)}`);
+    }
+    limit = o.limit as number;
+  }
+  if (o.reverse !== undefined && typeof o.reverse !== 'boolean') {
+    throw invalidArgument(`options.reverse must be a boolean; got ${describe(o.reverse)}`);
+  }
+  return {
+    lower: lower === undefined ? undefined : checkKey(lower, lowerName),
+    lowerInclusive: o.gt === undefined,
+    upper: upper === undefined ? undefined : checkKey(upper, upperName),
+    upperInclusive: o.lt === undefined,
+    limit,
+    reverse: o.reverse === true,
+  };
+}
+
+export function checkKey(key: unknown, argument = 'key'): Key {
+  if (typeof key === 'number') {
+    if (!Number.isFinite(key)) throw invalidArgument(`${argument} must be a finite number or a string; got ${key}`);
+    return key;
+  }
+  if (typeof key === 'string') {
+    // Cheap upper bound first: a UTF-8 encoding is at most 3 bytes per UTF-16 unit.
+    if (key.length * 3 > MAX_KEY_BYTES && Buffer.byteLength(key) > MAX_KEY_BYTES) {
+      throw invalidArgument(
+        `${argument} is ${Buffer.byteLength(key)} bytes long in UTF-8, over the limit of ${MAX_KEY_BYTES}`,
+      );
+    }
+    return key;
+  }
+  throw invalidArgument(`${argument} must be a string or a finite number; got ${describe(key)}`);
+}
+
+export function checkKeys(keys: unknown, argument = 'keys'): Key[] {
+  if (!Array.isArray(keys)) throw invalidArgument(`${argument} must be an array of keys; got ${describe(keys)}`);
+  return keys.map((key, i) => checkKey(key, `${argument}[${i}]`));
+}
+
+/** Bulk input: a Buffer (or any Uint8Array, not copied) or a string. */
+export function bulkData(data: unknown, argument = 'data'): string | Buffer {
+  if (typeof data === 'string' || Buffer.isBuffer(data)) return data;
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  throw invalidArgument(`${argument} must be a Buffer, a Uint8Array or a string; got ${describe(data)}`);
+}
+
+function optionsObject(options: unknown, argument: string, known: readonly string[]): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw invalidArgument(`${argument} must be an object; got ${describe(options)}`);
+  }
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) {
+      const hint = known.find((k) => similar(k, name));
+      throw invalidArgument(
+        `unknown option ${argument}.${name}` +
+          (hint ? `; did you mean ${hint}?` : `; known options: ${known.join(', ')}`),
+      );
+    }
+  }
+  return options as Record<string, unknown>;
+}
+
+function positiveInteger(value: unknown, argument: string): number {
+  if (!Number.isSafeInteger(value) || (value as number) <= 0) {
+    throw invalidArgument(`${argument} must be a positive integer; got ${describe(value)}`);
+  }
+  return value as number;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], argument: string): T {
+  if (!allowed.includes(value as T)) {
+    throw invalidArgument(`${argument} must be ${allowed.map((a) => `'${a}'`).join(' or ')}; got ${describe(value)}`);
+  }
+  return value as T;
+}
+
+/** Same letters ignoring case and underscores, or one is a prefix of the other: a likely typo. */
+function similar(a: string, b: string): boolean {
+  const norm = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
+  const [x, y] = [norm(a), norm(b)];
+  return x === y || (y.length >= 4 && (x.startsWith(y) || y.startsWith(x)));
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return typeof value === 'object' ? 'an object' : typeof value;
+}

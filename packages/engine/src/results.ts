@@ -1,0 +1,76 @@
+/** What the engine hands back: write results, table listings and stats, typed for JS. */
+
+/** The outcome of a write, in RethinkDB's shape plus `document_errors` (field names as RethinkDB's). */
+export interface WriteResult {
+  inserted: number;
+  replaced: number;
+  unchanged: number;
+  deleted: number;
+  skipped: number;
+  errors: number;
+  first_error?: string;
+  /** UUID v4 for each document that had no primary key, in batch order. */
+  generated_keys?: string[];
+  /**
+   * One entry per document that was not written. `index` is the 0-based line for NDJSON (blank
+   * lines count) or the array element otherwise. The rest of the batch is written.
+   */
+  document_errors?: { index: number; message: string }[];
+}
+
+export interface TableInfo {
+  name: string;
+  primaryKey: string;
+  documents: number;
+  bytes: number;
+}
+
+/** A snapshot of the engine's counters since open (names as in `core/src/stats.rs`, camelCased). */
+export interface EngineStats {
+  /** Write operations (insert/delete/table batches) committed. */
+  commits: number;
+  /** Documents inserted, replaced or deleted. */
+  documentsWritten: number;
+  /** Groups the committer wrote: one journal write call each. */
+  groups: number;
+  /** fdatasync calls on journal segments. */
+  fdatasyncs: number;
+  /** fdatasyncs made because a segment filled up. */
+  segmentRotations: number;
+  /** Largest group, in write operations. */
+  maxGroupOps: number;
+  /** Bucket i counts groups of 2^i to 2^(i+1)-1 write operations. */
+  groupOpsHistogram: number[];
+  /** Bytes appended to the journal, record headers included. */
+  bytesJournaled: number;
+  /** Sequence number of the newest visible group. */
+  appliedSeq: number;
+  /** Sequence number of the newest durable group. */
+  durableSeq: number;
+  journalBytesSinceCheckpoint: number;
+  checkpoints: number;
+  /** Checkpoint files merged into one. */
+  merges: number;
+  segmentsCreated: number;
+  segmentsRecycled: number;
+  /** Time the last open spent in recovery, and the journal records it replayed. */
+  recoveryMs: number;
+  recordsReplayed: number;
+  /** True once a write or fdatasync failed: writes fail until the database is reopened. */
+  poisoned: boolean;
+}
+
+export function tableInfosFromJson(json: string): TableInfo[] {
+  const tables = JSON.parse(json) as { name: string; primary_key: string; documents: number; bytes: number }[];
+  return tables.map((t) => ({ name: t.name, primaryKey: t.primary_key, documents: t.documents, bytes: t.bytes }));
+}
+
+/** The engine's snake_case stats, camelCased; fields the engine adds later come through too. */
+export function statsFromJson(json: string): EngineStats {
+  const raw = JSON.parse(json) as Record<string, unknown>;
+  const stats: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    stats[name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = value;
+  }
+  return stats as unknown as EngineStats;
+}

@@ -1,0 +1,145 @@
+/**
+ * A table of one open database. Obtained with `db.table(name)`; creating one does no I/O, and a
+ * missing table surfaces as `WHARF_TABLE_NOT_FOUND` on use.
+ */
+import {
+  CONFLICT_CODE,
+  DURABILITY_CODE,
+  FORMAT_CODE,
+  type Conflict,
+  type DocFormat,
+  type Durability,
+  type Key,
+} from './binding.ts';
+import { invalidArgument } from './errors.ts';
+import type { Handle } from './handle.ts';
+import {
+  bulkData,
+  checkKey,
+  checkKeys,
+  deleteOptions,
+  describe,
+  scanOptions,
+  writeOptions,
+  type DeleteOptions,
+  type ScanOptions,
+  type WriteOptions,
+} from './options.ts';
+import type { WriteResult } from './results.ts';
+
+/** A JSON document. `any` values, as MongoDB's driver does, so interfaces are assignable to it. */
+export type Document = Record<string, any>;
+
+export class Table<Doc extends object = Document> {
+  readonly name: string;
+  readonly #handle: Handle;
+
+  /** @internal Use `db.table(name)`. */
+  constructor(handle: Handle, name: string) {
+    this.#handle = handle;
+    this.name = name;
+  }
+
+  /**
+   * Inserts one document or an array of them. A bad document (not an object, a bad key, a
+   * duplicate key with `conflict: 'error'`) is reported in `document_errors`; the rest are written.
+   */
+  async insert(docs: Doc | readonly Doc[], options?: WriteOptions): Promise<WriteResult> {
+    const { durability, conflict } = writeOptions(options, this.#handle.durability);
+    // One JSON text per call: an array goes as a JSON array, a single document as one NDJSON line
+    // (JSON.stringify never emits a raw newline), so the engine parses it without a copy.
+    const [text, format]: [string, DocFormat] = Array.isArray(docs)
+      ? [stringifyArray(docs), 'json']
+      : [stringifyOne(docs), 'ndjson'];
+    return this.#insert(text, format, durability, conflict);
+  }
+
+  /** Bulk path: NDJSON (one document per line) parsed in Rust. `document_errors` index lines. */
+  async insertNdjson(data: Buffer | Uint8Array | string, options?: WriteOptions): Promise<WriteResult> {
+    const { durability, conflict } = writeOptions(options, this.#handle.durability);
+    return this.#insert(bulkData(data), 'ndjson', durability, conflict);
+  }
+
+  /** Bulk path: one JSON array of documents parsed in Rust. */
+  async insertJsonArray(data: Buffer | Uint8Array | string, options?: WriteOptions): Promise<WriteResult> {
+    const { durability, conflict } = writeOptions(options, this.#handle.durability);
+    return this.#insert(bulkData(data), 'json', durability, conflict);
+  }
+
+  /** The document with this key, or null. */
+  async get(key: Key): Promise<Doc | null> {
+    const k = checkKey(key);
+    return this.#handle.read((native) => native.get(this.name, k));
+  }
+
+  /** The documents with these keys, in the same order, null where absent. */
+  async getMany(keys: readonly Key[]): Promise<(Doc | null)[]> {
+    const ks = checkKeys(keys);
+    return this.#handle.read((native) => native.getMany(this.name, ks));
+  }
+
+  /** Deletes by key; absent keys count as `skipped`. */
+  async delete(keys: Key | readonly Key[], options?: DeleteOptions): Promise<WriteResult> {
+    const ks = Array.isArray(keys) ? checkKeys(keys) : [checkKey(keys, 'keys')];
+    const durability = deleteOptions(options, this.#handle.durability);
+    return this.#handle.request((native, id) => native.delete(id, this.name, ks, DURABILITY_CODE[durability]));
+  }
+
+  /** Documents in key order (numbers before strings), optionally bounded, limited and reversed. */
+  async scan(options?: ScanOptions): Promise<Doc[]> {
+    const r = scanOptions(options);
+    return this.#handle.read((native) =>
+      native.scan(this.name, r.lower, r.lowerInclusive, r.upper, r.upperInclusive, r.limit, r.reverse),
+    );
+  }
+
+  async count(): Promise<number> {
+    return this.#handle.read((native) => native.count(this.name));
+  }
+
+  #insert(
+    data: string | Buffer,
+    format: DocFormat,
+    durability: Durability,
+    conflict: Conflict,
+  ): Promise<WriteResult> {
+    return this.#handle.request((native, id) => {
+      // A large batch is parsed on the libuv pool; its promise never rejects (the answer comes
+      // through the completion callback), so it is not awaited.
+      void native.insert(
+        id,
+        this.name,
+        data,
+        FORMAT_CODE[format],
+        DURABILITY_CODE[durability],
+        CONFLICT_CODE[conflict],
+      );
+    });
+  }
+}
+
+function stringifyOne(doc: unknown): string {
+  const text = stringify(doc, 'docs');
+  if (text === undefined) {
+    throw invalidArgument(`docs must be a document (an object) or an array of documents; got ${describe(doc)}`);
+  }
+  return text;
+}
+
+function stringifyArray(docs: readonly unknown[]): string {
+  try {
+    return JSON.stringify(docs);
+  } catch {
+    // Find the document at fault, for the message.
+    docs.forEach((doc, i) => stringify(doc, `docs[${i}]`));
+    throw invalidArgument('docs cannot be serialized as JSON');
+  }
+}
+
+function stringify(doc: unknown, argument: string): string | undefined {
+  try {
+    return JSON.stringify(doc);
+  } catch (error) {
+    throw invalidArgument(`${argument} cannot be serialized as JSON: ${(error as Error).message}`);
+  }
+}
