@@ -1,0 +1,60 @@
+/**
+ * The HTTP API listener: shared schemas, the OpenAPI document generated from them
+ * (/openapi.json), the error handler, and the route files.
+ */
+import fp from 'fastify-plugin';
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { registerSchemas } from './schemas/index.js';
+import { installErrorHandler } from './error-handler.js';
+import tablesRoutes from './routes/tables.js';
+import documentsRoutes from './routes/documents.js';
+import insertRoute from './routes/insert.js';
+import operationsRoutes from './routes/operations.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** OpenAPI requestBody for a route whose body is not validated (raw bytes for the engine). */
+    openApiBody?: unknown;
+  }
+}
+
+async function httpApi(app: FastifyInstance): Promise<void> {
+  registerSchemas(app);
+  installErrorHandler(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Wharf HTTP API',
+        description:
+          'A durable JSON document store. Durability: `soft` answers when a write is visible, `hard` and `sync` when it is durable.',
+        version: '0.1.0',
+      },
+      tags: [
+        { name: 'tables' }, { name: 'documents' }, { name: 'sync' }, { name: 'operations' },
+      ],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+    transform: ({ schema, url, route }) => {
+      const body = (route.config as { openApiBody?: unknown } | undefined)?.openApiBody;
+      return { schema: (body ? { ...schema, body } : schema) as typeof schema, url };
+    },
+  });
+  app.addHook('onRequest', async () => {
+    app.wharf.counters.httpRequests++;
+  });
+
+  await app.register(tablesRoutes);
+  await app.register(documentsRoutes);
+  await app.register(insertRoute);
+  await app.register(operationsRoutes);
+
+  app.get('/openapi.json', {
+    schema: { hide: true, response: { 200: { type: 'object', additionalProperties: true } } },
+  }, async () => app.swagger());
+}
+
+export default fp(httpApi, { name: 'wharf-http', dependencies: ['wharf-engine'] });

@@ -1,0 +1,8 @@
+/** `@wharf/server`: the Wharf server. See README.md for the API, ports, limits and errors. */
+export { buildServer } from './app.js';
+export { startServer, type ServerHandle, type ListenAddress } from './start.js';
+export { resolveOptions, type ServerOptions, type ResolvedOptions } from './options.js';
+export { defaultLimits, type Limits } from './limits.js';
+export { catalog as errorCatalog, WharfServerError, type ErrorCode } from './errors.js';
+export type { EngineDatabase, EngineTable } from './engine-types.js';
+export { parseArgs, main } from './main.js';

@@ -1,0 +1,32 @@
+/**
+ * Documented limits (README.md "Limits"). Each can be changed through ServerOptions.limits.
+ */
+export const defaultLimits = {
+  /** HTTP request body (insert batches), in bytes. Larger: 413 WHARF_ERR_BODY_TOO_LARGE. */
+  httpBodyBytes: 64 * 1024 * 1024,
+  /** One ws ingest message (header + payload). Larger: error message, then close 1009. */
+  wsMessageBytes: 64 * 1024 * 1024,
+  /** Insert batches in flight per ws connection before the server stops reading from it. */
+  wsInflightBatches: 64,
+  /** Payload bytes in flight per ws connection before the server stops reading from it. */
+  wsInflightBytes: 256 * 1024 * 1024,
+  /** Bytes queued for a client that does not read before it is disconnected (ws and driver port). */
+  outboundBufferBytes: 64 * 1024 * 1024,
+  /** One RethinkDB query frame body. Larger: CLIENT_ERROR, then the connection is closed. */
+  driverQueryBytes: 64 * 1024 * 1024,
+  /** One handshake message on the driver port (JSON + NUL), as in the reference server. */
+  handshakeMessageBytes: 2048,
+  /** Time allowed for the driver handshake to finish. */
+  handshakeTimeoutMs: 20_000,
+  /** Concurrent queries per driver connection; past this the server stops reading from the socket. */
+  driverQueriesInFlight: 1024,
+  /** Rows per cursor batch (and the byte budget of a batch; the first batch gets a quarter). */
+  cursorBatchRows: 1000,
+  cursorBatchBytes: 1024 * 1024,
+  /** Rows returned by one HTTP scan page at most. */
+  scanPageRows: 10_000,
+  /** Elements of an array built in memory by ReQL (order_by without index, materialized selections). */
+  arrayLimit: 100_000,
+} as const;
+
+export type Limits = { -readonly [K in keyof typeof defaultLimits]: number };

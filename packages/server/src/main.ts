@@ -1,0 +1,110 @@
+/**
+ * `npm start` / `tsx packages/server/src/main.ts --data DIR [options]`: run the server until
+ * SIGTERM or SIGINT, then shut down gracefully (stop accepting, answer in-flight work, sync,
+ * close) and exit 0. `wharf serve` calls startServer() directly instead.
+ */
+import { pathToFileURL } from 'node:url';
+import { startServer } from './start.js';
+import type { ServerOptions } from './options.js';
+
+export const USAGE = `Usage: wharf-server --data DIR [options]
+
+  --data DIR            data directory (created if absent)                   required
+  --host ADDR           interface for every listener                          127.0.0.1
+  --http-port N         HTTP API + WebSocket port (0: any free port)          8080
+  --driver-port N|off   RethinkDB driver port (0: any free port)              28015
+  --password TEXT       admin password for the driver port (prefer env WHARF_PASSWORD)
+  --server-name NAME    name reported to drivers                              wharf
+  --log-level LEVEL     fatal|error|warn|info|debug|trace|silent              info
+  --limit NAME=N        change one documented limit (repeatable), e.g. --limit httpBodyBytes=1048576
+  --help                print this help`;
+
+function value(args: string[], i: number, flag: string): string {
+  const v = args[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value`);
+  return v;
+}
+
+function port(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number 0..65535, got ${text}`);
+  return n;
+}
+
+/** Parse command-line arguments (pure; throws Error with a message for the user). */
+export function parseArgs(args: string[]): ServerOptions | 'help' {
+  const opts: ServerOptions = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const next = (): string => {
+      if (inline !== undefined) return inline;
+      const v = value(args, i, flag);
+      i++;
+      return v;
+    };
+    switch (flag) {
+      case '--help': case '-h': return 'help';
+      case '--data': opts.data = next(); break;
+      case '--host': opts.host = next(); break;
+      case '--http-port': opts.httpPort = port(next(), flag); break;
+      case '--driver-port': {
+        const v = next();
+        opts.driverPort = v === 'off' ? false : port(v, flag);
+        break;
+      }
+      case '--password': opts.password = next(); break;
+      case '--server-name': opts.serverName = next(); break;
+      case '--log-level': opts.logger = { level: next() }; break;
+      case '--limit': {
+        const v = next();
+        const eq = v.indexOf('=');
+        const n = Number(v.slice(eq + 1));
+        if (eq <= 0 || !(n > 0)) throw new Error(`--limit takes NAME=N with a positive N, got ${v}`);
+        opts.limits = { ...opts.limits, [v.slice(0, eq)]: n };
+        break;
+      }
+      default: throw new Error(`unknown option ${a}`);
+    }
+  }
+  if (!opts.data) throw new Error('--data DIR is required');
+  return opts;
+}
+
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  let opts: ServerOptions | 'help';
+  try {
+    opts = parseArgs(argv);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (opts === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const handle = await startServer(opts);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    handle.app.log.info({ signal }, 'shutting down');
+    handle.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        handle.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`wharf-server: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}

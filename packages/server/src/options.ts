@@ -1,0 +1,77 @@
+import type { LoggerOptions } from 'pino';
+import type { EngineDatabase, EngineOpenOptions } from './engine-types.js';
+import { defaultLimits, type Limits } from './limits.js';
+
+export interface ServerOptions {
+  /** Data directory of the engine. Required unless `database` is given. */
+  data?: string;
+  /** An already open database (tests, embedding). The server does not close it. */
+  database?: EngineDatabase;
+  /** Options for Database.open (ignored with `database`). */
+  engine?: EngineOpenOptions;
+  /** Interface for every listener. Default 127.0.0.1. */
+  host?: string;
+  /** HTTP + WebSocket port. Default 8080; 0 picks a free port. */
+  httpPort?: number;
+  /** RethinkDB driver port. Default 28015; 0 picks a free port; `false` disables it. */
+  driverPort?: number | false;
+  /** Password of the `admin` user on the driver port. Default: env WHARF_PASSWORD, else empty
+   *  (an empty password is only accepted from loopback addresses). */
+  password?: string;
+  /** Name reported by SERVER_INFO and table status. Default "wharf". */
+  serverName?: string;
+  /** fastify/pino logger: false, true, or pino options. Default: info level to stdout. */
+  logger?: boolean | LoggerOptions;
+  /** Period of the /ws/stats feed. Default 1000 ms. */
+  statsIntervalMs?: number;
+  limits?: Partial<Limits>;
+}
+
+export interface ResolvedOptions {
+  data: string | undefined;
+  database: EngineDatabase | undefined;
+  engine: EngineOpenOptions;
+  host: string;
+  httpPort: number;
+  driverPort: number | false;
+  password: string;
+  serverName: string;
+  logger: boolean | LoggerOptions;
+  statsIntervalMs: number;
+  limits: Limits;
+}
+
+function checkPort(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new TypeError(`${name} must be an integer port 0..65535, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Validate options and fill in defaults. Throws TypeError naming the bad option. */
+export function resolveOptions(opts: ServerOptions): ResolvedOptions {
+  if (opts.database === undefined && (typeof opts.data !== 'string' || opts.data.length === 0)) {
+    throw new TypeError('the data directory is required (option `data`, CLI --data DIR)');
+  }
+  const limits: Limits = { ...defaultLimits };
+  for (const [k, v] of Object.entries(opts.limits ?? {})) {
+    if (!(k in defaultLimits)) throw new TypeError(`unknown limit \`${k}\` (known: ${Object.keys(defaultLimits).join(', ')})`);
+    if (typeof v !== 'number' || !(v > 0)) throw new TypeError(`limit \`${k}\` must be a positive number`);
+    limits[k as keyof Limits] = v;
+  }
+  const statsIntervalMs = opts.statsIntervalMs ?? 1000;
+  if (!(statsIntervalMs > 0)) throw new TypeError('statsIntervalMs must be positive');
+  return {
+    data: opts.data,
+    database: opts.database,
+    engine: opts.engine ?? {},
+    host: opts.host ?? '127.0.0.1',
+    httpPort: checkPort('httpPort', opts.httpPort ?? 8080),
+    driverPort: opts.driverPort === false ? false : checkPort('driverPort', opts.driverPort ?? 28015),
+    password: opts.password ?? process.env.WHARF_PASSWORD ?? '',
+    serverName: opts.serverName ?? 'wharf',
+    logger: opts.logger ?? { level: 'info' },
+    statsIntervalMs,
+    limits,
+  };
+}

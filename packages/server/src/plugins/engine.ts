@@ -1,0 +1,52 @@
+/**
+ * Opens the database (or takes the injected one) and decorates the instance with `db` and
+ * `wharf` (server state). Registered first, so its onClose runs last: after every listener has
+ * stopped accepting, it waits for in-flight writes, syncs, and closes the database it opened.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import type { EngineDatabase, EngineOpenOptions } from '../engine-types.js';
+import type { ServerState } from '../state.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    db: EngineDatabase;
+    wharf: ServerState;
+  }
+}
+
+export interface EnginePluginOptions {
+  state: ServerState;
+}
+
+/** Open the engine lazily, so the server's modules load (and unit tests run) without the addon. */
+export async function openDatabase(dir: string, options: EngineOpenOptions): Promise<EngineDatabase> {
+  const engine = (await import('@wharf/engine')) as unknown as {
+    Database: { open(dir: string, options?: EngineOpenOptions): Promise<EngineDatabase> };
+  };
+  return engine.Database.open(dir, options);
+}
+
+async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions): Promise<void> {
+  const { options } = state;
+  const owned = options.database === undefined;
+  const db = options.database ?? (await openDatabase(options.data as string, options.engine));
+  app.decorate('db', db);
+  app.decorate('wharf', state);
+
+  app.addHook('preClose', async () => {
+    state.closing = true;
+  });
+  app.addHook('onClose', async () => {
+    await state.writes.drain();
+    try {
+      await db.sync();
+    } catch (err) {
+      app.log.error({ err }, 'final sync failed');
+    }
+    if (owned) await db.close();
+    app.log.info('database synced and closed');
+  });
+}
+
+export default fp(enginePlugin, { name: 'wharf-engine', fastify: '5.x' });

@@ -1,0 +1,124 @@
+/**
+ * The RethinkDB driver port as a plugin: a net.Server whose connections speak protocol V1_0
+ * (SCRAM-SHA-256, user `admin`). It decorates the instance with `rethinkdb` (listen, address,
+ * close); startServer() calls listen(). On shutdown it stops accepting and lets every
+ * connection answer the queries it already took before closing it.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import { DriverConnection } from './connection.js';
+import { adminCredentials } from './handshake.js';
+import { Catalog } from './term/catalog.js';
+import { runQuery, type EvaluatorDeps } from './term/evaluator.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    rethinkdb: DriverListener;
+  }
+}
+
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+export class DriverListener {
+  readonly #server: Server;
+  readonly #connections = new Set<DriverConnection>();
+  #listening = false;
+
+  constructor(onConnection: (socket: Socket) => DriverConnection) {
+    this.#server = createServer({ noDelay: true, keepAlive: true }, (socket) => {
+      const conn = onConnection(socket);
+      this.#connections.add(conn);
+      socket.on('close', () => this.#connections.delete(conn));
+    });
+  }
+
+  get connections(): number {
+    return this.#connections.size;
+  }
+
+  listen(port: number, host: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.#server.once('error', onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', onError);
+        this.#listening = true;
+        resolve();
+      });
+    });
+  }
+
+  address(): AddressInfo | null {
+    return this.#listening ? (this.#server.address() as AddressInfo) : null;
+  }
+
+  /** Stop accepting, drain every connection, close them. */
+  async close(): Promise<void> {
+    if (!this.#listening) return;
+    this.#listening = false;
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await Promise.allSettled([...this.#connections].map((c) => c.drain()));
+    await closed;
+  }
+}
+
+async function rethinkdbListener(app: FastifyInstance): Promise<void> {
+  const state = app.wharf;
+  const { options } = state;
+  const credentials = adminCredentials(options.password);
+  const deps: EvaluatorDeps = {
+    db: app.db,
+    catalog: new Catalog(app.db),
+    serverName: options.serverName,
+    serverId: randomUUID(),
+    arrayLimit: options.limits.arrayLimit,
+    trackWrite: (p) => state.writes.track(p),
+    defaultDurability: options.engine.durability ?? 'hard',
+  };
+  const log = app.log.child({ listener: 'rethinkdb' });
+
+  const listener = new DriverListener((socket) => {
+    state.counters.driverConnections++;
+    state.counters.driverConnectionsTotal++;
+    socket.on('close', () => state.counters.driverConnections--);
+    const loopback = isLoopback(socket.remoteAddress);
+    const connDeps: EvaluatorDeps = deps;
+    if (state.closing) {
+      socket.destroy();
+    }
+    return new DriverConnection(socket, {
+      runner: { start: (term, optargs) => runQuery(connDeps, term, optargs) },
+      handshake: {
+        credentials,
+        refuse: () =>
+          options.password === '' && !loopback
+            ? 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.'
+            : null,
+        maxMessageBytes: options.limits.handshakeMessageBytes,
+      },
+      limits: options.limits,
+      serverInfo: { id: deps.serverId, name: options.serverName },
+      log,
+      events: {
+        onHandshake: (ok) => {
+          if (!ok) state.counters.driverHandshakeFailures++;
+        },
+        onQuery: () => state.counters.driverQueries++,
+        onQueryError: () => state.counters.driverErrors++,
+        onBatch: () => state.counters.driverBatches++,
+      },
+    });
+  });
+  app.decorate('rethinkdb', listener);
+  app.addHook('preClose', async () => {
+    state.closing = true;
+    await listener.close();
+  });
+}
+
+export default fp(rethinkdbListener, { name: 'wharf-rethinkdb', dependencies: ['wharf-engine'] });

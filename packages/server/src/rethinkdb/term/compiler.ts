@@ -1,0 +1,225 @@
+/**
+ * Wire JSON → checked AST. A term is `[type, args?, optargs?]`; a JSON object is MAKE_OBJ
+ * (its values are terms); scalars are datums; literal arrays come as MAKE_ARRAY. Subtrees
+ * without terms are folded into one datum, so a document being inserted costs one walk.
+ *
+ * Checked here, before evaluation (COMPILE_ERROR, naming the term): unknown or unsupported
+ * term types, arity, unknown optional arguments, variables out of scope, r.row outside a
+ * one-argument function, ASC/DESC outside ORDER_BY. No I/O, no sockets.
+ */
+import { ReqlCompileError, type Frame } from '../errors.js';
+import type { Datum, DatumObject } from './datum.js';
+import { T, TERM_NAMES, termName } from './names.js';
+
+export interface DatumNode { kind: 'datum'; value: Datum }
+export interface TermNode {
+  kind: 'term';
+  type: number;
+  args: Node[];
+  optargs: Record<string, Node>;
+  /** Backtrace frames from the root to this term. */
+  bt: Frame[];
+}
+export interface FuncNode { kind: 'func'; params: number[]; body: Node; bt: Frame[] }
+export interface VarNode { kind: 'var'; id: number; bt: Frame[] }
+export interface ObjNode { kind: 'obj'; fields: Record<string, Node>; bt: Frame[] }
+export interface ArrayNode { kind: 'array'; items: Node[]; bt: Frame[] }
+export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode;
+
+interface Spec {
+  min: number;
+  max: number;
+  optargs?: readonly string[];
+}
+
+const WRITE_OPTS = ['durability', 'return_changes', 'non_atomic', 'ignore_write_hook'] as const;
+const INF = Number.POSITIVE_INFINITY;
+
+/** Every term Wharf evaluates, with its arity and optional arguments. */
+export const SUPPORTED: Readonly<Record<number, Spec>> = {
+  [T.ERROR]: { min: 0, max: 1 },
+  [T.DB]: { min: 1, max: 1 },
+  [T.TABLE]: { min: 1, max: 2, optargs: ['read_mode', 'identifier_format', 'use_outdated'] },
+  [T.GET]: { min: 2, max: 2 },
+  [T.GET_ALL]: { min: 1, max: INF, optargs: ['index'] },
+  [T.EQ]: { min: 1, max: INF }, [T.NE]: { min: 1, max: INF },
+  [T.LT]: { min: 1, max: INF }, [T.LE]: { min: 1, max: INF },
+  [T.GT]: { min: 1, max: INF }, [T.GE]: { min: 1, max: INF },
+  [T.NOT]: { min: 1, max: 1 },
+  [T.ADD]: { min: 1, max: INF }, [T.SUB]: { min: 1, max: INF },
+  [T.MUL]: { min: 1, max: INF }, [T.DIV]: { min: 1, max: INF }, [T.MOD]: { min: 2, max: 2 },
+  [T.GET_FIELD]: { min: 2, max: 2 },
+  [T.BRACKET]: { min: 2, max: 2 },
+  [T.HAS_FIELDS]: { min: 1, max: INF },
+  [T.PLUCK]: { min: 1, max: INF },
+  [T.WITHOUT]: { min: 1, max: INF },
+  [T.MERGE]: { min: 1, max: INF },
+  [T.KEYS]: { min: 1, max: 1 },
+  [T.MAP]: { min: 2, max: 2 },
+  [T.FILTER]: { min: 2, max: 2, optargs: ['default'] },
+  [T.ORDER_BY]: { min: 1, max: INF, optargs: ['index'] },
+  [T.COUNT]: { min: 1, max: 2 },
+  [T.IS_EMPTY]: { min: 1, max: 1 },
+  [T.NTH]: { min: 2, max: 2 },
+  [T.SKIP]: { min: 2, max: 2 },
+  [T.LIMIT]: { min: 2, max: 2 },
+  [T.TYPE_OF]: { min: 1, max: 1 },
+  [T.UPDATE]: { min: 2, max: 2, optargs: WRITE_OPTS },
+  [T.DELETE]: { min: 1, max: 1, optargs: WRITE_OPTS },
+  [T.REPLACE]: { min: 2, max: 2, optargs: WRITE_OPTS },
+  [T.INSERT]: { min: 2, max: 2, optargs: ['conflict', 'durability', 'return_changes', 'ignore_write_hook'] },
+  [T.DB_CREATE]: { min: 1, max: 1 },
+  [T.DB_DROP]: { min: 1, max: 1 },
+  [T.DB_LIST]: { min: 0, max: 0 },
+  [T.TABLE_CREATE]: { min: 1, max: 2, optargs: ['primary_key', 'shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags', 'durability'] },
+  [T.TABLE_DROP]: { min: 1, max: 2 },
+  [T.TABLE_LIST]: { min: 0, max: 1 },
+  [T.INDEX_LIST]: { min: 1, max: 1 },
+  [T.CONFIG]: { min: 1, max: 1 },
+  [T.STATUS]: { min: 1, max: 1 },
+  [T.WAIT]: { min: 0, max: 1, optargs: ['wait_for', 'timeout'] },
+  [T.SYNC]: { min: 1, max: 1 },
+  [T.FUNCALL]: { min: 1, max: INF },
+  [T.BRANCH]: { min: 3, max: INF },
+  [T.OR]: { min: 0, max: INF },
+  [T.AND]: { min: 0, max: INF },
+  [T.ASC]: { min: 1, max: 1 },
+  [T.DESC]: { min: 1, max: 1 },
+  [T.DEFAULT]: { min: 2, max: 2 },
+  [T.JSON]: { min: 1, max: 1 },
+  [T.ISO8601]: { min: 1, max: 1, optargs: ['default_timezone'] },
+  [T.EPOCH_TIME]: { min: 1, max: 1 },
+  [T.TO_EPOCH_TIME]: { min: 1, max: 1 },
+  [T.NOW]: { min: 0, max: 0 },
+  [T.TIME]: { min: 4, max: 7 },
+  [T.UUID]: { min: 0, max: 1 },
+  [T.MINVAL]: { min: 0, max: 0 },
+  [T.MAXVAL]: { min: 0, max: 0 },
+  [T.BETWEEN]: { min: 3, max: 3, optargs: ['index', 'left_bound', 'right_bound'] },
+};
+
+function arityText(spec: Spec): string {
+  const plural = (n: number): string => `${n} argument${n === 1 ? '' : 's'}`;
+  if (spec.min === spec.max) return plural(spec.min);
+  if (spec.max === INF) return `${spec.min} or more arguments`;
+  return `between ${spec.min} and ${spec.max} arguments`;
+}
+
+interface Scope {
+  /** Parameter ids of each enclosing FUNC, innermost last. */
+  funcs: number[][];
+  /** Nesting depth inside ORDER_BY arguments (ASC/DESC are allowed there only). */
+  orderByArg: boolean;
+}
+
+export function compile(wire: unknown): Node {
+  return compileNode(wire, [], { funcs: [], orderByArg: false });
+}
+
+function isConst(n: Node): n is DatumNode {
+  return n.kind === 'datum';
+}
+
+function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
+  if (wire === null || typeof wire !== 'object') {
+    if (typeof wire === 'number' && !Number.isFinite(wire)) throw new ReqlCompileError('Non-finite number in query.', bt);
+    return { kind: 'datum', value: wire as Datum };
+  }
+  if (!Array.isArray(wire)) return compileObject(wire as Record<string, unknown>, bt, scope);
+
+  if (wire.length < 1 || wire.length > 3) {
+    throw new ReqlCompileError(`Expected between 1 and 3 elements in a raw term, but found ${wire.length}.`, bt);
+  }
+  const type = wire[0];
+  if (typeof type !== 'number' || !Number.isInteger(type)) throw new ReqlCompileError(`Expected a TermType as a number, but found ${JSON.stringify(type)}.`, bt);
+  let rawArgs: unknown[] = [];
+  let rawOptargs: Record<string, unknown> = {};
+  for (const part of wire.slice(1)) {
+    if (Array.isArray(part)) rawArgs = part;
+    else if (part !== null && typeof part === 'object') rawOptargs = part as Record<string, unknown>;
+    else throw new ReqlCompileError(`Expected an array of arguments or an object of optional arguments in a raw term, but found ${JSON.stringify(part)}.`, bt);
+  }
+
+  switch (type) {
+    case T.DATUM:
+      return { kind: 'datum', value: (rawArgs[0] ?? null) as Datum };
+    case T.MAKE_ARRAY: {
+      const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], scope));
+      if (items.every(isConst)) return { kind: 'datum', value: items.map((n) => n.value) };
+      return { kind: 'array', items, bt };
+    }
+    case T.MAKE_OBJ:
+      return compileObject(rawOptargs, bt, scope);
+    case T.VAR: {
+      const id = rawArgs[0];
+      if (typeof id !== 'number' || !scope.funcs.some((f) => f.includes(id))) throw new ReqlCompileError('Variable name not found.', bt);
+      return { kind: 'var', id, bt };
+    }
+    case T.IMPLICIT_VAR: {
+      const inner = scope.funcs[scope.funcs.length - 1];
+      if (inner === undefined || inner.length !== 1) throw new ReqlCompileError('r.row is not defined in this context.', bt);
+      return { kind: 'var', id: inner[0] as number, bt };
+    }
+    case T.FUNC: {
+      if (rawArgs.length !== 2) throw new ReqlCompileError(`Expected 2 arguments but found ${rawArgs.length}.`, bt);
+      const paramsNode = compileNode(rawArgs[0], [...bt, 0], scope);
+      const params = isConst(paramsNode) ? paramsNode.value : null;
+      if (!Array.isArray(params) || !params.every((p) => typeof p === 'number' && Number.isInteger(p) && p >= 0)) {
+        throw new ReqlCompileError('FUNC parameters must be an array of non-negative integers.', bt);
+      }
+      const inner: Scope = { funcs: [...scope.funcs, params as number[]], orderByArg: false };
+      return { kind: 'func', params: params as number[], body: compileNode(rawArgs[1], [...bt, 1], inner), bt };
+    }
+  }
+
+  const spec = SUPPORTED[type];
+  if (spec === undefined) {
+    if (TERM_NAMES[type] === undefined) throw new ReqlCompileError(`Unrecognized TermType: ${type}.`, bt);
+    throw new ReqlCompileError(`Wharf does not support the term ${termName(type)} (${type}).`, bt);
+  }
+  if ((type === T.ASC || type === T.DESC) && !scope.orderByArg) {
+    throw new ReqlCompileError(`${termName(type)} may only be used as an argument to ORDER_BY or UNION.`, bt);
+  }
+  if (rawArgs.length < spec.min || rawArgs.length > spec.max) {
+    throw new ReqlCompileError(`Expected ${arityText(spec)} but found ${rawArgs.length}.`, bt);
+  }
+  const allowed = spec.optargs ?? [];
+  for (const k of Object.keys(rawOptargs)) {
+    if (!allowed.includes(k)) throw new ReqlCompileError(`Unrecognized optional argument \`${k}\`.`, bt);
+  }
+  const args = rawArgs.map((a, i) => {
+    const argScope = type === T.ORDER_BY && i > 0 ? { ...scope, orderByArg: true } : scope.orderByArg ? { ...scope, orderByArg: false } : scope;
+    return compileNode(a, [...bt, i], argScope);
+  });
+  const optargs: Record<string, Node> = {};
+  for (const [k, v] of Object.entries(rawOptargs)) {
+    const optScope = type === T.ORDER_BY && k === 'index' ? { ...scope, orderByArg: true } : scope;
+    optargs[k] = compileNode(v, [...bt, k], optScope);
+  }
+  return { kind: 'term', type, args, optargs, bt };
+}
+
+function compileObject(obj: Record<string, unknown>, bt: Frame[], scope: Scope): Node {
+  // Fast path: an object with no arrays anywhere below is a datum as it stands.
+  if (isPureDatum(obj)) return { kind: 'datum', value: obj as DatumObject };
+  const fields: Record<string, Node> = {};
+  let constant = true;
+  for (const [k, v] of Object.entries(obj)) {
+    const n = compileNode(v, [...bt, k], scope);
+    fields[k] = n;
+    if (!isConst(n)) constant = false;
+  }
+  if (constant) {
+    const value: DatumObject = {};
+    for (const [k, n] of Object.entries(fields)) value[k] = (n as DatumNode).value;
+    return { kind: 'datum', value };
+  }
+  return { kind: 'obj', fields, bt };
+}
+
+function isPureDatum(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return typeof v !== 'number' || Number.isFinite(v);
+  if (Array.isArray(v)) return false;
+  for (const k in v) if (!isPureDatum((v as Record<string, unknown>)[k])) return false;
+  return true;
+}

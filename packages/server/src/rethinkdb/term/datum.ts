@@ -1,0 +1,196 @@
+/**
+ * ReQL datums: plain JSON values where objects with a `$reql_type$` key are pseudo-types
+ * (TIME, BINARY). Type names, the total order used by comparisons and ORDER_BY, equality,
+ * truthiness, and TIME helpers.
+ */
+import { queryLogic } from '../errors.js';
+
+export type Datum = null | boolean | number | string | Datum[] | { [key: string]: Datum };
+export type DatumObject = { [key: string]: Datum };
+
+export type TimeDatum = DatumObject & {
+  $reql_type$: 'TIME';
+  epoch_time: number;
+  timezone: string;
+};
+
+export function isObject(v: unknown): v is DatumObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+export function isPlainObject(v: Datum): v is DatumObject {
+  return isObject(v) && !('$reql_type$' in v);
+}
+
+export function isTime(v: unknown): v is TimeDatum {
+  return isObject(v) && v.$reql_type$ === 'TIME';
+}
+
+/** RethinkDB's name of a datum's type (as in TYPE_OF and in error messages). */
+export function datumTypeName(v: Datum): string {
+  if (v === null) return 'NULL';
+  switch (typeof v) {
+    case 'boolean': return 'BOOL';
+    case 'number': return 'NUMBER';
+    case 'string': return 'STRING';
+  }
+  if (Array.isArray(v)) return 'ARRAY';
+  const rt = (v as DatumObject).$reql_type$;
+  return typeof rt === 'string' ? `PTYPE<${rt}>` : 'OBJECT';
+}
+
+/** Only `false` and `null` are falsy. */
+export function truthy(v: Datum): boolean {
+  return v !== false && v !== null;
+}
+
+function rank(v: Datum): number {
+  if (v === null) return 4;
+  switch (typeof v) {
+    case 'boolean': return 3;
+    case 'number': return 5;
+    case 'string': return 8;
+  }
+  if (Array.isArray(v)) return 1;
+  const rt = (v as DatumObject).$reql_type$;
+  if (rt === 'BINARY') return 2;
+  if (typeof rt === 'string') return 7;
+  return 6;
+}
+
+function compareStrings(a: string, b: string): number {
+  // UTF-8 byte order is code point order; JS `<` compares UTF-16 units, which differs only
+  // around surrogates.
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.codePointAt(i) as number;
+    const cb = b.codePointAt(i) as number;
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    if (ca > 0xffff) i++;
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+/**
+ * The total order: arrays < BINARY < booleans < null < numbers < objects < TIME (and other
+ * pseudo-types) < strings. Arrays compare element-wise, objects by sorted keys then values.
+ */
+export function compareDatums(a: Datum, b: Datum): number {
+  const ra = rank(a);
+  const rb = rank(b);
+  if (ra !== rb) return ra < rb ? -1 : 1;
+  switch (ra) {
+    case 3: return a === b ? 0 : a ? 1 : -1;
+    case 4: return 0;
+    case 5: return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+    case 8: return compareStrings(a as string, b as string);
+    case 1: {
+      const x = a as Datum[];
+      const y = b as Datum[];
+      const n = Math.min(x.length, y.length);
+      for (let i = 0; i < n; i++) {
+        const c = compareDatums(x[i] as Datum, y[i] as Datum);
+        if (c !== 0) return c;
+      }
+      return x.length - y.length < 0 ? -1 : x.length > y.length ? 1 : 0;
+    }
+    case 7: {
+      const x = a as DatumObject;
+      const y = b as DatumObject;
+      if (isTime(x) && isTime(y)) return x.epoch_time < y.epoch_time ? -1 : x.epoch_time > y.epoch_time ? 1 : 0;
+      return compareObjects(x, y);
+    }
+    case 2:
+      return compareStrings(String((a as DatumObject).data), String((b as DatumObject).data));
+    default:
+      return compareObjects(a as DatumObject, b as DatumObject);
+  }
+}
+
+function compareObjects(x: DatumObject, y: DatumObject): number {
+  const kx = Object.keys(x).sort(compareStrings);
+  const ky = Object.keys(y).sort(compareStrings);
+  const n = Math.min(kx.length, ky.length);
+  for (let i = 0; i < n; i++) {
+    const c = compareStrings(kx[i] as string, ky[i] as string);
+    if (c !== 0) return c;
+    const v = compareDatums(x[kx[i] as string] as Datum, y[ky[i] as string] as Datum);
+    if (v !== 0) return v;
+  }
+  return kx.length < ky.length ? -1 : kx.length > ky.length ? 1 : 0;
+}
+
+export function datumsEqual(a: Datum, b: Datum): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  return compareDatums(a, b) === 0;
+}
+
+/** Pretty JSON as the reference server prints it in messages (tab-indented). */
+export function pretty(v: Datum | undefined): string {
+  return JSON.stringify(v ?? null, null, '\t');
+}
+
+// ---- TIME ----
+
+function tzString(offsetMinutes: number): string {
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+export function makeTime(epochSeconds: number, timezone = '+00:00'): TimeDatum {
+  return { $reql_type$: 'TIME', epoch_time: Math.round(epochSeconds * 1000) / 1000, timezone };
+}
+
+/** Parse a timezone `Z`, `+HH:MM`, `+HHMM` or `+HH` into minutes east of UTC. */
+export function parseTimezone(tz: string): number {
+  if (tz === 'Z' || tz === 'z') return 0;
+  const m = /^([+-])(\d{2})(?::?(\d{2}))?$/.exec(tz);
+  if (!m) throw queryLogic(`Invalid timezone string \`${tz}\`.`);
+  const minutes = Number(m[2]) * 60 + Number(m[3] ?? 0);
+  if (minutes > 24 * 60) throw queryLogic(`Invalid timezone string \`${tz}\`.`);
+  return m[1] === '-' ? -minutes : minutes;
+}
+
+export function normalizeTimezone(tz: string): string {
+  return tzString(parseTimezone(tz));
+}
+
+/**
+ * ISO 8601 (term 99): dates `YYYY-MM-DD` / `YYYYMMDD`, optional `T` time `hh:mm[:ss[.fff]]`,
+ * optional timezone (else `default_timezone`, else an error, as in the reference server).
+ */
+export function parseIso8601(text: string, defaultTimezone?: string): TimeDatum {
+  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:\.(\d+))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
+  if (!m) throw queryLogic(`Invalid date string \`${text}\`.`);
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', tz] = m;
+  const zone = tz ?? defaultTimezone;
+  if (zone === undefined) throw queryLogic(`ISO 8601 string has no time zone, and no default time zone was provided.`);
+  const offset = parseTimezone(zone);
+  const utcMs = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+  if (Number.isNaN(utcMs) || Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31) {
+    throw queryLogic(`Invalid date string \`${text}\`.`);
+  }
+  const seconds = utcMs / 1000 + (frac ? Number(`0.${frac}`) : 0) - offset * 60;
+  return makeTime(seconds, tzString(offset));
+}
+
+/** Check a TIME pseudo-type from the wire: both fields required, nothing else. */
+export function validateTime(v: DatumObject): TimeDatum {
+  for (const k of Object.keys(v)) {
+    if (k !== '$reql_type$' && k !== 'epoch_time' && k !== 'timezone') throw queryLogic(`Invalid time object constructed (unknown field \`${k}\`).`);
+  }
+  if (typeof v.epoch_time !== 'number') throw queryLogic('Invalid time object constructed (no field `epoch_time`).');
+  if (typeof v.timezone !== 'string') throw queryLogic('Invalid time object constructed (no field `timezone`).');
+  return makeTime(v.epoch_time, normalizeTimezone(v.timezone));
+}
+
+/** TIME term (136): (year, month, day[, hour, minute, second], timezone). */
+export function timeFromParts(parts: number[], timezone: string): TimeDatum {
+  const [y, mo, d, h = 0, mi = 0, s = 0] = parts as [number, number, number, number?, number?, number?];
+  const offset = parseTimezone(timezone);
+  const ms = Date.UTC(y, mo - 1, d, h, mi, 0) + s * 1000;
+  return makeTime(ms / 1000 - offset * 60, tzString(offset));
+}

@@ -1,0 +1,109 @@
+/** Object operations: pluck/without paths, merge, has_fields, filter-object matching. */
+import { nonExistence, queryLogic } from '../errors.js';
+import { datumsEqual, datumTypeName, isPlainObject, pretty, type Datum, type DatumObject } from './datum.js';
+
+/** A selector: true (take the whole field) or nested selectors. */
+type Selector = true | Map<string, Selector>;
+
+/** Turn pluck/without arguments (strings, arrays of paths, nested objects) into a selector tree. */
+export function buildSelector(paths: Datum[]): Map<string, Selector> {
+  const root = new Map<string, Selector>();
+  const add = (into: Map<string, Selector>, p: Datum): void => {
+    if (typeof p === 'string') {
+      into.set(p, true);
+    } else if (Array.isArray(p)) {
+      for (const q of p) add(into, q);
+    } else if (isPlainObject(p)) {
+      for (const [k, v] of Object.entries(p)) {
+        if (v === true) {
+          into.set(k, true);
+        } else if (v === false) {
+          continue;
+        } else {
+          const existing = into.get(k);
+          const child = existing instanceof Map ? existing : new Map<string, Selector>();
+          if (existing !== true) {
+            add(child, v);
+            into.set(k, child);
+          }
+        }
+      }
+    } else {
+      throw queryLogic(`Invalid path argument \`${JSON.stringify(p)}\`.`);
+    }
+  };
+  for (const p of paths) add(root, p);
+  return root;
+}
+
+export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
+  if (!isPlainObject(obj)) throw queryLogic(`Cannot perform pluck on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
+  const out: DatumObject = {};
+  for (const [k, s] of sel) {
+    if (!(k in obj)) continue;
+    const v = obj[k] as Datum;
+    if (s === true) out[k] = v;
+    else if (isPlainObject(v)) out[k] = pluck(v, s);
+    else if (Array.isArray(v)) out[k] = v.filter(isPlainObject).map((x) => pluck(x, s));
+  }
+  return out;
+}
+
+export function without(obj: Datum, sel: Map<string, Selector>): Datum {
+  if (!isPlainObject(obj)) throw queryLogic(`Cannot perform without on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
+  const out: DatumObject = { ...obj };
+  for (const [k, s] of sel) {
+    if (!(k in out)) continue;
+    if (s === true) delete out[k];
+    else {
+      const v = out[k] as Datum;
+      if (isPlainObject(v)) out[k] = without(v, s);
+    }
+  }
+  return out;
+}
+
+/** RethinkDB's merge/update: nested objects merge recursively; anything else replaces. */
+export function deepMerge(base: Datum, patch: Datum): Datum {
+  if (!isPlainObject(base) || !isPlainObject(patch)) return patch;
+  const out: DatumObject = { ...base };
+  for (const [k, v] of Object.entries(patch)) {
+    const cur = out[k];
+    out[k] = cur !== undefined && isPlainObject(cur) && isPlainObject(v) ? deepMerge(cur, v) : v;
+  }
+  return out;
+}
+
+export function getField(obj: Datum, field: string): Datum {
+  if (!isPlainObject(obj)) {
+    throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
+  }
+  const v = obj[field];
+  if (v === undefined) throw nonExistence(`No attribute \`${field}\` in object:\n${pretty(obj)}`);
+  return v;
+}
+
+/** Does every field of `pred` exist in `row` with an equal value (nested objects recursively)? */
+export function matchesObject(pred: DatumObject, row: Datum): boolean {
+  if (!isPlainObject(row)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(row)}.`);
+  for (const [k, want] of Object.entries(pred)) {
+    const have = row[k];
+    if (have === undefined) throw nonExistence(`No attribute \`${k}\` in object:\n${pretty(row)}`);
+    if (isPlainObject(want)) {
+      if (!matchesObject(want, have)) return false;
+    } else if (!datumsEqual(want, have)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+export function hasFields(obj: Datum, sel: Map<string, Selector>): boolean {
+  if (!isPlainObject(obj)) return false;
+  for (const [k, s] of sel) {
+    const v = obj[k];
+    if (v === undefined || v === null) return false;
+    if (s !== true && !hasFields(v, s)) return false;
+  }
+  return true;
+}

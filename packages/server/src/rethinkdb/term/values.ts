@@ -1,0 +1,96 @@
+/**
+ * Runtime values of the evaluator besides datums: database and table references, sequences
+ * (lazy streams or materialized arrays, optionally a selection of one table's rows), single-row
+ * selections, functions and the MINVAL/MAXVAL bounds. Datums are plain JSON values and never
+ * class instances, so `instanceof` tells the two apart.
+ */
+import type { EngineTable, Key } from '../../engine-types.js';
+import type { Node } from './compiler.js';
+import type { Datum, DatumObject } from './datum.js';
+import { datumTypeName } from './datum.js';
+
+export class DbRef {
+  constructor(readonly name: string) {}
+}
+
+export class TableRef {
+  constructor(
+    readonly db: string,
+    readonly name: string,
+    readonly engineName: string,
+    readonly primaryKey: string,
+    readonly engine: EngineTable,
+  ) {}
+
+  get fullName(): string {
+    return `${this.db}.${this.name}`;
+  }
+}
+
+/**
+ * A sequence. `array` set: materialized (answered as one ATOM at top level). Otherwise a stream
+ * opened by `open()` (answered in batches). `table` set: the rows are whole documents of that
+ * table (a selection), so writes (UPDATE/REPLACE/DELETE) may follow.
+ */
+export class Seq {
+  constructor(
+    readonly open: () => AsyncIterator<Datum>,
+    readonly table: TableRef | null,
+    readonly array: Datum[] | null,
+  ) {}
+
+  static fromArray(items: Datum[], table: TableRef | null = null): Seq {
+    return new Seq(() => arrayIterator(items), table, items);
+  }
+
+  static fromStream(open: () => AsyncIterator<Datum>, table: TableRef | null = null): Seq {
+    return new Seq(open, table, null);
+  }
+}
+
+export class SingleSelection {
+  constructor(readonly table: TableRef, readonly key: Key, readonly row: DatumObject | null) {}
+}
+
+export class Env {
+  constructor(readonly parent: Env | null, readonly ids: number[], readonly values: Datum[]) {}
+
+  lookup(id: number): Datum | undefined {
+    for (let e: Env | null = this; e !== null; e = e.parent) {
+      const i = e.ids.indexOf(id);
+      if (i !== -1) return e.values[i] as Datum;
+    }
+    return undefined;
+  }
+}
+
+export class Func {
+  constructor(readonly params: number[], readonly body: Node, readonly env: Env | null) {}
+}
+
+export class Bound {
+  private constructor(readonly which: 'min' | 'max') {}
+  static readonly MIN = new Bound('min');
+  static readonly MAX = new Bound('max');
+}
+
+export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound;
+
+export function isDatumValue(v: Value): v is Datum {
+  return !(v instanceof DbRef || v instanceof TableRef || v instanceof Seq || v instanceof SingleSelection || v instanceof Func || v instanceof Bound);
+}
+
+/** RethinkDB's name of a value's type, as in error messages and TYPE_OF. */
+export function typeName(v: Value): string {
+  if (v instanceof DbRef) return 'DB';
+  if (v instanceof TableRef) return 'TABLE';
+  if (v instanceof SingleSelection) return 'SELECTION<OBJECT>';
+  if (v instanceof Seq) return v.table ? (v.array ? 'SELECTION<ARRAY>' : 'SELECTION<STREAM>') : v.array ? 'ARRAY' : 'STREAM';
+  if (v instanceof Func) return 'FUNCTION';
+  if (v instanceof Bound) return v.which === 'min' ? 'MINVAL' : 'MAXVAL';
+  return datumTypeName(v);
+}
+
+export async function* arrayIterator(items: Datum[]): AsyncGenerator<Datum> {
+  for (const x of items) yield x;
+}

@@ -1,0 +1,422 @@
+/**
+ * INSERT, UPDATE, REPLACE and DELETE on top of the engine's insert/delete. Results have the
+ * reference server's shape: the six counters, plus first_error, generated_keys and changes as
+ * they apply (the engine's document_errors are not part of the ReQL result).
+ *
+ * UPDATE/REPLACE read the selected rows, compute the new documents here and write them back
+ * with conflict "replace" in chunks: one write per chunk, not one per row. They are not atomic
+ * with respect to concurrent writers of the same rows (documented in the README).
+ */
+import type { Durability, Key, WriteResult } from '../../engine-types.js';
+import { ErrorType } from '../protocol.js';
+import { queryLogic, ReqlRuntimeError } from '../errors.js';
+import type { Node, TermNode } from './compiler.js';
+import { datumsEqual, datumTypeName, isPlainObject, pretty, type Datum, type DatumObject } from './datum.js';
+import type { Evaluator } from './evaluator.js';
+import { T } from './names.js';
+import { deepMerge } from './objects.js';
+import { Func, Seq, SingleSelection, TableRef, typeName, type Env, type Value } from './values.js';
+
+/** The evaluator, as seen by the write terms. */
+export type WriteContext = Evaluator;
+
+const CHUNK = 1000;
+
+type Conflict = 'error' | 'replace' | 'update';
+type ReturnChanges = false | true | 'always';
+
+interface Change {
+  new_val: Datum;
+  old_val: Datum;
+  error?: string;
+}
+
+export class ResultBuilder {
+  deleted = 0;
+  errors = 0;
+  inserted = 0;
+  replaced = 0;
+  skipped = 0;
+  unchanged = 0;
+  firstError: string | undefined;
+  generatedKeys: string[] = [];
+  changes: Change[] | undefined;
+
+  constructor(returnChanges: ReturnChanges) {
+    if (returnChanges !== false) this.changes = [];
+  }
+
+  error(message: string): void {
+    this.errors++;
+    this.firstError ??= message;
+  }
+
+  add(r: WriteResult): void {
+    this.deleted += r.deleted;
+    this.errors += r.errors;
+    this.inserted += r.inserted;
+    this.replaced += r.replaced;
+    this.skipped += r.skipped;
+    this.unchanged += r.unchanged;
+    if (r.first_error !== undefined) this.firstError ??= r.first_error;
+    if (r.generated_keys) this.generatedKeys.push(...r.generated_keys);
+  }
+
+  build(): DatumObject {
+    const out: DatumObject = {
+      deleted: this.deleted, errors: this.errors, inserted: this.inserted,
+      replaced: this.replaced, skipped: this.skipped, unchanged: this.unchanged,
+    };
+    if (this.errors > 0 && this.firstError !== undefined) out.first_error = this.firstError;
+    if (this.generatedKeys.length > 0) out.generated_keys = this.generatedKeys;
+    if (this.changes) out.changes = this.changes as unknown as Datum;
+    return out;
+  }
+}
+
+async function durabilityOf(ev: WriteContext, node: TermNode, env: Env | null): Promise<Durability | undefined> {
+  const d = await ev.optDatum(node, 'durability', env);
+  if (d === undefined) return ev.durability;
+  if (d !== 'hard' && d !== 'soft') throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
+  return d;
+}
+
+async function returnChangesOf(ev: WriteContext, node: TermNode, env: Env | null): Promise<ReturnChanges> {
+  const v = await ev.optDatum(node, 'return_changes', env);
+  if (v === undefined || v === false) return false;
+  if (v === true || v === 'always') return v;
+  throw queryLogic(`Invalid return_changes value \`${JSON.stringify(v)}\` (options are true, false and "always").`);
+}
+
+/**
+ * Run an insert with the effective durability, tracked for shutdown. Concurrent hard writes from
+ * many connections share fdatasyncs in the engine's group commit.
+ */
+function durableWrite(ev: WriteContext, durability: Durability | undefined, op: (d: Durability) => Promise<WriteResult>): Promise<WriteResult> {
+  const d = durability ?? ev.deps.defaultDurability;
+  return ev.deps.trackWrite(op(d));
+}
+
+function firstNonSpace(text: string): string {
+  const m = /\S/.exec(text);
+  return m ? m[0] : '';
+}
+
+function keyOf(doc: DatumObject, pk: string): Key | undefined {
+  const k = doc[pk];
+  return typeof k === 'string' || typeof k === 'number' ? k : undefined;
+}
+
+function pkChanged(pk: string, oldRow: DatumObject, newRow: DatumObject): string {
+  return `Primary key \`${pk}\` cannot be changed (\`${pretty(oldRow[pk])}\` -> \`${pretty(newRow[pk])}\`).`;
+}
+
+// ---- INSERT ----
+
+export async function insert(ev: WriteContext, node: TermNode, env: Env | null): Promise<Datum> {
+  const t = await ev.eval(node.args[0] as Node, env);
+  if (!(t instanceof TableRef)) throw queryLogic(`Expected type TABLE but found ${typeName(t)}.`);
+  const durability = await durabilityOf(ev, node, env);
+  const returnChanges = await returnChangesOf(ev, node, env);
+  let conflict: Conflict | Func = 'error';
+  if (node.optargs.conflict !== undefined) {
+    const c = await ev.eval(node.optargs.conflict, env);
+    if (c instanceof Func) conflict = c;
+    else if (c === 'error' || c === 'replace' || c === 'update') conflict = c;
+    else throw queryLogic(`Conflict option \`${JSON.stringify(c)}\` unrecognized (options are "error", "replace" and "update").`);
+  }
+  const conflictOpt = typeof conflict === 'string' ? { conflict } : {};
+
+  // Bulk path: insert(r.json("<text>")) hands the text to the engine's parser unchanged.
+  const docsNode = node.args[1] as Node;
+  if (typeof conflict === 'string' && returnChanges === false && docsNode.kind === 'term' && docsNode.type === T.JSON) {
+    const arg = docsNode.args[0];
+    if (arg?.kind === 'datum' && typeof arg.value === 'string') {
+      const first = firstNonSpace(arg.value);
+      if (first === '[' || first === '{') {
+        const text = first === '[' ? arg.value : `[${arg.value}]`;
+        const result = new ResultBuilder(false);
+        try {
+          result.add(await durableWrite(ev, durability, (d) => t.engine.insertJsonArray(text, { ...conflictOpt, durability: d })));
+        } catch (err) {
+          throw ev.engineError(err, t);
+        }
+        return result.build();
+      }
+    }
+  }
+
+  const value = await ev.eval(docsNode, env);
+  let docs: Datum[];
+  if (value instanceof Seq || value instanceof TableRef) docs = await ev.materialize(ev.seq(value));
+  else {
+    const d = await ev.datum(value);
+    docs = Array.isArray(d) ? d : [d];
+  }
+  for (const d of docs) {
+    if (!isPlainObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
+  }
+  const objects = docs as DatumObject[];
+  const result = new ResultBuilder(returnChanges);
+  if (objects.length === 0) return result.build();
+  if (conflict instanceof Func) {
+    await insertWithConflictFunction(ev, t, objects, conflict, durability, result);
+    return result.build();
+  }
+  const pk = t.primaryKey;
+  let olds: (object | null)[] = [];
+  const keyed = returnChanges !== false ? objects.map((d) => keyOf(d, pk)) : [];
+  try {
+    if (returnChanges !== false) {
+      const present = keyed.filter((k): k is Key => k !== undefined);
+      const found = present.length > 0 ? await t.engine.getMany(present) : [];
+      let j = 0;
+      olds = keyed.map((k) => (k === undefined ? null : (found[j++] ?? null)));
+    }
+    const r = await durableWrite(ev, durability, (d) => t.engine.insert(objects, { ...conflictOpt, durability: d }));
+    result.add(r);
+    if (result.changes) {
+      const failed = new Map((r.document_errors ?? []).map((e) => [e.index, e.message]));
+      const generated = [...(r.generated_keys ?? [])];
+      objects.forEach((doc, i) => {
+        const old = olds[i] as DatumObject | null;
+        let newVal: DatumObject = doc;
+        if (keyed[i] === undefined) newVal = { ...doc, [pk]: generated.shift() ?? null };
+        const error = failed.get(i);
+        if (error !== undefined) {
+          if (returnChanges === 'always') result.changes?.push({ new_val: old, old_val: old, error });
+          return;
+        }
+        if (old && conflict === 'update') newVal = deepMerge(old, doc) as DatumObject;
+        if (old && datumsEqual(old, newVal) && returnChanges !== 'always') return;
+        result.changes?.push({ new_val: newVal, old_val: old });
+      });
+    }
+  } catch (err) {
+    throw ev.engineError(err, t);
+  }
+  return result.build();
+}
+
+async function insertWithConflictFunction(
+  ev: WriteContext, t: TableRef, docs: DatumObject[], resolve: Func, durability: Durability | undefined, result: ResultBuilder,
+): Promise<void> {
+  const pk = t.primaryKey;
+  const keys = docs.map((d) => keyOf(d, pk));
+  const present = keys.filter((k): k is Key => k !== undefined);
+  let found: (object | null)[];
+  try {
+    found = present.length > 0 ? await t.engine.getMany(present) : [];
+  } catch (err) {
+    throw ev.engineError(err, t);
+  }
+  let j = 0;
+  const fresh: DatumObject[] = [];
+  const replacements: DatumObject[] = [];
+  const deletions: Key[] = [];
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i] as DatumObject;
+    const key = keys[i];
+    const old = key === undefined ? null : ((found[j++] ?? null) as DatumObject | null);
+    if (old === null) {
+      fresh.push(doc);
+      continue;
+    }
+    let resolved: Datum;
+    try {
+      resolved = await ev.callDatum(resolve, [key as Key, old, doc]);
+    } catch (err) {
+      if (err instanceof ReqlRuntimeError) {
+        result.error(err.message);
+        continue;
+      }
+      throw err;
+    }
+    if (resolved === null) {
+      deletions.push(key as Key);
+      result.changes?.push({ new_val: null, old_val: old });
+    } else if (!isPlainObject(resolved)) {
+      result.error(`Inserted value must be an OBJECT (got ${datumTypeName(resolved)}):\n${pretty(resolved)}`);
+    } else if (!datumsEqual(resolved[pk] ?? null, old[pk] ?? null)) {
+      result.error(pkChanged(pk, old, resolved));
+    } else if (datumsEqual(resolved, old)) {
+      result.unchanged++;
+    } else {
+      replacements.push(resolved);
+      result.changes?.push({ new_val: resolved, old_val: old });
+    }
+  }
+  const opts = durability ? { durability } : {};
+  try {
+    if (fresh.length > 0) {
+      const r = await ev.deps.trackWrite(t.engine.insert(fresh, { ...opts, conflict: 'error' }));
+      result.add(r);
+      if (result.changes) {
+        const generated = [...(r.generated_keys ?? [])];
+        const failed = new Set((r.document_errors ?? []).map((e) => e.index));
+        fresh.forEach((doc, i) => {
+          const newVal = keyOf(doc, pk) === undefined ? { ...doc, [pk]: generated.shift() ?? null } : doc;
+          if (!failed.has(i)) result.changes?.push({ new_val: newVal, old_val: null });
+        });
+      }
+    }
+    if (replacements.length > 0) result.add(await ev.deps.trackWrite(t.engine.insert(replacements, { ...opts, conflict: 'replace' })));
+    if (deletions.length > 0) result.add(await ev.deps.trackWrite(t.engine.delete(deletions, opts)));
+  } catch (err) {
+    throw ev.engineError(err, t);
+  }
+}
+
+// ---- UPDATE / REPLACE / DELETE ----
+
+interface Selection {
+  table: TableRef;
+  /** Chunks of rows; a missing single row is a chunk holding null. */
+  chunks(): AsyncGenerator<(DatumObject | null)[]>;
+}
+
+function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
+  if (v instanceof SingleSelection) {
+    const row = v.row;
+    return { table: v.table, async *chunks() { yield [row]; } };
+  }
+  const seq = v instanceof TableRef ? ev.tableSeq(v) : v instanceof Seq ? v : null;
+  if (!seq || !seq.table) throw queryLogic(`Expected type SELECTION but found ${typeName(v)}. (${term} works on tables and selections of their rows.)`);
+  return {
+    table: seq.table,
+    async *chunks() {
+      const it = seq.open();
+      try {
+        let chunk: DatumObject[] = [];
+        for (;;) {
+          const r = await it.next();
+          if (r.done) break;
+          chunk.push(r.value as DatumObject);
+          if (chunk.length >= CHUNK) {
+            yield chunk;
+            chunk = [];
+          }
+        }
+        if (chunk.length > 0) yield chunk;
+      } finally {
+        await it.return?.();
+      }
+    },
+  };
+}
+
+async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 'update' | 'replace'): Promise<Datum> {
+  const target = await ev.eval(node.args[0] as Node, env);
+  const sel = selectionOf(ev, target, mode === 'update' ? 'UPDATE' : 'REPLACE');
+  const fn = await ev.eval(node.args[1] as Node, env);
+  const durability = await durabilityOf(ev, node, env);
+  const returnChanges = await returnChangesOf(ev, node, env);
+  const result = new ResultBuilder(returnChanges);
+  const t = sel.table;
+  const pk = t.primaryKey;
+  const opts = durability ? { durability } : {};
+  for await (const chunk of sel.chunks()) {
+    const writes: DatumObject[] = [];
+    const deletions: Key[] = [];
+    const pending: Change[] = [];
+    for (const row of chunk) {
+      let computed: Datum;
+      try {
+        computed = await ev.callDatum(fn, [row]);
+      } catch (err) {
+        if (err instanceof ReqlRuntimeError && err.errorType !== ErrorType.INTERNAL) {
+          result.error(err.message);
+          continue;
+        }
+        throw err;
+      }
+      if (mode === 'update') {
+        if (row === null) {
+          result.skipped++;
+          continue;
+        }
+        if (computed === null) {
+          result.unchanged++;
+          continue;
+        }
+        if (!isPlainObject(computed)) {
+          result.error(`Inserted value must be an OBJECT (got ${datumTypeName(computed)}):\n${pretty(computed)}`);
+          continue;
+        }
+        computed = deepMerge(row, computed);
+      }
+      if (computed === null) {
+        if (row === null) result.skipped++;
+        else {
+          deletions.push(keyOf(row, pk) as Key);
+          pending.push({ new_val: null, old_val: row });
+        }
+        continue;
+      }
+      if (!isPlainObject(computed)) {
+        result.error(`Inserted value must be an OBJECT (got ${datumTypeName(computed)}):\n${pretty(computed)}`);
+        continue;
+      }
+      const next = computed as DatumObject;
+      if (keyOf(next, pk) === undefined) {
+        result.error(`Inserted object must have primary key \`${pk}\`:\n${pretty(next)}`);
+        continue;
+      }
+      if (row !== null && !datumsEqual(row[pk] ?? null, next[pk] ?? null)) {
+        result.error(pkChanged(pk, row, next));
+        continue;
+      }
+      if (row !== null && datumsEqual(row, next)) {
+        result.unchanged++;
+        if (returnChanges === 'always') pending.push({ new_val: next, old_val: row });
+        continue;
+      }
+      writes.push(next);
+      pending.push({ new_val: next, old_val: row });
+    }
+    try {
+      if (writes.length > 0) result.add(await ev.deps.trackWrite(t.engine.insert(writes, { ...opts, conflict: 'replace' })));
+      if (deletions.length > 0) result.add(await ev.deps.trackWrite(t.engine.delete(deletions, opts)));
+    } catch (err) {
+      throw ev.engineError(err, t);
+    }
+    result.changes?.push(...pending);
+  }
+  return result.build();
+}
+
+export function updateRows(ev: WriteContext, node: TermNode, env: Env | null): Promise<Datum> {
+  return rewrite(ev, node, env, 'update');
+}
+
+export function replaceRows(ev: WriteContext, node: TermNode, env: Env | null): Promise<Datum> {
+  return rewrite(ev, node, env, 'replace');
+}
+
+export async function deleteRows(ev: WriteContext, node: TermNode, env: Env | null): Promise<Datum> {
+  const target = await ev.eval(node.args[0] as Node, env);
+  const sel = selectionOf(ev, target, 'DELETE');
+  const durability = await durabilityOf(ev, node, env);
+  const returnChanges = await returnChangesOf(ev, node, env);
+  const result = new ResultBuilder(returnChanges);
+  const t = sel.table;
+  const opts = durability ? { durability } : {};
+  for await (const chunk of sel.chunks()) {
+    const keys: Key[] = [];
+    for (const row of chunk) {
+      if (row === null) {
+        result.skipped++;
+        continue;
+      }
+      keys.push(keyOf(row, t.primaryKey) as Key);
+      result.changes?.push({ new_val: null, old_val: row });
+    }
+    if (keys.length === 0) continue;
+    try {
+      result.add(await ev.deps.trackWrite(t.engine.delete(keys, opts)));
+    } catch (err) {
+      throw ev.engineError(err, t);
+    }
+  }
+  return result.build();
+}

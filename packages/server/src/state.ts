@@ -1,0 +1,84 @@
+/**
+ * Server-wide state shared by the listeners: the resolved options, counters shown by /api/stats
+ * and /metrics, and the tracker of in-flight writes that a graceful shutdown waits for.
+ */
+import type { ResolvedOptions } from './options.js';
+
+export interface ServerCounters {
+  httpRequests: number;
+  httpInsertBatches: number;
+  wsConnections: number;
+  wsConnectionsTotal: number;
+  wsBatches: number;
+  wsDocuments: number;
+  wsErrors: number;
+  statsSubscribers: number;
+  driverConnections: number;
+  driverConnectionsTotal: number;
+  driverHandshakeFailures: number;
+  driverQueries: number;
+  /** Cursor batches sent (first batches and CONTINUE answers). */
+  driverBatches: number;
+  driverErrors: number;
+  documentsInserted: number;
+}
+
+/** Counts writes that were accepted but not yet answered, so shutdown can wait for them. */
+export class InflightWrites {
+  #count = 0;
+  #waiters: (() => void)[] = [];
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Track one write until it settles; returns the same promise. */
+  track<T>(promise: Promise<T>): Promise<T> {
+    this.#count++;
+    const done = (): void => {
+      this.#count--;
+      if (this.#count === 0) {
+        const waiters = this.#waiters;
+        this.#waiters = [];
+        for (const w of waiters) w();
+      }
+    };
+    promise.then(done, done);
+    return promise;
+  }
+
+  /** Resolves once no write is in flight. */
+  drain(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+export class ServerState {
+  readonly options: ResolvedOptions;
+  readonly startedAt = Date.now();
+  readonly writes = new InflightWrites();
+  /** Set when shutdown begins: listeners stop accepting new work. */
+  closing = false;
+  readonly counters: ServerCounters = {
+    httpRequests: 0,
+    httpInsertBatches: 0,
+    wsConnections: 0,
+    wsConnectionsTotal: 0,
+    wsBatches: 0,
+    wsDocuments: 0,
+    wsErrors: 0,
+    statsSubscribers: 0,
+    driverConnections: 0,
+    driverConnectionsTotal: 0,
+    driverHandshakeFailures: 0,
+    driverQueries: 0,
+    driverBatches: 0,
+    driverErrors: 0,
+    documentsInserted: 0,
+  };
+
+  constructor(options: ResolvedOptions) {
+    this.options = options;
+  }
+}

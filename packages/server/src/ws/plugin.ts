@@ -1,0 +1,28 @@
+/**
+ * The WebSocket listener: @fastify/websocket on the HTTP port, with the ingest channel and the
+ * stats feed. On shutdown it answers every command already received before closing (1001).
+ */
+import fp from 'fastify-plugin';
+import websocket from '@fastify/websocket';
+import type { FastifyInstance } from 'fastify';
+import { closeCodes } from '@wharf/wire';
+import ingestRoute, { type IngestRegistry } from './ingest.js';
+import statsFeedRoute from './stats-feed.js';
+
+async function wsListener(app: FastifyInstance): Promise<void> {
+  const registry: IngestRegistry = { connections: new Set() };
+  await app.register(websocket, {
+    options: { maxPayload: app.wharf.options.limits.wsMessageBytes, perMessageDeflate: false },
+    preClose(this: FastifyInstance, done: () => void) {
+      const server = this.websocketServer;
+      Promise.allSettled([...registry.connections].map((c) => c.drain())).then(() => {
+        for (const client of server.clients) client.close(closeCodes.goingAway, 'server shutting down');
+        server.close(() => done());
+      });
+    },
+  });
+  await app.register(ingestRoute, { registry });
+  await app.register(statsFeedRoute);
+}
+
+export default fp(wsListener, { name: 'wharf-ws', dependencies: ['wharf-engine'] });
