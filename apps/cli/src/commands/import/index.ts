@@ -1,0 +1,453 @@
+/**
+ * `wharf import`: the programmatic API the CLI calls. Reads the input in chunks, parses records
+ * (formats/), hands them to the loader with their line and end offset, waits when the loader says
+ * so (bounded memory), writes rejects in input order, keeps the resume checkpoint, and ends with
+ * a summary, a JSON report, an optional chart and an exit status that never claims success when
+ * documents written ≠ documents read − rejected.
+ */
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { createLoader, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
+import type { ImportOptions } from '../../options.js';
+import { writeChart } from './chart.js';
+import {
+  CsvError,
+  CsvParser,
+  JsonArrayError,
+  JsonArrayParser,
+  NdjsonParser,
+  detectFormat,
+  type Emit,
+  type Format,
+  type FormatParser,
+  type StartAt,
+} from './formats/index.js';
+import { Progress } from './progress.js';
+import { RejectsFile } from './rejects.js';
+import { EXIT, figuresOf, summaryText, writeReport, type ImportReport, type ImportStatus } from './report.js';
+import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './resume.js';
+import { openInput } from './source.js';
+import { evaluateThresholds, parseThreshold, type Threshold } from './thresholds.js';
+
+export interface ImportIo {
+  stdin: Readable;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** Whether stderr is a terminal (live progress line). */
+  isTTY: boolean;
+  /** Aborted on Ctrl-C: reading stops, what was read is finished, the checkpoint is kept. */
+  signal?: AbortSignal;
+}
+
+export interface ImportOutcome {
+  exitCode: number;
+  report: ImportReport;
+}
+
+class UsageError extends Error {}
+
+const FIRST_REJECTS_KEPT = 10;
+
+/** The primary-key check of --dry-run (the engine's rule: a key is a string or a number). */
+function validate(doc: DocumentInput, primaryKey: string): string | null {
+  let value: unknown = doc;
+  if (typeof doc === 'string' || doc instanceof Uint8Array) {
+    try {
+      value = JSON.parse(typeof doc === 'string' ? doc : Buffer.from(doc).toString('utf8'));
+    } catch (err) {
+      return `invalid JSON: ${(err as Error).message}`;
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a document must be a JSON object';
+  const key = (value as Record<string, unknown>)[primaryKey];
+  if (key !== undefined && typeof key !== 'string' && typeof key !== 'number') {
+    return `primary key ${JSON.stringify(primaryKey)} must be a string or a number`;
+  }
+  return null;
+}
+
+function makeParser(format: Format, o: ImportOptions, start: StartAt, header?: string[]): FormatParser {
+  switch (format) {
+    case 'ndjson':
+      return new NdjsonParser(start);
+    case 'json':
+      return new JsonArrayParser(start);
+    case 'csv':
+    case 'tsv':
+      return new CsvParser({ delimiter: o.delimiter ?? (format === 'tsv' ? '\t' : ','), types: o.csvTypes, header }, start);
+  }
+}
+
+export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportOutcome> {
+  const startedAt = new Date().toISOString();
+  let thresholds: Threshold[];
+  try {
+    thresholds = o.failIf.map(parseThreshold);
+    parseTarget(o.target);
+    if (o.resume && o.file === '-' && !o.format) throw new Error('--resume from standard input needs --format');
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+
+  // ── input and format ──────────────────────────────────────────────────────────────────────
+  const source = openInput(o.file, io.stdin);
+  const head = await source.head();
+  const format = detectFormat(source.path, head, o.format);
+
+  // ── checkpoint ────────────────────────────────────────────────────────────────────────────
+  const checkpointPath = o.dryRun ? null : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
+  const inputPath = source.path === null ? null : resolve(source.path);
+  let previous: Checkpoint | null = null;
+  if (o.resume && checkpointPath) {
+    previous = readCheckpoint(checkpointPath);
+    if (!previous) {
+      io.stderr.write(`wharf import: no checkpoint at ${checkpointPath}; starting from the beginning\n`);
+    } else {
+      const mismatch =
+        previous.table !== o.table ? `table ${previous.table}` :
+        previous.target !== redact(o.target) ? `target ${previous.target}` :
+        previous.input.path !== inputPath ? `input ${previous.input.path ?? '-'}` :
+        previous.format !== format ? `format ${previous.format}` : null;
+      if (mismatch) throw new UsageError(`checkpoint ${checkpointPath} belongs to another import (${mismatch}); use --checkpoint FILE or start without --resume`);
+      if (source.size !== null && source.size < previous.low.offset) {
+        throw new UsageError(`the input is ${source.size} bytes, shorter than the checkpoint's resume point (byte ${previous.low.offset}): it is not the same input`);
+      }
+    }
+  }
+  const base = previous
+    ? { offset: previous.low.offset, docs: previous.low.docs, written: previous.low.written, rejected: previous.low.rejected, present: previous.low.present }
+    : { offset: 0, docs: 0, written: 0, rejected: 0, present: 0 };
+  const replayUntil = previous ? previous.high.offset : -1;
+
+  // Bytes before the resume point: count lines, and read the CSV header there.
+  let startLine = 1;
+  let header: string[] | undefined;
+  if (base.offset > 0) {
+    const headerParser = format === 'csv' || format === 'tsv' ? makeParser(format, o, { offset: 0, line: 1, resumed: false }) : null;
+    let headerDone = false;
+    await source.prefix(base.offset, (chunk) => {
+      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) startLine++;
+      if (headerParser && !headerDone) {
+        try {
+          headerParser.feed(chunk, () => {
+            headerDone = true;
+          });
+        } catch {
+          // the header is read; what follows it in this prefix may be cut mid-record
+        }
+        if ((headerParser as CsvParser).header) headerDone = true;
+      }
+    });
+    if (headerParser) header = (headerParser as CsvParser).header ?? undefined;
+    if (headerParser && !header) throw new Error('cannot read the CSV header before the resume point');
+  }
+  const start: StartAt = { offset: base.offset, line: startLine, resumed: base.offset > 0 };
+
+  if (previous?.complete) {
+    const report = emptyReport();
+    report.status = 'ok';
+    report.documents = { read: base.docs, written: base.written, rejected: base.rejected, present: base.present, missing: 0 };
+    report.exitCode = base.rejected > 0 ? EXIT.rejects : EXIT.ok;
+    report.status = base.rejected > 0 ? 'rejects' : 'ok';
+    io.stdout.write(`wharf import: ${inputPath ?? '-'} was already imported completely (checkpoint ${checkpointPath}); nothing to do\n`);
+    return { exitCode: report.exitCode, report };
+  }
+
+  // ── rejects and checkpoint writers ────────────────────────────────────────────────────────
+  const rejects = o.rejects ? new RejectsFile(o.rejects, previous ? base.rejected : undefined) : null;
+  const firstRejects: DocumentError[] = [];
+  const clear = io.isTTY ? '\r\x1b[2K' : ''; // erase the progress line first
+  let printedRejects = 0;
+  const onDocumentError = (e: DocumentError) => {
+    rejects?.write(e);
+    if (firstRejects.length < FIRST_REJECTS_KEPT) firstRejects.push(e);
+    if (!rejects && printedRejects < FIRST_REJECTS_KEPT) {
+      printedRejects++;
+      io.stderr.write(`${clear}wharf import: rejected line ${e.line ?? '?'}: ${e.reason.slice(0, 300)}\n`);
+    }
+  };
+
+  const checkpoint = checkpointPath ? new CheckpointWriter(checkpointPath) : null;
+  const state: Checkpoint = {
+    version: 1,
+    input: { path: inputPath, size: source.size },
+    target: redact(o.target),
+    table: o.table,
+    format,
+    low: { offset: base.offset, lastLine: previous?.low.lastLine ?? null, docs: base.docs, written: base.written, rejected: base.rejected, present: base.present },
+    high: previous ? { ...previous.high } : { offset: 0, docs: 0 },
+    rejects: o.rejects ? resolve(o.rejects) : null,
+    complete: false,
+    updatedAt: new Date().toISOString(),
+  };
+  const saveCheckpoint = (sync: boolean) => {
+    if (!checkpoint) return;
+    state.updatedAt = new Date().toISOString();
+    checkpoint.write(state, sync);
+  };
+  saveCheckpoint(true);
+
+  // ── the loader (or the dry-run validator) ─────────────────────────────────────────────────
+  let loader: Loader | null = null;
+  let dry = { read: 0, rejected: 0 };
+  const dryStart = performance.now();
+  if (!o.dryRun) {
+    loader = createLoader({
+      target: o.target,
+      table: o.table,
+      primaryKey: o.primaryKey,
+      batchSize: o.batchSize,
+      batchBytes: o.batchBytes,
+      flushMs: o.flushMs,
+      concurrency: o.concurrency,
+      durability: o.durability,
+      finalSync: o.finalSync,
+      naive: o.naive,
+      conflict: o.conflict,
+      maxErrors: o.maxErrors < 0 ? undefined : o.maxErrors,
+      onDocumentError,
+      onDispatch: (high) => {
+        if (high.offset !== undefined && high.offset > state.high.offset) {
+          state.high = { offset: high.offset, docs: base.docs + high.seq };
+          saveCheckpoint(false);
+        }
+      },
+      onCheckpoint: (mark, durable) => {
+        if (mark.offset !== undefined && mark.seq > 0) {
+          state.low = {
+            offset: mark.offset,
+            lastLine: mark.line ?? null,
+            docs: base.docs + mark.seq,
+            written: base.written + mark.written,
+            rejected: base.rejected + mark.rejected,
+            present: base.present + mark.present,
+          };
+        }
+        saveCheckpoint(durable);
+      },
+      onRetry: (err, attempt, delay) => {
+        io.stderr.write(`${clear}wharf import: retry ${attempt} in ${Math.round(delay)} ms after: ${(err as Error).message}\n`);
+      },
+    });
+  }
+
+  // Open the target (and create the table) before reading, so latency is not charged for it.
+  let openError: { code: string; message: string } | null = null;
+  if (loader) {
+    try {
+      await loader.ready();
+    } catch (err) {
+      openError = { code: (err as { code?: string }).code ?? 'WHARF_ERROR', message: (err as Error).message };
+    }
+  }
+
+  let bytesDone = base.offset;
+  let mustWait = false;
+  const emit: Emit = (doc, line, endOffset, error, raw) => {
+    if (loader) {
+      const meta = { line, offset: endOffset, replay: endOffset <= replayUntil };
+      const ok = doc === null ? loader.reject(error!, { ...meta, raw }) : loader.push(doc, meta);
+      if (!ok) mustWait = true;
+      return ok; // false: the parser pauses after this record until the loader has room
+    }
+    dry.read++;
+    const why = doc === null ? error! : validate(doc, o.primaryKey);
+    if (why) {
+      dry.rejected++;
+      const e: DocumentError = { seq: dry.read - 1, line, offset: endOffset, kind: 'invalid', reason: why };
+      if (doc === null) e.raw = raw;
+      else e.raw = typeof doc === 'string' ? doc : doc instanceof Uint8Array ? Buffer.from(doc).toString('utf8') : JSON.stringify(doc);
+      onDocumentError(e);
+    }
+  };
+
+  const progressMode = o.progress === 'auto' ? (io.isTTY ? 'bar' : 'lines') : o.progress;
+  const progress =
+    loader && progressMode !== 'none'
+      ? new Progress({
+          loader,
+          out: io.stderr,
+          tty: progressMode === 'bar',
+          totalBytes: source.size,
+          bytesDone: () => bytesDone,
+          base: { read: base.docs, rejected: base.rejected },
+        })
+      : null;
+  progress?.start();
+
+  // ── read ──────────────────────────────────────────────────────────────────────────────────
+  const parser = makeParser(format, o, start, header);
+  let inputError: { message: string; line?: number } | null = null;
+  let interrupted = false;
+  let inputDone = false;
+  try {
+    if (openError) throw new LoaderError(openError.code, openError.message);
+    reading: for await (const chunk of source.chunks(base.offset)) {
+      // Backpressure per record: the parser stops after a record the loader had no room for.
+      let off = 0;
+      for (;;) {
+        const used = parser.feed(off === 0 ? chunk : chunk.subarray(off), emit);
+        off += used;
+        bytesDone += used;
+        if (mustWait) {
+          mustWait = false;
+          await loader!.whenWritable();
+        }
+        if (io.signal?.aborted) {
+          interrupted = true;
+          break reading;
+        }
+        if (off >= chunk.length && !parser.pending) break;
+      }
+    }
+    if (!interrupted) {
+      parser.end(emit);
+      inputDone = true;
+    }
+  } catch (err) {
+    if (err instanceof JsonArrayError || err instanceof CsvError) inputError = { message: err.message, line: err.line };
+    else if (err instanceof LoaderError) {
+      // the loader failed (max errors, a fatal target error): end() reports it
+    } else inputError = { message: (err as Error).message };
+  }
+
+  // ── finish ────────────────────────────────────────────────────────────────────────────────
+  let summary: LoadSummary | null = null;
+  let loadError: { code: string; message: string } | null = null;
+  if (loader) {
+    try {
+      summary = await loader.end();
+    } catch (err) {
+      if (err instanceof LoaderError && err.summary) {
+        summary = err.summary;
+        loadError = summary.error ?? { code: String(err.code), message: err.message };
+      } else {
+        loadError = { code: (err as { code?: string }).code ?? 'WHARF_ERROR', message: (err as Error).message };
+      }
+    }
+  }
+  progress?.stop();
+  rejects?.close();
+
+  const report = emptyReport();
+  report.startedAt = startedAt;
+  report.format = format;
+  report.dryRun = o.dryRun;
+  report.input = { path: inputPath, bytes: source.size, bytesRead: bytesDone - base.offset };
+  report.resumed = previous
+    ? { fromOffset: base.offset, fromLine: startLine, documentsBefore: base.docs, resent: Math.max(0, previous.high.docs - base.docs) }
+    : null;
+  if (summary) {
+    Object.assign(report, figuresOf(summary));
+    report.run = { read: summary.documents.read, written: summary.documents.written, rejected: summary.documents.rejected };
+    report.documents = {
+      read: base.docs + summary.documents.read,
+      written: base.written + summary.documents.written,
+      rejected: base.rejected + summary.documents.rejected,
+      present: base.present + summary.documents.present,
+      missing: summary.documents.missing,
+    };
+  } else if (o.dryRun) {
+    const wall = (performance.now() - dryStart) / 1000;
+    report.wallSeconds = Math.round(wall * 1000) / 1000;
+    report.docsPerSec = wall > 0 ? Math.round(dry.read / wall) : 0;
+    report.run = { read: dry.read, written: 0, rejected: dry.rejected };
+    report.documents = { read: dry.read, written: 0, rejected: dry.rejected, present: 0, missing: 0 };
+  } else {
+    report.documents.missing = 0;
+  }
+  report.rejects = { file: o.rejects ? resolve(o.rejects) : null, count: report.documents.rejected, first: firstRejects };
+  report.thresholds = o.dryRun ? [] : evaluateThresholds(thresholds, report);
+
+  const consistent = report.documents.written === report.documents.read - report.documents.rejected;
+  let status: ImportStatus;
+  if (inputError || loadError || (!o.dryRun && !consistent)) status = 'failed';
+  else if (interrupted) status = 'interrupted';
+  else if (o.dryRun) status = 'dry-run';
+  else if (report.thresholds.some((t) => !t.ok)) status = 'thresholds';
+  else if (report.documents.rejected > 0) status = 'rejects';
+  else status = 'ok';
+  report.status = status;
+  report.ok = status === 'ok' || status === 'rejects' || (status === 'dry-run' && report.documents.rejected === 0);
+  report.exitCode =
+    status === 'failed' ? EXIT.failed :
+    status === 'interrupted' ? EXIT.interrupted :
+    status === 'thresholds' ? EXIT.thresholds :
+    status === 'rejects' || (status === 'dry-run' && report.documents.rejected > 0) ? EXIT.rejects : EXIT.ok;
+  report.error = inputError
+    ? { code: 'WHARF_BAD_INPUT', message: inputError.message, ...(inputError.line ? { line: inputError.line } : {}) }
+    : loadError
+      ? loadError
+      : !o.dryRun && !consistent
+        ? { code: 'WHARF_INCOMPLETE', message: `written ${report.documents.written} ≠ read ${report.documents.read} − rejected ${report.documents.rejected}` }
+        : null;
+
+  // The checkpoint is complete only when the whole input was read and every document has an outcome.
+  if (checkpoint) {
+    state.complete = inputDone && status !== 'failed' && status !== 'interrupted';
+    saveCheckpoint(true);
+    checkpoint.close();
+  }
+  report.checkpoint = { path: checkpointPath, complete: state.complete };
+  report.memory = { peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024) };
+  report.finishedAt = new Date().toISOString();
+  report.target = redact(o.target);
+  report.table = o.table;
+  report.options = {
+    primaryKey: o.primaryKey,
+    batchSize: o.naive ? 1 : o.batchSize,
+    batchBytes: o.batchBytes,
+    flushMs: o.naive ? 0 : o.flushMs,
+    concurrency: o.naive ? 1 : o.concurrency,
+    durability: o.naive ? 'hard' : o.durability,
+    finalSync: o.finalSync,
+    naive: o.naive,
+    conflict: o.conflict,
+    maxErrors: o.maxErrors < 0 ? null : o.maxErrors,
+  };
+
+  if (o.report) writeReport(o.report, report);
+  if (o.chart) writeChart(o.chart, report);
+  io.stdout.write(summaryText(report));
+  return { exitCode: report.exitCode, report };
+}
+
+function emptyReport(): ImportReport {
+  const zeroLatency = { count: 0, p50: 0, p90: 0, p99: 0, 'p99.9': 0, max: 0, mean: 0 };
+  return {
+    version: 1,
+    status: 'failed',
+    ok: false,
+    exitCode: EXIT.failed,
+    startedAt: new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+    target: '',
+    table: '',
+    format: '',
+    dryRun: false,
+    input: { path: null, bytes: null, bytesRead: 0 },
+    resumed: null,
+    options: { primaryKey: 'id', batchSize: 0, batchBytes: 0, flushMs: 0, concurrency: 0, durability: 'soft', finalSync: true, naive: false, conflict: 'error', maxErrors: null },
+    documents: { read: 0, written: 0, rejected: 0, present: 0, missing: 0 },
+    run: { read: 0, written: 0, rejected: 0 },
+    wallSeconds: 0,
+    docsPerSec: 0,
+    latencyMs: zeroLatency,
+    batchLatencyMs: zeroLatency,
+    finalSyncMs: null,
+    batches: 0,
+    retries: 0,
+    intervalMs: 1000,
+    intervals: [],
+    intervals10s: [],
+    zeroIntervals: 0,
+    engine: null,
+    thresholds: [],
+    rejects: { file: null, count: 0, first: [] },
+    checkpoint: { path: null, complete: false },
+    memory: { peakRssMB: 0 },
+    error: null,
+  };
+}
+
+export { UsageError };

@@ -1,0 +1,157 @@
+/**
+ * The JSON report (--report FILE.json) and the text summary. The report's schema is documented
+ * in apps/cli/README.md; `version` changes when a field changes meaning or goes away.
+ */
+import { writeFileSync } from 'node:fs';
+import type { DocumentError, LatencyMs, LoadSummary, TargetStats, Interval } from '@wharf/client';
+import type { ThresholdResult } from './thresholds.js';
+import { fmtBytes } from './progress.js';
+
+export type ImportStatus = 'ok' | 'rejects' | 'thresholds' | 'failed' | 'interrupted' | 'dry-run';
+
+/** Exit statuses of `wharf import`. */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  rejects: 3,
+  thresholds: 4,
+  interrupted: 130,
+} as const;
+
+export interface ImportReport {
+  version: 1;
+  status: ImportStatus;
+  /** True only when every document read was written or rejected and nothing failed. */
+  ok: boolean;
+  exitCode: number;
+  startedAt: string;
+  finishedAt: string;
+  target: string;
+  table: string;
+  format: string;
+  dryRun: boolean;
+  input: { path: string | null; bytes: number | null; bytesRead: number };
+  resumed: null | { fromOffset: number; fromLine: number; documentsBefore: number; resent: number };
+  options: {
+    primaryKey: string;
+    batchSize: number;
+    batchBytes: number;
+    flushMs: number;
+    concurrency: number;
+    durability: string;
+    finalSync: boolean;
+    naive: boolean;
+    conflict: string;
+    maxErrors: number | null;
+  };
+  /** Counts over the whole import (all runs, when resumed). written = read − rejected when ok. */
+  documents: { read: number; written: number; rejected: number; present: number; missing: number };
+  /** Counts of this run only. */
+  run: { read: number; written: number; rejected: number };
+  wallSeconds: number;
+  docsPerSec: number;
+  /** Per document: from the moment it was handed to the loader to its acknowledgement. */
+  latencyMs: LatencyMs;
+  batchLatencyMs: LatencyMs;
+  finalSyncMs: number | null;
+  batches: number;
+  retries: number;
+  intervalMs: number;
+  intervals: Interval[];
+  intervals10s: Interval[];
+  zeroIntervals: number;
+  engine: TargetStats | null;
+  thresholds: ThresholdResult[];
+  rejects: { file: string | null; count: number; first: DocumentError[] };
+  checkpoint: { path: string | null; complete: boolean };
+  memory: { peakRssMB: number };
+  error: null | { code: string; message: string; line?: number };
+}
+
+export function writeReport(path: string, report: ImportReport): void {
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+const int = (n: number) => n.toLocaleString('en-US');
+const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+
+/** The human summary printed at the end. */
+export function summaryText(r: ImportReport): string {
+  const d = r.documents;
+  const lines: string[] = [];
+  const verb = r.dryRun ? 'validated' : 'written';
+  const head = r.dryRun
+    ? `${int(d.read)} documents read, ${int(d.read - d.rejected)} valid, ${int(d.rejected)} rejected`
+    : `${int(d.read)} documents read, ${int(d.written)} ${verb}, ${int(d.rejected)} rejected`;
+  lines.push(`wharf import ${r.input.path ?? '-'} → ${r.target} table ${r.table} (${r.format})`);
+  lines.push(`  ${head} in ${r.wallSeconds.toFixed(2)} s — ${int(Math.round(r.docsPerSec))} docs/s`);
+  if (r.resumed) {
+    lines.push(
+      `  resumed at byte ${int(r.resumed.fromOffset)} (line ${int(r.resumed.fromLine)}) after ${int(r.resumed.documentsBefore)} documents; ${int(r.resumed.resent)} re-sent`,
+    );
+  }
+  if (d.present > 0) lines.push(`  ${int(d.present)} of the written were already stored (re-sent after a resume or retry)`);
+  if (!r.dryRun) {
+    const l = r.latencyMs;
+    lines.push(
+      `  latency ms (per document, hand-over → ack): p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  p99.9 ${ms(l['p99.9'])}  max ${ms(l.max)}  mean ${ms(l.mean)}`,
+    );
+    const dur = r.options.naive
+      ? 'naive: one document per insert, hard, one at a time'
+      : `${r.options.durability}${r.options.durability === 'soft' ? (r.options.finalSync ? ' + final sync' : ', no final sync') : ''}; batches of ≤ ${int(r.options.batchSize)} docs / ${fmtBytes(r.options.batchBytes)} / ${r.options.flushMs} ms, ${r.options.concurrency} in flight`;
+    lines.push(`  durability ${dur}`);
+    if (r.finalSyncMs !== null) lines.push(`  final sync ${ms(r.finalSyncMs)} ms`);
+    lines.push(
+      `  intervals ${r.intervals.length} × ${r.intervalMs / 1000} s, ${r.zeroIntervals} with no completion (stalls)${r.retries ? `, ${r.retries} retries` : ''}`,
+    );
+    if (r.engine) {
+      const e = r.engine;
+      lines.push(`  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`);
+    }
+  }
+  if (d.rejected > 0) {
+    lines.push(`  rejected: ${int(d.rejected)}${r.rejects.file ? ` (all in ${r.rejects.file})` : ' (use --rejects FILE to keep them all)'}`);
+    for (const e of r.rejects.first.slice(0, 5)) {
+      lines.push(`    line ${e.line ?? '?'}: ${e.reason.slice(0, 200)}`);
+    }
+  }
+  for (const t of r.thresholds) {
+    lines.push(`  threshold ${t.expr}: ${t.ok ? 'ok' : 'BREACHED'} (actual ${t.actual === null ? 'n/a' : t.actual})`);
+  }
+  if (r.error) lines.push(`  error: ${r.error.message}${r.error.line ? ` (line ${r.error.line})` : ''}`);
+  const verdict: Record<ImportStatus, string> = {
+    ok: 'OK: every document was written',
+    'dry-run': d.rejected === 0 ? 'OK: every document is valid (nothing written: --dry-run)' : 'DRY RUN: some documents are invalid (nothing written)',
+    rejects: 'DONE WITH REJECTS: every document was written or rejected',
+    thresholds: 'THRESHOLDS BREACHED',
+    interrupted: `INTERRUPTED: continue with --resume${r.checkpoint.path ? ` (checkpoint ${r.checkpoint.path})` : ''}`,
+    failed: `FAILED${
+      r.error?.code === 'WHARF_MAX_ERRORS'
+        ? `: stopped after more than ${r.options.maxErrors} rejections; ${int(d.missing)} documents read after that were not sent`
+        : d.missing > 0
+          ? `: ${int(d.missing)} documents have no outcome (not written, not rejected)`
+          : ''
+    }${r.checkpoint.path ? `; fix the cause, then continue with --resume (checkpoint ${r.checkpoint.path})` : ''}`,
+  };
+  lines.push(`  ${verdict[r.status]} (exit ${r.exitCode})`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Fills the report's run figures from a loader summary. */
+export function figuresOf(s: LoadSummary) {
+  return {
+    wallSeconds: s.wallSeconds,
+    docsPerSec: s.docsPerSec,
+    latencyMs: s.latencyMs,
+    batchLatencyMs: s.batchLatencyMs,
+    finalSyncMs: s.finalSyncMs,
+    batches: s.batches,
+    retries: s.retries,
+    intervalMs: s.intervalMs,
+    intervals: s.intervals,
+    intervals10s: s.intervals10s,
+    zeroIntervals: s.zeroIntervals,
+    engine: s.engine,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The `wharf` command: parse (pure) → run the programmatic API → exit status.
+ * bin/wharf.mjs registers tsx and imports this file.
+ */
+import { parse } from './parse.js';
+import { runImport, UsageError } from './commands/import/index.js';
+import { runGen } from './commands/gen/index.js';
+import { runServe } from './commands/serve/index.js';
+import { runBench } from './commands/bench/index.js';
+import { EXIT } from './commands/import/report.js';
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const parsed = parse(argv, env);
+  switch (parsed.command) {
+    case 'output':
+      process.stdout.write(parsed.text);
+      return parsed.exitCode;
+    case 'error':
+      process.stderr.write(`${parsed.message}\n`);
+      return parsed.exitCode;
+    case 'gen':
+      return runGen(parsed.options, process.stdout);
+    case 'serve':
+      return runServe(parsed.options, { stdout: process.stdout, stderr: process.stderr });
+    case 'bench':
+      return runBench(process.stderr);
+    case 'import': {
+      // First Ctrl-C: stop reading, finish what was read, keep the checkpoint. Second: exit now.
+      const ac = new AbortController();
+      const onSigint = () => {
+        if (ac.signal.aborted) process.exit(EXIT.interrupted);
+        ac.abort();
+        process.stderr.write('\nwharf import: interrupted; finishing the batches in flight (Ctrl-C again to quit at once)\n');
+      };
+      process.on('SIGINT', onSigint);
+      process.on('SIGTERM', onSigint);
+      try {
+        const { exitCode } = await runImport(parsed.options, {
+          stdin: process.stdin,
+          stdout: process.stdout,
+          stderr: process.stderr,
+          isTTY: process.stderr.isTTY === true,
+          signal: ac.signal,
+        });
+        return exitCode;
+      } catch (err) {
+        if (err instanceof UsageError) {
+          process.stderr.write(`wharf import: ${err.message}\n`);
+          return EXIT.usage;
+        }
+        process.stderr.write(`wharf import: ${(err as Error).message}\n`);
+        return EXIT.failed;
+      } finally {
+        process.off('SIGINT', onSigint);
+        process.off('SIGTERM', onSigint);
+      }
+    }
+  }
+}

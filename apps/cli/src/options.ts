@@ -1,0 +1,197 @@
+/**
+ * Every command-line option, defined once. parse.ts builds the parser from these tables and
+ * docs.ts renders them as docs/reference/cli.md, so the two cannot drift apart.
+ */
+import type { CsvTypes, Format } from './commands/import/formats/index.js';
+
+export interface ImportOptions {
+  /** Input file, or '-' for standard input. */
+  file: string;
+  table: string;
+  target: string;
+  primaryKey: string;
+  batchSize: number;
+  batchBytes: number;
+  flushMs: number;
+  concurrency: number;
+  durability: 'soft' | 'hard';
+  finalSync: boolean;
+  naive: boolean;
+  conflict: 'error' | 'replace' | 'update';
+  /** Stop once more documents than this were rejected; -1: never. */
+  maxErrors: number;
+  rejects?: string;
+  resume: boolean;
+  checkpoint?: string;
+  report?: string;
+  chart?: string;
+  failIf: string[];
+  dryRun: boolean;
+  format?: Format;
+  delimiter?: string;
+  csvTypes: CsvTypes;
+  progress: 'auto' | 'bar' | 'lines' | 'none';
+}
+
+export interface GenOptions {
+  count: number;
+  size: number;
+  out?: string;
+  format: 'ndjson' | 'json' | 'csv';
+  seed: number;
+  /** Put a bad record every N records (for demos of the rejects file); 0: none. */
+  badEvery: number;
+}
+
+export interface ServeOptions {
+  data: string;
+  host?: string;
+  port?: number;
+  driverPort?: number;
+}
+
+export interface OptionDef<T> {
+  /** Long flag without the dashes, e.g. 'batch-size' (a boolean default-true flag: 'no-final-sync'). */
+  flag: string;
+  key: keyof T & string;
+  /** Placeholder of the value, e.g. '<n>'; absent for a boolean flag. */
+  arg?: string;
+  short?: string;
+  description: string;
+  /** Converts the text given; throws an Error whose message says what is accepted. */
+  parse?: (value: string) => unknown;
+  default?: unknown;
+  /** How the default is shown in help and docs (when it is not just String(default)). */
+  defaultText?: string;
+  choices?: readonly string[];
+  /** May be given several times; the values are collected in an array. */
+  repeatable?: boolean;
+  required?: boolean;
+}
+
+export interface CommandDef<T> {
+  name: string;
+  summary: string;
+  /** e.g. '<file>' — the first positional argument, stored in `argKey`. */
+  argument?: { name: string; key: keyof T & string; description: string };
+  options: OptionDef<T>[];
+  examples: string[];
+}
+
+// ── value parsers ─────────────────────────────────────────────────────────────────────────────
+
+export function parseIntStrict(min: number) {
+  return (v: string): number => {
+    if (!/^-?\d+$/.test(v.trim())) throw new Error(`expected an integer, got ${JSON.stringify(v)}`);
+    const n = Number(v);
+    if (n < min) throw new Error(`must be ≥ ${min}, got ${n}`);
+    return n;
+  };
+}
+
+const BYTE_UNITS: Record<string, number> = {
+  '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1 << 20, g: 1e9, gb: 1e9, gib: 1 << 30,
+};
+
+/** '4MiB', '512k', '1000000' → bytes. */
+export function parseBytes(v: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v);
+  const unit = m ? BYTE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined) throw new Error(`expected a size such as 4MiB, 512k or 1000000, got ${JSON.stringify(v)}`);
+  const n = Math.round(Number(m[1]) * unit);
+  if (n < 64) throw new Error(`must be at least 64 bytes, got ${n}`);
+  return n;
+}
+
+/** '50ms', '1s', '50' (ms) → milliseconds. */
+export function parseMs(v: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(v);
+  if (!m) throw new Error(`expected a duration such as 50ms or 1s, got ${JSON.stringify(v)}`);
+  const f = { ms: 1, s: 1000, m: 60_000 }[(m[2] ?? 'ms').toLowerCase() as 'ms' | 's' | 'm'];
+  return Number(m[1]) * f;
+}
+
+function choice<T extends string>(choices: readonly T[]) {
+  return (v: string): T => {
+    if (!choices.includes(v as T)) throw new Error(`expected one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
+    return v as T;
+  };
+}
+
+// ── wharf import ──────────────────────────────────────────────────────────────────────────────
+
+export const DEFAULT_TARGET_TEXT = 'embedded:./wharf-data (or $WHARF_TARGET)';
+
+export const importCommand: CommandDef<ImportOptions> = {
+  name: 'import',
+  summary: 'Import NDJSON, a JSON array or CSV into a table: batched soft writes, one final sync, per-document latency, a report.',
+  argument: { name: '<file>', key: 'file', description: "Input file, or '-' for standard input." },
+  options: [
+    { flag: 'table', short: 't', key: 'table', arg: '<name>', required: true, description: 'Table to load (created if absent).' },
+    {
+      flag: 'target',
+      key: 'target',
+      arg: '<target>',
+      description: 'Where to load: embedded:DIR (the engine in this process), wharf://host:port (a Wharf server), rethinkdb://[user:pass@]host[:port][,host2…]/db (Wharf\'s driver port or a RethinkDB cluster).',
+      defaultText: DEFAULT_TARGET_TEXT,
+    },
+    { flag: 'primary-key', key: 'primaryKey', arg: '<field>', default: 'id', description: 'Primary key of the table when it is created.' },
+    { flag: 'format', key: 'format', arg: '<format>', choices: ['ndjson', 'json', 'csv', 'tsv'], parse: choice(['ndjson', 'json', 'csv', 'tsv'] as const), description: 'Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte (\'[\' is a JSON array, \'{\' NDJSON); required for standard input that starts otherwise.' },
+    { flag: 'batch-size', key: 'batchSize', arg: '<n>', parse: parseIntStrict(1), default: 5000, description: 'A batch closes at this many documents…' },
+    { flag: 'batch-bytes', key: 'batchBytes', arg: '<size>', parse: parseBytes, default: 4 << 20, defaultText: '4MiB', description: '…or at this many bytes…' },
+    { flag: 'flush-ms', key: 'flushMs', arg: '<ms>', parse: parseMs, default: 50, description: '…or this long after its first document, whichever comes first.' },
+    { flag: 'concurrency', short: 'c', key: 'concurrency', arg: '<n>', parse: parseIntStrict(1), default: 4, description: 'Batches in flight at once. Reading waits for a free slot, so memory stays bounded.' },
+    { flag: 'durability', key: 'durability', arg: '<soft|hard>', choices: ['soft', 'hard'], parse: choice(['soft', 'hard'] as const), default: 'soft', description: 'soft: a batch is acknowledged when visible, and one sync at the end makes everything durable. hard: each batch is acknowledged when durable.' },
+    { flag: 'no-final-sync', key: 'finalSync', default: true, description: 'Skip the final sync (soft writes then reach disk within the engine\'s flush interval). For comparison only.' },
+    { flag: 'naive', key: 'naive', default: false, description: 'One document per insert, hard durability, one at a time: the newbie load, for comparison.' },
+    { flag: 'conflict', key: 'conflict', arg: '<error|replace|update>', choices: ['error', 'replace', 'update'], parse: choice(['error', 'replace', 'update'] as const), default: 'error', description: 'A document whose primary key exists: reject it (error), replace the stored one, or merge into it (update).' },
+    { flag: 'max-errors', key: 'maxErrors', arg: '<n>', parse: parseIntStrict(-1), default: 20, description: 'Stop once more than this many documents were rejected (-1: never stop).' },
+    { flag: 'rejects', key: 'rejects', arg: '<file>', description: 'Write every rejected document to this file: one JSON line each with its line number, byte offset, reason and the raw record.' },
+    { flag: 'resume', key: 'resume', default: false, description: 'Continue an interrupted import from its checkpoint: no document twice, none skipped.' },
+    { flag: 'checkpoint', key: 'checkpoint', arg: '<file>', description: 'The checkpoint file. Default: beside the report (REPORT.checkpoint), else beside an embedded data directory (DIR.TABLE.checkpoint), else ./wharf-import-TABLE.checkpoint.' },
+    { flag: 'report', key: 'report', arg: '<file.json>', description: 'Write the JSON report here (schema in apps/cli/README.md).' },
+    { flag: 'chart', key: 'chart', arg: '<file.html>', description: 'Write a self-contained HTML page with throughput and latency percentiles over time.' },
+    { flag: 'fail-if', key: 'failIf', arg: '<threshold>', repeatable: true, default: [], defaultText: 'none', description: "A k6-style threshold that must hold at the end, else exit 4: --fail-if 'p99<5ms' fails the run when p99 is not below 5 ms. Metrics: p50 p90 p99 p99.9 max mean final_sync wall rate rejected written read missing stalls retries. Repeatable." },
+    { flag: 'dry-run', key: 'dryRun', default: false, description: 'Parse and validate only; write nothing.' },
+    { flag: 'delimiter', key: 'delimiter', arg: '<char>', description: 'CSV field delimiter. Default: \',\' (tab for .tsv).' },
+    { flag: 'csv-types', key: 'csvTypes', arg: '<none|auto|header>', choices: ['none', 'auto', 'header'], parse: choice(['none', 'auto', 'header'] as const), default: 'none', description: 'CSV values: none keeps strings; auto infers numbers, booleans and null and drops empty fields; header reads name:type from each header cell (string, number, int, boolean, json, auto).' },
+    { flag: 'progress', key: 'progress', arg: '<auto|bar|lines|none>', choices: ['auto', 'bar', 'lines', 'none'], parse: choice(['auto', 'bar', 'lines', 'none'] as const), default: 'auto', description: 'Progress on stderr: a live line on a terminal (bar), a YCSB-style line every 10 s otherwise (lines).' },
+  ],
+  examples: [
+    'wharf import people.ndjson --table people',
+    'wharf gen --count 1000000 | wharf import - --table bench --report report.json --chart report.html',
+    "wharf import orders.csv -t orders --csv-types auto --rejects rejects.ndjson --max-errors 100",
+    "wharf import big.json -t t --target wharf://127.0.0.1:8080 --fail-if 'p99<50ms' --fail-if 'rejected==0'",
+    'wharf import big.ndjson -t t --resume',
+  ],
+};
+
+// ── wharf gen ─────────────────────────────────────────────────────────────────────────────────
+
+export const genCommand: CommandDef<GenOptions> = {
+  name: 'gen',
+  summary: 'Write YCSB-like documents (an id and 10 string fields) for demos and benchmarks.',
+  options: [
+    { flag: 'count', short: 'n', key: 'count', arg: '<n>', parse: parseIntStrict(0), required: true, description: 'Number of documents.' },
+    { flag: 'size', key: 'size', arg: '<bytes>', parse: parseBytes, default: 1000, description: 'Approximate size of each document (YCSB: 10 fields of 100 bytes).' },
+    { flag: 'out', short: 'o', key: 'out', arg: '<file>', description: 'Write here instead of standard output.' },
+    { flag: 'format', key: 'format', arg: '<ndjson|json|csv>', choices: ['ndjson', 'json', 'csv'], parse: choice(['ndjson', 'json', 'csv'] as const), default: 'ndjson', description: 'Output format.' },
+    { flag: 'seed', key: 'seed', arg: '<n>', parse: parseIntStrict(0), default: 1, description: 'Random seed: the same seed gives the same documents.' },
+    { flag: 'bad-every', key: 'badEvery', arg: '<n>', parse: parseIntStrict(0), default: 0, description: 'Make every n-th record invalid (to try the rejects file). 0: none.' },
+  ],
+  examples: ['wharf gen --count 100000 > ycsb.ndjson', 'wharf gen -n 1000 --format csv -o sample.csv'],
+};
+
+// ── wharf serve ───────────────────────────────────────────────────────────────────────────────
+
+export const serveCommand: CommandDef<ServeOptions> = {
+  name: 'serve',
+  summary: 'Run a Wharf server (HTTP API, ws ingest, RethinkDB driver port) over a data directory (needs @wharf/server).',
+  options: [
+    { flag: 'data', short: 'd', key: 'data', arg: '<dir>', default: './wharf-data', description: 'Data directory.' },
+    { flag: 'host', key: 'host', arg: '<addr>', description: 'Interface to listen on (server default: 127.0.0.1).' },
+    { flag: 'port', short: 'p', key: 'port', arg: '<port>', parse: parseIntStrict(0), description: 'HTTP and ws port (server default: 8080).' },
+    { flag: 'driver-port', key: 'driverPort', arg: '<port>', parse: parseIntStrict(0), description: 'RethinkDB driver port (server default: 28015).' },
+  ],
+  examples: ['wharf serve --data ./wharf-data --port 8080'],
+};

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CsvParser,
+  JsonArrayParser,
+  NdjsonParser,
+  detectFormat,
+  type FormatParser,
+  type StartAt,
+} from '../src/commands/import/formats/index.js';
+
+interface Rec {
+  doc: unknown;
+  line: number;
+  end: number;
+  error?: string;
+  raw?: string;
+}
+
+function run(make: (start?: StartAt) => FormatParser, input: string | Buffer, chunk: number, start?: StartAt, pause = false): Rec[] {
+  const buf = typeof input === 'string' ? Buffer.from(input) : input;
+  const p = make(start);
+  const out: Rec[] = [];
+  const emit = (doc: unknown, line: number, end: number, error?: string, raw?: string) => {
+    const d = doc instanceof Uint8Array ? Buffer.from(doc).toString() : doc;
+    out.push(error ? { doc: d, line, end, error, raw } : { doc: d, line, end });
+    return !pause; // pause: stop after every record, as under backpressure
+  };
+  for (let i = 0; i < buf.length; i += chunk) {
+    const piece = buf.subarray(i, i + chunk);
+    let off = 0;
+    let rounds = 0;
+    do {
+      off += p.feed(piece.subarray(off), emit);
+      if (++rounds > 1e6) throw new Error('no progress');
+    } while (off < piece.length || p.pending);
+  }
+  p.end(emit);
+  return out;
+}
+
+const CHUNKS = [1, 2, 3, 7, 64, 1 << 20];
+
+/** Every chunking gives the same records, and resuming at any record's end gives the rest. */
+function checkStable(make: (start?: StartAt) => FormatParser, input: string, lineAt: (offset: number) => number) {
+  const whole = run(make, input, 1 << 20);
+  for (const c of CHUNKS) {
+    expect(run(make, input, c)).toEqual(whole);
+    expect(run(make, input, c, undefined, true)).toEqual(whole);
+  }
+  const buf = Buffer.from(input);
+  whole.forEach((r, i) => {
+    const rest = run(make, buf.subarray(r.end), 5, { offset: r.end, line: lineAt(r.end), resumed: true });
+    expect(rest).toEqual(whole.slice(i + 1));
+  });
+  return whole;
+}
+
+function lineAtFn(input: string) {
+  return (offset: number) => Buffer.from(input).subarray(0, offset).toString().split('\n').length;
+}
+
+describe('NDJSON', () => {
+  const input = '{"id":1}\n\n{"id":2,"s":"a\\nb"}\r\n   \n{"id":\n{"id":4}';
+  it('gives each line with its number and end offset, skipping blank lines', () => {
+    const recs = checkStable((s) => new NdjsonParser(s), input, lineAtFn(input));
+    expect(recs).toEqual([
+      { doc: '{"id":1}', line: 1, end: 9 },
+      { doc: '{"id":2,"s":"a\\nb"}', line: 3, end: 31 },
+      { doc: '{"id":', line: 5, end: 42 },
+      { doc: '{"id":4}', line: 6, end: 50 },
+    ]);
+  });
+
+  it('rejects and skips a line longer than the limit', () => {
+    const long = `{"id":1}\n{"x":"${'y'.repeat(100)}"}\n{"id":3}\n`;
+    for (const c of [1, 10, 1000]) {
+      const recs = run((s) => new NdjsonParser(s, 50), long, c);
+      expect(recs.map((r) => [r.line, r.error ?? r.doc])).toEqual([
+        [1, '{"id":1}'],
+        [2, 'line longer than 50 bytes'],
+        [3, '{"id":3}'],
+      ]);
+      expect(recs[1]!.end).toBe(long.indexOf('{"id":3}'));
+    }
+  });
+
+  it('drops a UTF-8 BOM', () => {
+    expect(run((s) => new NdjsonParser(s), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]), 1)).toEqual([
+      { doc: '{"a":1}', line: 1, end: 11 },
+    ]);
+  });
+});
+
+describe('JSON array', () => {
+  const input = '[\n  {"id": 1, "s": "]},\\"{["},\n  {"id": 2,\n   "nested": {"a": [1, {"b": 2}]}},\n  42,\n  "str, with comma",\n  [1,2],\n  {"id": 3}\n]\n';
+  it('streams elements with their first line; rejects non-objects', () => {
+    const recs = checkStable((s) => new JsonArrayParser(s), input, lineAtFn(input));
+    expect(recs.map((r) => [r.line, r.error ?? r.doc])).toEqual([
+      [2, '{"id": 1, "s": "]},\\"{["}'],
+      [3, '{"id": 2,\n   "nested": {"a": [1, {"b": 2}]}}'],
+      [5, 'a document must be a JSON object'],
+      [6, 'a document must be a JSON object'],
+      [7, 'a document must be a JSON object, not an array'],
+      [8, '{"id": 3}'],
+    ]);
+    expect(recs[2]!.raw).toBe('42');
+    expect(recs[3]!.raw).toBe('"str, with comma"');
+  });
+
+  it('accepts an empty array and stops on a broken structure with the line', () => {
+    expect(run((s) => new JsonArrayParser(s), ' [ ] ', 1)).toEqual([]);
+    expect(() => run((s) => new JsonArrayParser(s), '[{"a":1}\n {"b":2}]', 3)).toThrow(/expected ',' or '\]'.*line 2/);
+    expect(() => run((s) => new JsonArrayParser(s), '[{"a":[1}]', 3)).toThrow(/mismatched/);
+    expect(() => run((s) => new JsonArrayParser(s), '[{"a":1},', 3)).toThrow(/closing/);
+    expect(() => run((s) => new JsonArrayParser(s), '[{"a":1', 3)).toThrow(/inside the element/);
+    expect(() => run((s) => new JsonArrayParser(s), '{"a":1}', 3)).toThrow(/expected '\['/);
+  });
+});
+
+describe('CSV', () => {
+  const input = 'id,name,age\n1,Ada,36\n\n2,"Grace\nHopper",85\n3,only-two\n4,"Alan, T",41\n';
+  it('maps records to objects by header, with first lines and offsets; rejects bad field counts', () => {
+    const make = (s?: StartAt) => new CsvParser({ delimiter: ',', types: 'none', header: s?.resumed ? ['id', 'name', 'age'] : undefined }, s);
+    const recs = checkStable(make, input, lineAtFn(input));
+    expect(recs.map((r) => [r.line, r.error ?? r.doc])).toEqual([
+      [2, { id: '1', name: 'Ada', age: '36' }],
+      [4, { id: '2', name: 'Grace\nHopper', age: '85' }],
+      [6, '2 fields, the header has 3'],
+      [7, { id: '4', name: 'Alan, T', age: '41' }],
+    ]);
+    expect(recs[2]!.raw).toBe('3,only-two');
+  });
+
+  it('types columns: auto inference and header types', () => {
+    const auto = run(() => new CsvParser({ delimiter: ',', types: 'auto' }), 'a,b,c,d,e\n1,true,,x,-2.5e3\n', 4);
+    expect(auto[0]!.doc).toEqual({ a: 1, b: true, d: 'x', e: -2500 });
+    const typed = run(
+      () => new CsvParser({ delimiter: ',', types: 'header' }),
+      'id:int,tags:json,ok:boolean,zip:string\n7,"[""a""]",yes,01234\nx,[],no,1\n',
+      100,
+    );
+    expect(typed[0]!.doc).toEqual({ id: 7, tags: ['a'], ok: true, zip: '01234' });
+    expect(typed[1]).toMatchObject({ line: 3, error: 'column "id": "x" is not a number' });
+  });
+
+  it('TSV, and header errors', () => {
+    expect(run(() => new CsvParser({ delimiter: '\t', types: 'none' }), 'a\tb\n"x\ty\n', 100)[0]!.doc).toEqual({ a: '"x', b: 'y' });
+    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,a\n1,2\n', 100)).toThrow(/twice/);
+    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'header' }), 'a:date\n1\n', 100)).toThrow(/unknown type/);
+    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), '', 100)).toThrow(/no header/);
+    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,b\n1,"2\n', 100)).toThrow(/Quote Not Closed/i);
+  });
+});
+
+describe('format detection', () => {
+  it('uses the extension, refined by the first byte', () => {
+    const b = (s: string) => Buffer.from(s);
+    expect(detectFormat('x.ndjson', b('{'))).toBe('ndjson');
+    expect(detectFormat('x.jsonl', b('{'))).toBe('ndjson');
+    expect(detectFormat('x.json', b('  [{'))).toBe('json');
+    expect(detectFormat('x.json', b('{"a":1}\n'))).toBe('ndjson');
+    expect(detectFormat('x.csv', b('a,b'))).toBe('csv');
+    expect(detectFormat('x.tsv', b('a\tb'))).toBe('tsv');
+    expect(detectFormat(null, b('\n['))).toBe('json');
+    expect(detectFormat('x.csv', b('['), 'json')).toBe('json');
+    expect(() => detectFormat(null, b('id,name'))).toThrow(/--format/);
+  });
+});

@@ -1,0 +1,87 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from '../src/parse.js';
+import { renderCliReference } from '../src/docs.js';
+import { importCommand } from '../src/options.js';
+import { parseBytes, parseMs } from '../src/options.js';
+
+describe('parse (pure)', () => {
+  it('reads every import option into a typed object with defaults', () => {
+    const p = parse(['import', 'in.csv', '-t', 'people']);
+    expect(p).toEqual({
+      command: 'import',
+      options: {
+        file: 'in.csv',
+        table: 'people',
+        target: 'embedded:./wharf-data',
+        primaryKey: 'id',
+        batchSize: 5000,
+        batchBytes: 4 << 20,
+        flushMs: 50,
+        concurrency: 4,
+        durability: 'soft',
+        finalSync: true,
+        naive: false,
+        conflict: 'error',
+        maxErrors: 20,
+        resume: false,
+        failIf: [],
+        dryRun: false,
+        csvTypes: 'none',
+        progress: 'auto',
+      },
+    });
+  });
+
+  it('reads the full set of options', () => {
+    const p = parse([
+      'import', '-', '--table', 't', '--target', 'wharf://h:1', '--primary-key', 'key', '--format', 'json',
+      '--batch-size', '10', '--batch-bytes', '64KiB', '--flush-ms', '1s', '--concurrency', '2', '--durability', 'hard',
+      '--no-final-sync', '--naive', '--conflict', 'replace', '--max-errors', '-1', '--rejects', 'r.ndjson', '--resume',
+      '--checkpoint', 'c.ck', '--report', 'r.json', '--chart', 'c.html', '--fail-if', 'p99<5ms', '--fail-if', 'rejected==0',
+      '--dry-run', '--delimiter', ';', '--csv-types', 'header', '--progress', 'lines',
+    ]);
+    expect(p.command).toBe('import');
+    if (p.command !== 'import') return;
+    expect(p.options).toMatchObject({
+      file: '-', target: 'wharf://h:1', primaryKey: 'key', format: 'json', batchSize: 10, batchBytes: 65536, flushMs: 1000,
+      concurrency: 2, durability: 'hard', finalSync: false, naive: true, conflict: 'replace', maxErrors: -1, rejects: 'r.ndjson',
+      resume: true, checkpoint: 'c.ck', report: 'r.json', chart: 'c.html', failIf: ['p99<5ms', 'rejected==0'], dryRun: true,
+      delimiter: ';', csvTypes: 'header', progress: 'lines',
+    });
+  });
+
+  it('takes the default target from WHARF_TARGET', () => {
+    const p = parse(['import', 'x', '-t', 't'], { WHARF_TARGET: 'embedded:/srv/w' });
+    expect(p.command === 'import' && p.options.target).toBe('embedded:/srv/w');
+  });
+
+  it('reports usage errors with exit status 2, help with 0', () => {
+    for (const argv of [['import', 'x'], ['import', 'x', '-t', 't', '--concurrency', '0'], ['import', 'x', '-t', 't', '--conflict', 'ignore'], ['frobnicate']]) {
+      const p = parse(argv);
+      expect(p.command).toBe('error');
+      expect(p.command === 'error' && p.exitCode).toBe(2);
+    }
+    const help = parse(['import', '--help']);
+    expect(help.command).toBe('output');
+    if (help.command === 'output') for (const o of importCommand.options) expect(help.text).toContain(`--${o.flag}`);
+    expect(parse(['gen', '-n', '5'])).toMatchObject({ command: 'gen', options: { count: 5, size: 1000, format: 'ndjson', seed: 1 } });
+    expect(parse(['serve', '-p', '9000'])).toMatchObject({ command: 'serve', options: { port: 9000, data: './wharf-data' } });
+  });
+
+  it('parses sizes and durations', () => {
+    expect(parseBytes('4MiB')).toBe(4 << 20);
+    expect(parseBytes('512k')).toBe(512_000);
+    expect(() => parseBytes('lots')).toThrow();
+    expect(parseMs('250')).toBe(250);
+    expect(parseMs('2s')).toBe(2000);
+  });
+
+  it('docs/reference/cli.md is rendered from the same table, and is up to date', () => {
+    const text = renderCliReference();
+    for (const o of importCommand.options) expect(text).toContain(`--${o.flag}`);
+    const file = resolve(import.meta.dirname, '../../../docs/reference/cli.md');
+    if (existsSync(file)) expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+});

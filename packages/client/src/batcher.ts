@@ -1,0 +1,250 @@
+/**
+ * Builds one batch: the documents' JSON text laid out in the target's payload format (NDJSON
+ * lines, or a JSON array), with what the loader needs to map the engine's answer back to the
+ * input: each document's intended start time, source line and offset, and its byte range in the
+ * payload. The loader decides when a batch closes (count, bytes or time, whichever first).
+ */
+import type { DocumentError } from './types.js';
+
+export type PayloadFormat = 'ndjson' | 'json';
+
+/** A document as the loader accepts it: an object, or its JSON text (string or UTF-8 bytes). */
+export type DocumentInput = object | string | Uint8Array;
+
+export interface Batch {
+  readonly id: number;
+  readonly format: PayloadFormat;
+  /** Seq of the first document (entries are contiguous in the input). */
+  readonly firstSeq: number;
+  /** Documents handed over, including those rejected before sending. */
+  readonly count: number;
+  /** The documents sent, in `format`. */
+  readonly payload: Buffer;
+  /** Documents in the payload. */
+  readonly sent: number;
+  /** Byte offset of each sent document in the payload; `docStart[sent]` is one past the last. */
+  readonly docStart: Uint32Array;
+  /** Per entry: intended start (performance.now() ms), line (NaN = unknown), end offset (NaN). */
+  readonly starts: Float64Array;
+  readonly lines: Float64Array;
+  readonly offsets: Float64Array;
+  /** Sent index → entry index; null when every entry was sent (identity). */
+  readonly entryOf: Int32Array | null;
+  /** Entries rejected before sending (bad JSON text, too large…). */
+  readonly preErrors: DocumentError[];
+  /** The first `replayCount` entries are re-sends: a conflict on them means "already stored". */
+  replayCount: number;
+}
+
+/** The JSON text of sent document `i` of a batch. */
+export function rawOf(batch: Batch, i: number): string {
+  const end = batch.docStart[i + 1]! - 1; // minus the '\n' or ',' that follows it
+  return batch.payload.toString('utf8', batch.docStart[i]!, end);
+}
+
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+const NEWLINE = 0x0a;
+const MAX_RAW_IN_ERROR = 1 << 20;
+
+/** Turns an input document into JSON text on one line, or explains why it cannot be sent. */
+/**
+ * `validate`: check JSON text here (a JSON-array payload fails whole on one bad element, so
+ * targets that take arrays need it); NDJSON targets check each line themselves.
+ */
+export function toJsonText(
+  doc: DocumentInput,
+  validate = false,
+): { text: string | Uint8Array } | { error: string; raw?: string } {
+  if (doc instanceof Uint8Array) {
+    if (!validate && doc.indexOf(NEWLINE) === -1) return { text: doc };
+    return toJsonText(Buffer.from(doc.buffer, doc.byteOffset, doc.byteLength).toString('utf8'), validate);
+  }
+  if (typeof doc === 'string') {
+    if (validate) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(doc);
+      } catch (err) {
+        return { error: `invalid JSON: ${(err as Error).message}`, raw: doc };
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        return { error: 'a document must be a JSON object', raw: doc };
+      }
+      return doc.indexOf('\n') === -1 ? { text: doc } : { text: JSON.stringify(parsed) };
+    }
+    if (doc.indexOf('\n') === -1) return { text: doc };
+    // Text spread over lines (a pretty-printed element): re-encode it on one line.
+    try {
+      return { text: JSON.stringify(JSON.parse(doc)) };
+    } catch (err) {
+      return { error: `invalid JSON: ${(err as Error).message}`, raw: doc };
+    }
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    return { error: 'a document must be a JSON object', raw: String(doc) };
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(doc);
+  } catch (err) {
+    return { error: `cannot be encoded as JSON: ${(err as Error).message}` };
+  }
+  if (text === undefined) return { error: 'cannot be encoded as JSON' };
+  return { text };
+}
+
+export function truncateRaw(raw: string | Uint8Array): string {
+  const s = typeof raw === 'string' ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  return s.length > MAX_RAW_IN_ERROR ? `${s.slice(0, MAX_RAW_IN_ERROR)}…` : s;
+}
+
+export class BatchBuilder {
+  readonly format: PayloadFormat;
+  readonly maxDocs: number;
+  #nextId = 1;
+  #buf: Buffer;
+  #len = 0;
+  #count = 0;
+  #sent = 0;
+  #firstSeq = 0;
+  #replayCount = 0;
+  // Per entry, preallocated for a full batch (grown if a batch holds more entries).
+  #docStart = new Uint32Array(1);
+  #starts = new Float64Array(1);
+  #lines = new Float64Array(1);
+  #offsets = new Float64Array(1);
+  #entryOf: number[] | null = null;
+  #preErrors: DocumentError[] = [];
+
+  constructor(format: PayloadFormat, maxDocs: number, expectedBytes: number) {
+    this.format = format;
+    this.maxDocs = maxDocs;
+    this.#buf = Buffer.allocUnsafe(Math.max(4096, Math.min(expectedBytes, 1 << 20)));
+    this.#reset(0);
+  }
+
+  /** Entries in the open batch (including pre-rejected ones). */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Payload bytes so far. */
+  get bytes(): number {
+    return this.#len;
+  }
+
+  /** Seq of the first entry of the open batch (or of the next entry, when empty). */
+  get firstSeq(): number {
+    return this.#firstSeq;
+  }
+
+  #reset(firstSeq: number): void {
+    this.#firstSeq = firstSeq;
+    this.#len = 0;
+    this.#count = 0;
+    this.#sent = 0;
+    this.#replayCount = 0;
+    const cap = Math.min(this.maxDocs, 1 << 16) + 1;
+    this.#docStart = new Uint32Array(cap);
+    this.#starts = new Float64Array(cap);
+    this.#lines = new Float64Array(cap);
+    this.#offsets = new Float64Array(cap);
+    this.#entryOf = null;
+    this.#preErrors = [];
+    if (this.format === 'json') this.#buf[this.#len++] = OPEN_BRACKET;
+  }
+
+  #ensure(extra: number): void {
+    const need = this.#len + extra + 2;
+    if (need <= this.#buf.length) return;
+    let cap = this.#buf.length * 2;
+    while (cap < need) cap *= 2;
+    const next = Buffer.allocUnsafe(cap);
+    this.#buf.copy(next, 0, 0, this.#len);
+    this.#buf = next;
+  }
+
+  #grow(): void {
+    const cap = this.#starts.length * 2;
+    const g = <T extends Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(cap);
+      b.set(a);
+      return b;
+    };
+    this.#starts = g(this.#starts, (n) => new Float64Array(n));
+    this.#lines = g(this.#lines, (n) => new Float64Array(n));
+    this.#offsets = g(this.#offsets, (n) => new Float64Array(n));
+    this.#docStart = g(this.#docStart, (n) => new Uint32Array(n));
+  }
+
+  #entry(start: number, line: number | undefined, offset: number | undefined, replay: boolean): void {
+    if (replay && this.#replayCount === this.#count) this.#replayCount++;
+    const i = this.#count++;
+    this.#starts[i] = start;
+    this.#lines[i] = line ?? Number.NaN;
+    this.#offsets[i] = offset ?? Number.NaN;
+  }
+
+  /** Appends a document's one-line JSON text (its size is `size` bytes). */
+  append(
+    text: string | Uint8Array,
+    size: number,
+    start: number,
+    line: number | undefined,
+    offset: number | undefined,
+    replay: boolean,
+  ): void {
+    this.#ensure(size);
+    if (this.#count + 1 >= this.#starts.length) this.#grow();
+    this.#docStart[this.#sent] = this.#len;
+    if (typeof text === 'string') this.#len += this.#buf.write(text, this.#len, 'utf8');
+    else {
+      this.#buf.set(text, this.#len);
+      this.#len += size;
+    }
+    if (this.format === 'json') this.#buf[this.#len++] = COMMA;
+    else this.#buf[this.#len++] = NEWLINE;
+    if (this.#entryOf) this.#entryOf.push(this.#count);
+    this.#sent++;
+    this.#entry(start, line, offset, replay);
+  }
+
+  /** Records a document rejected before sending; it keeps its place in the input order. */
+  reject(err: Omit<DocumentError, 'seq'>, start: number, replay: boolean): void {
+    if (!this.#entryOf) this.#entryOf = Array.from({ length: this.#sent }, (_, i) => i);
+    if (this.#count + 1 >= this.#starts.length) this.#grow();
+    this.#preErrors.push({ ...err, seq: this.#firstSeq + this.#count });
+    this.#entry(start, err.line, err.offset, replay);
+  }
+
+  /** Closes the open batch and starts the next one right after it. */
+  seal(): Batch {
+    if (this.format === 'json') {
+      if (this.#sent > 0) this.#buf[this.#len - 1] = CLOSE_BRACKET; // the last ',' becomes ']'
+      else this.#buf[this.#len++] = CLOSE_BRACKET;
+    }
+    // The payload keeps this buffer; the next batch gets a fresh one sized like this one.
+    const payload = this.#buf.subarray(0, this.#len);
+    this.#docStart[this.#sent] = this.#len;
+    const batch: Batch = {
+      id: this.#nextId++,
+      format: this.format,
+      firstSeq: this.#firstSeq,
+      count: this.#count,
+      payload,
+      sent: this.#sent,
+      docStart: this.#docStart.subarray(0, this.#sent + 1),
+      starts: this.#starts.subarray(0, this.#count),
+      lines: this.#lines.subarray(0, this.#count),
+      offsets: this.#offsets.subarray(0, this.#count),
+      entryOf: this.#entryOf ? Int32Array.from(this.#entryOf) : null,
+      preErrors: this.#preErrors,
+      replayCount: this.#replayCount,
+    };
+    this.#buf = Buffer.allocUnsafe(Math.max(4096, this.#len + (this.#len >> 2)));
+    this.#reset(this.#firstSeq + this.#count);
+    return batch;
+  }
+}

@@ -1,0 +1,15 @@
+/** @wharf/client: the batching loader. */
+export { createLoader, resolveLoaderOptions } from './loader.js';
+export type { Loader, LoaderOptions, LoaderProgress, WriteMeta } from './loader.js';
+export { LoaderError, errorCode } from './errors.js';
+export type { LoaderErrorCode } from './errors.js';
+export { parseTarget, createTarget, redact, DEFAULT_TARGET, DEFAULT_WHARF_PORT, DEFAULT_RETHINKDB_PORT } from './targets/target.js';
+export type { Target, TargetSpec, InsertOptions, Payload } from './targets/target.js';
+export { EmbeddedTarget } from './targets/embedded.js';
+export type { EngineDatabase, EngineTable } from './targets/embedded.js';
+export { Inflight } from './inflight.js';
+export { LatencyRecorder, latencyOf, aggregateIntervals } from './latency.js';
+export { DEFAULT_RETRY, backoffDelay, withRetry } from './retry.js';
+export type { RetryOptions } from './retry.js';
+export type { DocumentInput, PayloadFormat } from './batcher.js';
+export type * from './types.js';

@@ -1,0 +1,114 @@
+/**
+ * `embedded:DIR`: the engine in this process. @wharf/engine (and its native addon) is imported
+ * lazily, here and nowhere else, so users of remote targets never load it.
+ * Batches go to the engine's bulk path, `table.insertNdjson`, parsed in Rust.
+ */
+import { LoaderError, errorCode } from '../errors.js';
+import type { TargetStats, WriteResult } from '../types.js';
+import type { InsertOptions, Payload, Target } from './target.js';
+
+/** The part of @wharf/engine's API this target uses (docs/CONTRACTS.md §1). */
+export interface EngineTable {
+  insertNdjson(buf: Buffer | string, opts: InsertOptions): Promise<WriteResult>;
+}
+export interface EngineDatabase {
+  createTable(name: string, opts?: { primaryKey?: string }): Promise<unknown>;
+  table(name: string): EngineTable;
+  sync(): Promise<unknown>;
+  stats(): Record<string, unknown>;
+  close(): Promise<unknown>;
+}
+interface EngineModule {
+  Database: { open(dir: string, options?: Record<string, unknown>): Promise<EngineDatabase> };
+}
+
+const ENGINE_PACKAGE = '@wharf/engine';
+
+/** Loads @wharf/engine, or explains how to get it. */
+export async function loadEngine(): Promise<EngineModule> {
+  try {
+    return (await import(ENGINE_PACKAGE)) as EngineModule;
+  } catch (err) {
+    const missing = errorCode(err) === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(ENGINE_PACKAGE);
+    throw new LoaderError(
+      'WHARF_ENGINE_MISSING',
+      missing
+        ? 'the embedded: target needs the optional package @wharf/engine (npm install @wharf/engine), ' +
+            'or use a remote target (wharf://host:port, rethinkdb://host/db)'
+        : `could not load @wharf/engine: ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+}
+
+export class EmbeddedTarget implements Target {
+  readonly kind = 'embedded' as const;
+  readonly payloadFormat = 'ndjson' as const;
+  readonly url: string;
+  #dir: string | null;
+  #db: EngineDatabase | null;
+  #owned: boolean;
+
+  /** A directory to open (and close at the end), or a Database the caller opened and keeps. */
+  constructor(dirOrDb: string | EngineDatabase) {
+    if (typeof dirOrDb === 'string') {
+      this.#dir = dirOrDb;
+      this.#db = null;
+      this.#owned = true;
+      this.url = `embedded:${dirOrDb}`;
+    } else {
+      this.#dir = null;
+      this.#db = dirOrDb;
+      this.#owned = false;
+      this.url = 'embedded:(open database)';
+    }
+  }
+
+  #handle(): EngineDatabase {
+    if (!this.#db) throw new LoaderError('WHARF_LOADER_CLOSED', 'embedded target is not open');
+    return this.#db;
+  }
+
+  async open(): Promise<void> {
+    if (this.#db) return;
+    const { Database } = await loadEngine();
+    this.#db = await Database.open(this.#dir!);
+  }
+
+  async ensureTable(table: string, primaryKey: string): Promise<void> {
+    try {
+      await this.#handle().createTable(table, { primaryKey });
+    } catch (err) {
+      if (errorCode(err) !== 'WHARF_TABLE_EXISTS') throw err;
+    }
+  }
+
+  insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {
+    return this.#handle().table(table).insertNdjson(payload.bytes, opts);
+  }
+
+  async sync(): Promise<void> {
+    await this.#handle().sync();
+  }
+
+  async stats(): Promise<TargetStats | null> {
+    if (!this.#db) return null;
+    const out: TargetStats = {};
+    for (const [k, v] of Object.entries(this.#db.stats())) {
+      if (typeof v === 'number' || typeof v === 'boolean' || Array.isArray(v)) out[k] = v as TargetStats[string];
+    }
+    return out;
+  }
+
+  /** The in-process engine has no transient failures: an I/O error poisons the handle. */
+  isTransient(): boolean {
+    return false;
+  }
+
+  async close(): Promise<void> {
+    const db = this.#db;
+    if (!db || !this.#owned) return;
+    this.#db = null;
+    await db.close();
+  }
+}

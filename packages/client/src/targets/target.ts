@@ -1,0 +1,141 @@
+/**
+ * The one interface every destination implements: the embedded engine, a Wharf server's ws
+ * ingest path, or anything speaking the RethinkDB driver protocol (Wharf's driver port or a real
+ * RethinkDB cluster). The loader only ever talks to a Target.
+ */
+import { LoaderError } from '../errors.js';
+import type { PayloadFormat } from '../batcher.js';
+import type { Conflict, Durability, TargetStats, WriteResult } from '../types.js';
+
+export interface InsertOptions {
+  durability: Durability;
+  conflict: Conflict;
+}
+
+/** One batch as bytes: NDJSON lines or a JSON array, `count` documents. */
+export interface Payload {
+  format: PayloadFormat;
+  bytes: Buffer;
+  count: number;
+}
+
+export interface Target {
+  /** Printable name (credentials removed), e.g. `embedded:/data`, `wharf://127.0.0.1:8080`. */
+  readonly url: string;
+  readonly kind: 'embedded' | 'wharf' | 'rethinkdb' | (string & {});
+  /** The payload format `insert` takes. */
+  readonly payloadFormat: PayloadFormat;
+  /** Largest payload the target accepts in one request (bytes), if it has a limit. */
+  readonly maxPayloadBytes?: number;
+  /** Connects / opens. Called once before anything else. */
+  open(opts: { concurrency: number }): Promise<void>;
+  /** Creates the table if it does not exist. */
+  ensureTable(table: string, primaryKey: string): Promise<void>;
+  /** Inserts one batch. Per-document failures come back in the result, not as a rejection. */
+  insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult>;
+  /** Resolves once everything acknowledged before the call is durable. */
+  sync(table: string): Promise<void>;
+  /** Engine counters, when the target has them (embedded). */
+  stats?(): Promise<TargetStats | null>;
+  /** True for failures worth retrying (a lost connection); false for errors that will repeat. */
+  isTransient(err: unknown): boolean;
+  close(): Promise<void>;
+}
+
+export type TargetSpec =
+  | { kind: 'embedded'; dir: string }
+  | { kind: 'wharf'; host: string; port: number; secure: boolean }
+  | {
+      kind: 'rethinkdb';
+      hosts: { host: string; port: number }[];
+      db: string;
+      user?: string;
+      password?: string;
+    };
+
+export const DEFAULT_TARGET = 'embedded:./wharf-data';
+export const DEFAULT_WHARF_PORT = 8080;
+export const DEFAULT_RETHINKDB_PORT = 28015;
+
+function bad(spec: string, why: string): LoaderError {
+  return new LoaderError(
+    'WHARF_BAD_TARGET',
+    `bad target ${JSON.stringify(redact(spec))}: ${why} ` +
+      '(expected embedded:DIR, wharf://host:port or rethinkdb://[user:pass@]host[:port][,host2…]/db)',
+  );
+}
+
+function hostPort(s: string, defaultPort: number, spec: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:[\]]+)(?::(\d+))?$/.exec(s);
+  if (!m) throw bad(spec, `cannot read host ${JSON.stringify(s)}`);
+  const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : m[1]!;
+  const port = m[2] === undefined ? defaultPort : Number(m[2]);
+  if (!(port > 0 && port < 65536)) throw bad(spec, `bad port in ${JSON.stringify(s)}`);
+  return { host, port };
+}
+
+/** Parses a target string. Pure: no I/O. */
+export function parseTarget(spec: string): TargetSpec {
+  if (spec.startsWith('embedded:')) {
+    const dir = spec.slice('embedded:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!dir) throw bad(spec, 'no directory');
+    return { kind: 'embedded', dir };
+  }
+  const scheme = /^([a-z]+):\/\/(.*)$/i.exec(spec);
+  if (!scheme) throw bad(spec, 'unknown form');
+  const [, proto, rest] = scheme as unknown as [string, string, string];
+  switch (proto.toLowerCase()) {
+    case 'wharf':
+    case 'wharfs': {
+      const authority = rest.replace(/\/.*$/, '');
+      const { host, port } = hostPort(authority, DEFAULT_WHARF_PORT, spec);
+      return { kind: 'wharf', host, port, secure: proto.toLowerCase() === 'wharfs' };
+    }
+    case 'rethinkdb': {
+      const slash = rest.indexOf('/');
+      if (slash < 0) throw bad(spec, 'no database (…/db)');
+      let authority = rest.slice(0, slash);
+      const db = decodeURIComponent(rest.slice(slash + 1).replace(/[?#].*$/, ''));
+      if (!db || db.includes('/')) throw bad(spec, 'bad database name');
+      let user: string | undefined;
+      let password: string | undefined;
+      const at = authority.lastIndexOf('@');
+      if (at >= 0) {
+        const cred = authority.slice(0, at);
+        authority = authority.slice(at + 1);
+        const colon = cred.indexOf(':');
+        user = decodeURIComponent(colon < 0 ? cred : cred.slice(0, colon));
+        password = colon < 0 ? undefined : decodeURIComponent(cred.slice(colon + 1));
+      }
+      const hosts = authority.split(',').map((h) => hostPort(h, DEFAULT_RETHINKDB_PORT, spec));
+      if (hosts.length === 0 || !hosts[0]!.host) throw bad(spec, 'no host');
+      return { kind: 'rethinkdb', hosts, db, user, password };
+    }
+    default:
+      throw bad(spec, `unknown scheme ${JSON.stringify(proto)}`);
+  }
+}
+
+/** The target string with any password replaced by `***`. */
+export function redact(spec: string): string {
+  return spec.replace(/^(rethinkdb:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+}
+
+/** Builds the Target for a target string; remote and embedded code is loaded only when used. */
+export async function createTarget(spec: string): Promise<Target> {
+  const parsed = parseTarget(spec);
+  switch (parsed.kind) {
+    case 'embedded': {
+      const { EmbeddedTarget } = await import('./embedded.js');
+      return new EmbeddedTarget(parsed.dir);
+    }
+    case 'wharf': {
+      const { WharfTarget } = await import('./wharf.js');
+      return new WharfTarget(parsed.host, parsed.port, parsed.secure);
+    }
+    case 'rethinkdb': {
+      const { RethinkdbTarget } = await import('./rethinkdb.js');
+      return new RethinkdbTarget(parsed, redact(spec));
+    }
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * `wharf://host:port`: a Wharf server's ws ingest path (docs/CONTRACTS.md §2), with the frame
+ * codec of @wharf/wire. Requests are multiplexed over one connection by id; acks may come back
+ * out of order. A lost connection fails every request in flight with a transient error (the
+ * loader retries those batches, as re-sends) and the next request reconnects.
+ */
+import type WebSocket from 'ws';
+import { closeCodes, decodeServerMessage, encodeFrameParts, limits, paths, type ClientMessage, type ServerMessage } from '@wharf/wire';
+import { LoaderError } from '../errors.js';
+import type { WriteResult } from '../types.js';
+import type { InsertOptions, Payload, Target } from './target.js';
+
+type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void };
+
+/** Codes the server sends for conditions that may clear up on a retry. */
+const TRANSIENT_SERVER_CODES = new Set(['WHARF_ERR_OVERLOADED', 'WHARF_ERR_UNAVAILABLE', 'WHARF_ERR_SHUTTING_DOWN']);
+
+export class WharfTarget implements Target {
+  readonly kind = 'wharf' as const;
+  readonly payloadFormat = 'ndjson' as const;
+  /** One message holds a header too; keep a margin under the protocol's limit. */
+  readonly maxPayloadBytes = limits.maxMessageBytes - limits.maxHeaderBytes;
+  readonly url: string;
+  #endpoint: string;
+  #ws: WebSocket | null = null;
+  #connecting: Promise<WebSocket> | null = null;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #closed = false;
+
+  constructor(host: string, port: number, secure = false) {
+    const h = host.includes(':') ? `[${host}]` : host;
+    this.url = `${secure ? 'wharfs' : 'wharf'}://${h}:${port}`;
+    this.#endpoint = `${secure ? 'wss' : 'ws'}://${h}:${port}${paths.ingest}`;
+  }
+
+  async open(): Promise<void> {
+    await this.#connect();
+  }
+
+  #connect(): Promise<WebSocket> {
+    if (this.#closed) return Promise.reject(new LoaderError('WHARF_LOADER_CLOSED', 'target closed'));
+    if (this.#ws) return Promise.resolve(this.#ws);
+    if (this.#connecting) return this.#connecting;
+    this.#connecting = (async () => {
+      const { default: WS } = await import('ws');
+      const ws = new WS(this.#endpoint, { maxPayload: limits.maxMessageBytes, perMessageDeflate: false });
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', (err) =>
+          reject(new LoaderError('WHARF_TRANSPORT', `cannot connect to ${this.url}: ${err.message}`, { cause: err })),
+        );
+      });
+      ws.on('message', (data, isBinary) => this.#onMessage(data as Buffer, isBinary));
+      ws.on('error', () => {}); // 'close' follows and fails what is pending
+      ws.on('close', (code, reason) => {
+        if (this.#ws === ws) this.#ws = null;
+        this.#failAll(
+          new LoaderError('WHARF_TRANSPORT', `connection to ${this.url} closed (${code}${reason.length ? ` ${reason}` : ''})`),
+        );
+      });
+      this.#ws = ws;
+      return ws;
+    })().finally(() => {
+      this.#connecting = null;
+    });
+    return this.#connecting;
+  }
+
+  #onMessage(data: Buffer, isBinary: boolean): void {
+    let msg: ServerMessage;
+    try {
+      if (isBinary) throw new Error('binary message from server');
+      msg = decodeServerMessage(data);
+    } catch (err) {
+      this.#ws?.close(closeCodes.protocolError, 'bad server message');
+      this.#failAll(new LoaderError('WHARF_TRANSPORT', `bad message from ${this.url}: ${(err as Error).message}`));
+      return;
+    }
+    if (msg.type === 'error' && msg.id === null) {
+      this.#failAll(new LoaderError(msg.code, `${this.url}: ${msg.message}`));
+      return;
+    }
+    const p = this.#pending.get(msg.id as number);
+    if (!p) return;
+    this.#pending.delete(msg.id as number);
+    if (msg.type === 'error') p.reject(new LoaderError(msg.code, `${this.url}: ${msg.message}`));
+    else p.resolve(msg);
+  }
+
+  #failAll(err: Error): void {
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(err);
+  }
+
+  async #request(header: ClientMessage, payload?: Buffer): Promise<ServerMessage> {
+    const ws = await this.#connect();
+    return new Promise<ServerMessage>((resolve, reject) => {
+      this.#pending.set(header.id, { resolve, reject });
+      const [head, body] = encodeFrameParts(header, payload);
+      const onSent = (err?: Error) => {
+        if (!err || !this.#pending.has(header.id)) return;
+        this.#pending.delete(header.id);
+        reject(new LoaderError('WHARF_TRANSPORT', `send to ${this.url} failed: ${err.message}`, { cause: err }));
+      };
+      if (body.length === 0) ws.send(head, { binary: true }, onSent);
+      else {
+        // Two fragments of one message: the payload is never copied.
+        ws.send(head, { binary: true, fin: false });
+        ws.send(body, { binary: true, fin: true }, onSent);
+      }
+    });
+  }
+
+  async ensureTable(table: string, primaryKey: string): Promise<void> {
+    await this.#request({ type: 'ensureTable', id: this.#nextId++, table, primaryKey });
+  }
+
+  async insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {
+    const msg = await this.#request(
+      {
+        type: 'insert',
+        id: this.#nextId++,
+        table,
+        format: payload.format,
+        durability: opts.durability,
+        conflict: opts.conflict,
+      },
+      payload.bytes,
+    );
+    if (msg.type !== 'ack') throw new LoaderError('WHARF_TARGET_ERROR', `unexpected ${msg.type} for an insert`);
+    return msg.result;
+  }
+
+  async sync(): Promise<void> {
+    await this.#request({ type: 'sync', id: this.#nextId++ });
+  }
+
+  isTransient(err: unknown): boolean {
+    const code = (err as { code?: string }).code;
+    return code === 'WHARF_TRANSPORT' || (code !== undefined && TRANSIENT_SERVER_CODES.has(code));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const ws = this.#ws;
+    this.#ws = null;
+    if (!ws) return;
+    await new Promise<void>((resolve) => {
+      ws.once('close', () => resolve());
+      ws.close(closeCodes.normal);
+      setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 2000).unref();
+    });
+  }
+}

@@ -1,0 +1,147 @@
+/** Public types shared by the loader and its targets. */
+
+/**
+ * `soft`: a write is acknowledged when it is **visible**.
+ * `hard`: a write is acknowledged when it is **durable** (after the fdatasync of the group holding it).
+ */
+export type Durability = 'soft' | 'hard';
+
+/** What an insert does when a document's primary key already exists. */
+export type Conflict = 'error' | 'replace' | 'update';
+
+/** RethinkDB's write result shape, plus `document_errors` (see docs/CONTRACTS.md §1). */
+export interface WriteResult {
+  inserted: number;
+  replaced: number;
+  unchanged: number;
+  deleted: number;
+  skipped: number;
+  errors: number;
+  first_error?: string;
+  generated_keys?: string[];
+  /** index: 0-based line of the NDJSON payload, or array element of a JSON payload. */
+  document_errors?: { index: number; message: string }[];
+}
+
+/** Where a document came from in the caller's input. Both fields are optional. */
+export interface SourcePosition {
+  /** 1-based line where the document starts. */
+  line?: number;
+  /** Byte offset just past the document in the input: where a resumed read continues. */
+  offset?: number;
+}
+
+/** Why a document was not written. */
+export type DocumentErrorKind =
+  /** The primary key already exists (conflict: 'error'). */
+  | 'conflict'
+  /** Not valid JSON, not an object, a bad primary key, too large… */
+  | 'invalid'
+  /** The target reported errors for a batch without saying which documents (e.g. a real RethinkDB). */
+  | 'unattributed';
+
+/** One document that was not written, reported in input order. Never swallowed. */
+export interface DocumentError {
+  /** 0-based ordinal of the document among everything handed to the loader. */
+  seq: number;
+  line?: number;
+  offset?: number;
+  kind: DocumentErrorKind;
+  reason: string;
+  /** The document's JSON text as sent (or as given, for documents rejected before sending). */
+  raw?: string;
+  /** For 'unattributed' errors: the input range of the batch they came from. */
+  range?: { firstSeq: number; lastSeq: number; firstLine?: number; lastLine?: number };
+}
+
+/**
+ * A point in the input: everything before it has been acknowledged (written or rejected).
+ * Batches finish out of order, so this is the contiguous low-water mark, not the last ack.
+ */
+export interface Mark {
+  /** Documents handed to the loader before this point (= the next document's seq). */
+  seq: number;
+  /** Line of the last document before this point (undefined when positions were not given). */
+  line?: number;
+  /** Input byte offset just past the last document before this point. */
+  offset?: number;
+  /** Counters for the documents before this point. */
+  written: number;
+  rejected: number;
+  /** Of `written`: documents found already stored when re-sent (resume, or retry of a batch). */
+  present: number;
+}
+
+/** Latency figures in milliseconds. */
+export interface LatencyMs {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  'p99.9': number;
+  max: number;
+  mean: number;
+}
+
+/** One throughput interval. `t` is seconds since the first write, at the interval's end. */
+export interface Interval {
+  t: number;
+  /** Documents acknowledged in the interval. */
+  docs: number;
+  /** Length of the interval in seconds (the last one may be short). */
+  seconds: number;
+  /** Latency of the documents acknowledged in the interval (ms); absent when docs = 0. */
+  p50?: number;
+  p99?: number;
+  max?: number;
+}
+
+/** Engine counters reported by the embedded target (names as in @wharf/engine's stats()). */
+export type TargetStats = Record<string, number | boolean | number[] | undefined>;
+
+/** What `end()` returns. */
+export interface LoadSummary {
+  ok: boolean;
+  target: string;
+  table: string;
+  durability: Durability;
+  conflict: Conflict;
+  naive: boolean;
+  finalSync: boolean;
+  documents: {
+    /** Handed to the loader. */
+    read: number;
+    /** Acknowledged as stored (inserted, replaced, unchanged, or already present on a re-send). */
+    written: number;
+    rejected: number;
+    /** Of written: found already stored when re-sent after a resume or a retry. */
+    present: number;
+    /** read − written − rejected: documents with no outcome. Non-zero means ok = false. */
+    missing: number;
+  };
+  inserted: number;
+  replaced: number;
+  unchanged: number;
+  batches: number;
+  retries: number;
+  /** From the first write to the end of the final sync. */
+  wallSeconds: number;
+  /** written / wallSeconds. */
+  docsPerSec: number;
+  /** Per document, from the moment it was handed to the loader to its acknowledgement. */
+  latencyMs: LatencyMs;
+  /** Per batch, from dispatch to acknowledgement. */
+  batchLatencyMs: LatencyMs;
+  /** Duration of the final sync, timed apart (null when none was made). */
+  finalSyncMs: number | null;
+  intervalMs: number;
+  intervals: Interval[];
+  /** The same, aggregated over 10 s. */
+  intervals10s: Interval[];
+  /** Intervals (of intervalMs) with no completion while documents were outstanding: stalls. */
+  zeroIntervals: number;
+  /** Engine counters (embedded target), null otherwise. */
+  engine: TargetStats | null;
+  /** Set when the load stopped early (fatal error, max errors, abort). */
+  error?: { code: string; message: string };
+}

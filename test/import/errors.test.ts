@@ -1,0 +1,94 @@
+/** Bad rows, the rejects file, --max-errors, --fail-if exit statuses, usage errors. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countOf, tempDir, wharf } from './helpers.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+const cwd = tmp.dir;
+
+describe('wharf import: bad rows', () => {
+  it('writes every bad row to the rejects file with its line, reason and raw text; exit 3', async () => {
+    await wharf(['gen', '-n', '500', '--size', '200', '--bad-every', '50', '-o', 'bad.ndjson'], { cwd });
+    // plus a duplicate key: a conflict
+    const first = readFileSync(join(cwd, 'bad.ndjson'), 'utf8').split('\n')[0]!;
+    writeFileSync(join(cwd, 'bad.ndjson'), `${readFileSync(join(cwd, 'bad.ndjson'), 'utf8')}${first}\n`);
+    const data = join(cwd, 'data1');
+    const r = await wharf(['import', 'bad.ndjson', '-t', 'b', '--target', `embedded:${data}`, '--rejects', 'rej.ndjson', '--report', 'r.json'], { cwd });
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stdout).toMatch(/501 documents read, 490 written, 11 rejected/);
+    const rej = readFileSync(join(cwd, 'rej.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rej.map((x) => x.line)).toEqual([50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 501]);
+    const lines = readFileSync(join(cwd, 'bad.ndjson'), 'utf8').split('\n');
+    for (const x of rej) {
+      expect(x.raw).toBe(lines[x.line - 1]);
+      expect(typeof x.reason).toBe('string');
+      expect(typeof x.offset).toBe('number');
+    }
+    expect(rej[10]).toMatchObject({ kind: 'conflict', line: 501 });
+    expect(rej[0].kind).toBe('invalid');
+    expect(await countOf(data, 'b')).toBe(490);
+    const report = JSON.parse(readFileSync(join(cwd, 'r.json'), 'utf8'));
+    expect(report).toMatchObject({ status: 'rejects', exitCode: 3, ok: true, documents: { read: 501, written: 490, rejected: 11, missing: 0 } });
+    expect(report.rejects.count).toBe(11);
+  });
+
+  it('stops after --max-errors and fails (exit 1), never claiming success', async () => {
+    await wharf(['gen', '-n', '20000', '--size', '100', '--bad-every', '100', '-o', 'many.ndjson'], { cwd });
+    const data = join(cwd, 'data2');
+    const r = await wharf(['import', 'many.ndjson', '-t', 'm', '--target', `embedded:${data}`, '--max-errors', '3', '--batch-size', '100', '--report', 'm.json'], { cwd });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/FAILED/);
+    const report = JSON.parse(readFileSync(join(cwd, 'm.json'), 'utf8'));
+    expect(report.status).toBe('failed');
+    expect(report.ok).toBe(false);
+    expect(report.error.code).toBe('WHARF_MAX_ERRORS');
+    expect(report.documents.rejected).toBeGreaterThan(3);
+    expect(report.documents.read).toBeLessThan(20000);
+    expect(report.checkpoint.complete).toBe(false);
+    // What the report says was written is what the table holds.
+    expect(await countOf(data, 'm')).toBe(report.documents.written);
+  });
+
+  it('a JSON array with a broken structure stops with the line, exit 1', async () => {
+    writeFileSync(join(cwd, 'broken.json'), '[\n{"id":1},\n{"id":2}\n{"id":3}\n]');
+    const r = await wharf(['import', 'broken.json', '-t', 'x', '--target', `embedded:${join(cwd, 'data3')}`], { cwd });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/line 4/);
+  });
+});
+
+describe('wharf import: --fail-if thresholds', () => {
+  it('exit 0 when thresholds hold, 4 when one is breached, 2 when one cannot be read', async () => {
+    await wharf(['gen', '-n', '300', '--size', '100', '-o', 't.ndjson'], { cwd });
+    const target = ['--target', `embedded:${join(cwd, 'data4')}`];
+    const ok = await wharf(['import', 't.ndjson', '-t', 't1', ...target, '--fail-if', 'rejected==0', '--fail-if', 'p99<1h', '--fail-if', 'rate>0', '--report', 't1.json'], { cwd });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(cwd, 't1.json'), 'utf8')).thresholds).toMatchObject([
+      { expr: 'rejected==0', ok: true, actual: 0 },
+      { expr: 'p99<1h', ok: true },
+      { expr: 'rate>0', ok: true },
+    ]);
+    const breached = await wharf(['import', 't.ndjson', '-t', 't2', ...target, '--fail-if', 'p(99)<0.001us', '--report', 't2.json'], { cwd });
+    expect(breached.code, breached.stdout + breached.stderr).toBe(4);
+    expect(breached.stdout).toMatch(/BREACHED/);
+    const report = JSON.parse(readFileSync(join(cwd, 't2.json'), 'utf8'));
+    expect(report).toMatchObject({ status: 'thresholds', exitCode: 4, thresholds: [{ expr: 'p(99)<0.001us', ok: false }] });
+    const bad = await wharf(['import', 't.ndjson', '-t', 't3', ...target, '--fail-if', 'p99 is small'], { cwd });
+    expect(bad.code, bad.stdout + bad.stderr).toBe(2);
+    expect(bad.stderr).toMatch(/cannot read threshold/);
+  });
+
+  it('usage errors exit 2; bench and serve hooks answer', async () => {
+    expect((await wharf(['import', 'x.ndjson'], { cwd })).code).toBe(2); // no --table
+    expect((await wharf(['import', 'x.ndjson', '-t', 'x', '--durability', 'firm'], { cwd })).code).toBe(2);
+    expect((await wharf(['import', 'x.ndjson', '-t', 'x', '--target', 'mongodb://h/db'], { cwd })).code).toBe(2);
+    const bench = await wharf(['bench'], { cwd });
+    expect(bench.code).toBe(1);
+    expect(bench.stderr).toMatch(/not yet available/);
+    const help = await wharf(['serve', '--help'], { cwd });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--data/);
+  });
+});
