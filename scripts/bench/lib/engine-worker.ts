@@ -1,0 +1,200 @@
+// Child process for scripts/bench/engine.ts: one measurement on a fresh Wharf database, printed
+// as one JSON line on stdout. Run by the orchestrator (optionally under strace), not by hand:
+//
+//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0]
+//   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100
+//   node --import tsx scripts/bench/lib/engine-worker.ts bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
+
+import { mkdirSync, rmSync } from 'node:fs';
+import { Database, type EngineStats } from '@wharf/engine';
+import { numOpt, parseArgs, strOpt } from './args.js';
+import { ndjsonBatches, smallDoc } from './docs.js';
+import { summarize } from './stats.js';
+
+function statsOf(db: Database): EngineStats {
+  return db.stats();
+}
+
+/** Counter deltas between two stats snapshots (numbers only). */
+function delta(a: EngineStats, b: EngineStats): Record<string, number> {
+  const out: Record<string, number> = {};
+  const before_ = a as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(b)) {
+    const before = before_[k];
+    if (typeof v === 'number' && typeof before === 'number') out[k] = v - before;
+  }
+  return out;
+}
+
+let settleMs = 0;
+
+/**
+ * A new database in an empty `dir` with one table. `--settle-ms` then waits before the timed part,
+ * e.g. to let background work started at open (a segment being zero-filled) finish first.
+ */
+async function openFresh(dir: string): Promise<Database> {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const db = await Database.open(dir);
+  await db.createTable('bench');
+  if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
+  return db;
+}
+
+const now = () => performance.now();
+
+async function seq(dir: string, n: number, softProbe: boolean) {
+  const db = await openFresh(dir);
+  const table = db.table('bench');
+  const lat: number[] = new Array(n);
+  const s0 = statsOf(db);
+  const t0 = now();
+  for (let i = 0; i < n; i++) {
+    const a = now();
+    const r = await table.insert(smallDoc(0, i), { durability: 'hard' });
+    lat[i] = (now() - a) * 1000;
+    if (r.inserted !== 1) throw new Error(`insert ${i}: ${JSON.stringify(r)}`);
+  }
+  const totalMs = now() - t0;
+  const s1 = statsOf(db);
+
+  // Same calls without the fdatasync: the engine's own per-call cost (JS → Rust writer thread →
+  // promise resolved), which is what the hard insert adds on top of the disk.
+  let soft: Record<string, unknown> | undefined;
+  if (softProbe) {
+    const slat: number[] = new Array(n);
+    const t2 = now();
+    for (let i = 0; i < n; i++) {
+      const a = now();
+      await table.insert(smallDoc(1, i), { durability: 'soft' });
+      slat[i] = (now() - a) * 1000;
+    }
+    soft = { total_ms: now() - t2, latency_us: summarize(slat) };
+  }
+  const c0 = now();
+  await db.close();
+  const closeMs = now() - c0;
+  return {
+    scenario: 'seq',
+    n,
+    total_ms: totalMs,
+    docs_per_s: n / (totalMs / 1000),
+    latency_us: summarize(lat),
+    engine: delta(s0, s1),
+    soft,
+    close_ms: closeMs,
+    stats_at_end: s1,
+  };
+}
+
+async function concurrent(dir: string, writers: number, perWriter: number) {
+  const db = await openFresh(dir);
+  const table = db.table('bench');
+  const lat: number[] = [];
+  const s0 = statsOf(db);
+  const t0 = now();
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let i = 0; i < perWriter; i++) {
+        const a = now();
+        const r = await table.insert(smallDoc(w, i), { durability: 'hard' });
+        lat.push((now() - a) * 1000);
+        if (r.inserted !== 1) throw new Error(`writer ${w} insert ${i}: ${JSON.stringify(r)}`);
+      }
+    }),
+  );
+  const totalMs = now() - t0;
+  const s1 = statsOf(db);
+  await db.close();
+  const d = delta(s0, s1);
+  const docs = writers * perWriter;
+  return {
+    scenario: 'concurrent',
+    writers,
+    per_writer: perWriter,
+    docs,
+    total_ms: totalMs,
+    docs_per_s: docs / (totalMs / 1000),
+    fdatasyncs_per_doc: (d.fdatasyncs ?? NaN) / docs,
+    docs_per_group: docs / (d.groups ?? NaN),
+    latency_us: summarize(lat),
+    engine: d,
+    group_ops_histogram: s1.groupOpsHistogram,
+    max_group_ops: s1.maxGroupOps,
+  };
+}
+
+async function bulk(dir: string, docs: number, batch: number, inflight: number) {
+  const g0 = now();
+  const { buffers, bytes } = ndjsonBatches(docs, batch);
+  const genMs = now() - g0;
+  const db = await openFresh(dir);
+  const table = db.table('bench');
+  const s0 = statsOf(db);
+  let inserted = 0;
+  let errors = 0;
+  const t0 = now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(inflight, buffers.length) }, async () => {
+      while (next < buffers.length) {
+        const buf = buffers[next++]!;
+        const r = await table.insertNdjson(buf, { durability: 'soft' });
+        inserted += r.inserted;
+        errors += r.errors;
+      }
+    }),
+  );
+  const insertMs = now() - t0;
+  await db.sync();
+  const totalMs = now() - t0;
+  const s1 = statsOf(db);
+  if (inserted !== docs || errors) throw new Error(`bulk: inserted ${inserted} of ${docs}, ${errors} errors`);
+  const c0 = now();
+  await db.close();
+  const closeMs = now() - c0;
+  return {
+    scenario: 'bulk',
+    docs,
+    batch,
+    inflight,
+    input_bytes: bytes,
+    avg_doc_bytes: bytes / docs - 1,
+    generate_ms: genMs,
+    insert_ms: insertMs,
+    sync_ms: totalMs - insertMs,
+    total_ms: totalMs,
+    docs_per_s: docs / (totalMs / 1000),
+    mb_per_s: bytes / 1e6 / (totalMs / 1000),
+    engine: delta(s0, s1),
+    close_ms: closeMs,
+  };
+}
+
+async function main() {
+  const { positional, opts } = parseArgs(process.argv.slice(2));
+  const dir = strOpt(opts, 'dir', '');
+  if (!dir) throw new Error('--dir is required');
+  settleMs = numOpt(opts, 'settle-ms', 0);
+  let out: unknown;
+  switch (positional[0]) {
+    case 'seq':
+      out = await seq(dir, numOpt(opts, 'n', 1000), opts.has('soft-probe'));
+      break;
+    case 'concurrent':
+      out = await concurrent(dir, numOpt(opts, 'writers', 64), numOpt(opts, 'per-writer', 100));
+      break;
+    case 'bulk':
+      out = await bulk(dir, numOpt(opts, 'docs', 1_000_000), numOpt(opts, 'batch', 10_000), numOpt(opts, 'inflight', 4));
+      break;
+    default:
+      throw new Error(`unknown scenario ${positional[0]}; expected seq | concurrent | bulk`);
+  }
+  if (!opts.has('keep')) rmSync(dir, { recursive: true, force: true });
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.exit(1);
+});
