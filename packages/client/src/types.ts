@@ -1,27 +1,12 @@
 /** Public types shared by the loader and its targets. */
 
 /**
- * `soft`: a write is acknowledged when it is **visible**.
- * `hard`: a write is acknowledged when it is **durable** (after the fdatasync of the group holding it).
+ * Durability (`soft`: acknowledged when **visible**; `hard`: when **durable**, after the
+ * fdatasync of the group holding it), conflict modes and RethinkDB's write-result shape are the
+ * wire protocol's (docs/CONTRACTS.md), shared by every target.
  */
-export type Durability = 'soft' | 'hard';
-
-/** What an insert does when a document's primary key already exists. */
-export type Conflict = 'error' | 'replace' | 'update';
-
-/** RethinkDB's write result shape, plus `document_errors` (see docs/CONTRACTS.md §1). */
-export interface WriteResult {
-  inserted: number;
-  replaced: number;
-  unchanged: number;
-  deleted: number;
-  skipped: number;
-  errors: number;
-  first_error?: string;
-  generated_keys?: string[];
-  /** index: 0-based line of the NDJSON payload, or array element of a JSON payload. */
-  document_errors?: { index: number; message: string }[];
-}
+export type { Conflict, Durability, WriteResult } from '@wharf/wire';
+import type { Conflict, Durability, WriteResult } from '@wharf/wire';
 
 /** Where a document came from in the caller's input. Both fields are optional. */
 export interface SourcePosition {
