@@ -1,5 +1,5 @@
 /** Renders the option tables (options.ts) as docs/reference/cli.md. */
-import { genCommand, importCommand, serveCommand, type CommandDef } from './options.js';
+import { benchCommand, genCommand, importCommand, serveCommand, type CommandDef } from './options.js';
 import { EXIT } from './commands/import/report.js';
 
 function defaultOf<T>(o: CommandDef<T>['options'][number]): string {
@@ -48,9 +48,7 @@ export function renderCliReference(): string {
     '',
     commandSection(serveCommand),
     '',
-    '## wharf bench',
-    '',
-    'Not yet available from the command line: run the scripts in scripts/bench/.',
+    commandSection(benchCommand),
     '',
   ].join('\n');
 }

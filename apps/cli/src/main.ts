@@ -19,11 +19,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stderr.write(`${parsed.message}\n`);
       return parsed.exitCode;
     case 'gen':
-      return runGen(parsed.options, process.stdout);
+      try {
+        return await runGen(parsed.options, process.stdout);
+      } catch (err) {
+        process.stderr.write(`wharf gen: ${(err as Error).message}\n`);
+        return EXIT.failed;
+      }
     case 'serve':
       return runServe(parsed.options, { stdout: process.stdout, stderr: process.stderr });
     case 'bench':
-      return runBench(process.stderr);
+      return runBench(parsed.options, { stdout: process.stdout, stderr: process.stderr });
     case 'import': {
       // First Ctrl-C: stop reading, finish what was read, keep the checkpoint. Second: exit now.
       const ac = new AbortController();

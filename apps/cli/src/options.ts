@@ -50,6 +50,20 @@ export interface ServeOptions {
   driverPort?: number;
 }
 
+export interface BenchOptions {
+  /** A scenario (limit, seed000, group-commit, bulk, sustained, kv), several separated by commas, or all. */
+  scenario: string;
+  quick: boolean;
+  out?: string;
+  dir?: string;
+  rounds?: number;
+  minutes?: number;
+  docs?: number;
+  blocks?: number;
+  kvPuts?: number;
+  kvJsPuts?: number;
+}
+
 export interface OptionDef<T> {
   /** Long flag without the dashes, e.g. 'batch-size' (a boolean default-true flag: 'no-final-sync'). */
   flag: string;
@@ -194,4 +208,26 @@ export const serveCommand: CommandDef<ServeOptions> = {
     { flag: 'driver-port', key: 'driverPort', arg: '<port>', parse: parseIntStrict(0), description: 'RethinkDB driver port (server default: 28015).' },
   ],
   examples: ['wharf serve --data ./wharf-data --port 8080'],
+};
+
+// ── wharf bench ───────────────────────────────────────────────────────────────────────────────
+
+export const BENCH_SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
+
+export const benchCommand: CommandDef<BenchOptions> = {
+  name: 'bench',
+  summary: 'Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds\' ratios): the fdatasync limit, seed 000\'s sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. Runs from a clone of the repository (docs/BENCHMARKS.md).',
+  argument: { name: '<scenario>', key: 'scenario', description: `One of ${BENCH_SCENARIOS.join(', ')}; several separated by commas; or all.` },
+  options: [
+    { flag: 'quick', key: 'quick', default: false, description: 'Smaller runs (3 rounds, 100k bulk documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.' },
+    { flag: 'out', short: 'o', key: 'out', arg: '<dir>', defaultText: './results/bench-<timestamp>', description: 'Results folder: results.json and the self-contained report.html.' },
+    { flag: 'dir', key: 'dir', arg: '<dir>', defaultText: '<out>/data', description: 'Scratch directory for the data, on the disk to measure (removed at the end unless given).' },
+    { flag: 'rounds', key: 'rounds', arg: '<n>', parse: parseIntStrict(3), defaultText: '5 (quick: 3)', description: 'Interleaved rounds per measurement (at least 3).' },
+    { flag: 'minutes', key: 'minutes', arg: '<n>', parse: (v: string) => { const n = Number(v); if (!(n > 0)) throw new Error(`expected a positive number of minutes, got ${JSON.stringify(v)}`); return n; }, defaultText: '10 (quick: 1)', description: 'sustained: how long the import runs.' },
+    { flag: 'docs', key: 'docs', arg: '<n>', parse: parseIntStrict(1), defaultText: '1000000 (quick: 100000)', description: 'bulk: documents of ~150 B.' },
+    { flag: 'blocks', key: 'blocks', arg: '<n>', parse: parseIntStrict(1), defaultText: '10000 (quick: 100)', description: 'bulk: blocks of ~900 KB (seed 002).' },
+    { flag: 'kv-puts', key: 'kvPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '100000000 (quick: 10000000)', description: 'kv: puts through the Rust core (cargo example kv).' },
+    { flag: 'kv-js-puts', key: 'kvJsPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '10000000 (quick: 1000000)', description: 'kv: puts through the JS API.' },
+  ],
+  examples: ['wharf bench all --quick', 'wharf bench seed000', 'wharf bench bulk,sustained --minutes 3 --out results/disk-a'],
 };

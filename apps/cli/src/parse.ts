@@ -3,7 +3,7 @@
  * No I/O, no process.exit: main.ts acts on the result, and tests call parse() directly.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { genCommand, importCommand, serveCommand, type CommandDef, type GenOptions, type ImportOptions, type ServeOptions } from './options.js';
+import { benchCommand, genCommand, importCommand, serveCommand, type BenchOptions, type CommandDef, type GenOptions, type ImportOptions, type ServeOptions } from './options.js';
 
 export const VERSION = '0.1.0';
 
@@ -11,7 +11,7 @@ export type Parsed =
   | { command: 'import'; options: ImportOptions }
   | { command: 'gen'; options: GenOptions }
   | { command: 'serve'; options: ServeOptions }
-  | { command: 'bench'; args: string[] }
+  | { command: 'bench'; options: BenchOptions }
   | { command: 'output'; text: string; exitCode: 0 }
   | { command: 'error'; message: string; exitCode: 2 };
 
@@ -70,14 +70,7 @@ export function parse(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Par
   addCommand(program, importCommand, env, (options) => (result = { command: 'import', options }));
   addCommand(program, genCommand, env, (options) => (result = { command: 'gen', options }));
   addCommand(program, serveCommand, env, (options) => (result = { command: 'serve', options }));
-  program
-    .command('bench')
-    .description('Benchmarks (provided separately; not yet available from this command).')
-    .allowUnknownOption()
-    .argument('[args...]')
-    .action((args: string[]) => {
-      result = { command: 'bench', args: args ?? [] };
-    });
+  addCommand(program, benchCommand, env, (options) => (result = { command: 'bench', options }));
   for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
 
   if (argv.length === 0) return { command: 'output', text: program.helpInformation(), exitCode: 0 };

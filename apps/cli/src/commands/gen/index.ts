@@ -3,7 +3,9 @@
  * ("user" + a bijective 32-bit hash of its number, so keys arrive in scattered order, like
  * YCSB's hashed inserts) and 10 string fields field0..field9 filling about --size bytes.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { once } from 'node:events';
+import { dirname, resolve } from 'node:path';
 import type { GenOptions } from '../../options.js';
 
 /** A bijective 32-bit mix (lowbias32): different inputs give different outputs. */
@@ -74,16 +76,24 @@ export function* generate(o: GenOptions): Generator<string> {
 }
 
 export async function runGen(o: GenOptions, stdout: NodeJS.WritableStream): Promise<number> {
-  const out: NodeJS.WritableStream = o.out ? createWriteStream(o.out) : stdout;
-  let broken = false;
-  out.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') broken = true; // `wharf gen | head`: the reader left
-    else throw err;
-  });
-  for (const chunk of generate(o)) {
-    if (broken) break;
-    if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
+  if (o.out) {
+    try {
+      mkdirSync(dirname(resolve(o.out)), { recursive: true });
+    } catch (err) {
+      throw new Error(`cannot write ${o.out}: ${(err as Error).message}`);
+    }
   }
-  if (o.out) await new Promise<void>((r) => out.end(() => r()));
+  const out: NodeJS.WritableStream = o.out ? createWriteStream(o.out) : stdout;
+  let failure: NodeJS.ErrnoException | undefined;
+  out.on('error', (err: NodeJS.ErrnoException) => (failure = err));
+  for (const chunk of generate(o)) {
+    if (failure) break;
+    if (!out.write(chunk)) await once(out, 'drain').catch(() => {}); // an error lands in `failure`
+  }
+  if (o.out && !failure) await new Promise<void>((r) => out.end(() => r()));
+  // `wharf gen | head`: the reader leaving early is not an error.
+  if (failure && failure.code !== 'EPIPE') {
+    throw new Error(`cannot write ${o.out ?? 'standard output'}: ${failure.message}`);
+  }
   return 0;
 }
