@@ -265,18 +265,20 @@ impl Committer {
             }
         }
 
-        // Visible now: soft writes are acknowledged before any disk work.
+        // Visible now: soft writes are acknowledged before any disk work, and `applied_seq`
+        // (visible) covers them before they are acknowledged.
+        enc.finish();
+        if !enc.payloads.is_empty() {
+            let last_seq = self.journal.position().next_seq + enc.payloads.len() as u64 - 1;
+            self.shared.counters.applied_seq.store(last_seq, Relaxed);
+        }
         for ack in soft {
             ack();
         }
-        enc.finish();
         let mut failure = None;
         if !enc.payloads.is_empty() {
             match self.journal.append(&enc.payloads) {
-                Ok(seq) => {
-                    self.shared.counters.applied_seq.store(seq, Relaxed);
-                    self.shared.counters.record_group(ops);
-                }
+                Ok(_) => self.shared.counters.record_group(ops),
                 Err(e) => failure = Some(self.shared.poison_with(&e)),
             }
         }
