@@ -44,6 +44,7 @@ export interface NativeOpenOptions {
   segmentSize?: number;
   checkpointBytes?: number;
   flushIntervalMs?: number;
+  groupCommitWindowMs?: number;
 }
 
 /** One open database. Reads resolve to JSON text; requests with an `id` answer through the callback. */

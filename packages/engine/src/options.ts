@@ -15,6 +15,12 @@ export interface OpenOptions {
   checkpointBytes?: number;
   /** Soft writes reach disk within this many milliseconds (default 200). */
   flushIntervalMs?: number;
+  /**
+   * After a group that merged several hard writers, the longest the committer waits for them to
+   * come back (default 1 ms; a lone writer never waits). Servers whose clients are a network
+   * round trip away want several milliseconds; 0 disables the wait.
+   */
+  groupCommitWindowMs?: number;
   /** Default durability of writes through this handle (default 'hard'). */
   durability?: Durability;
 }
@@ -60,7 +66,7 @@ export function checkDir(dir: unknown): string {
 }
 
 export function openOptions(options: unknown): { native: NativeOpenOptions; durability: Durability } {
-  const o = optionsObject(options, 'options', ['segmentSize', 'checkpointBytes', 'flushIntervalMs', 'durability']);
+  const o = optionsObject(options, 'options', ['segmentSize', 'checkpointBytes', 'flushIntervalMs', 'groupCommitWindowMs', 'durability']);
   const native: NativeOpenOptions = {};
   if (o.segmentSize !== undefined) native.segmentSize = positiveInteger(o.segmentSize, 'options.segmentSize');
   if (o.checkpointBytes !== undefined) {
@@ -68,6 +74,13 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; dura
   }
   if (o.flushIntervalMs !== undefined) {
     native.flushIntervalMs = positiveInteger(o.flushIntervalMs, 'options.flushIntervalMs');
+  }
+  if (o.groupCommitWindowMs !== undefined) {
+    const ms = o.groupCommitWindowMs;
+    if (typeof ms !== 'number' || !(ms >= 0 && ms <= 1000)) {
+      throw invalidArgument(`options.groupCommitWindowMs must be a number of milliseconds from 0 to 1000; got ${describe(ms)}`);
+    }
+    native.groupCommitWindowMs = ms;
   }
   const durability = o.durability === undefined ? 'hard' : oneOf(o.durability, DURABILITIES, 'options.durability');
   return { native, durability };

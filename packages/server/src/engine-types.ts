@@ -58,5 +58,6 @@ export interface EngineOpenOptions {
   segmentSize?: number;
   checkpointBytes?: number;
   flushIntervalMs?: number;
+  groupCommitWindowMs?: number;
   durability?: Durability;
 }

@@ -1,5 +1,8 @@
 import type { LoggerOptions } from 'pino';
 import type { EngineDatabase, EngineOpenOptions } from './engine-types.js';
+
+/** See `groupCommitWindowMs` in @wharf/engine: a network round trip is a few milliseconds. */
+export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
 import { defaultLimits, type Limits } from './limits.js';
 
 export interface ServerOptions {
@@ -64,7 +67,9 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
   return {
     data: opts.data,
     database: opts.database,
-    engine: opts.engine ?? {},
+    // Driver and HTTP clients come back a network round trip after their acknowledgement, so
+    // the engine waits longer for a returning cohort of hard writers than in-process callers need.
+    engine: { groupCommitWindowMs: SERVER_GROUP_COMMIT_WINDOW_MS, ...opts.engine },
     host: opts.host ?? '127.0.0.1',
     httpPort: checkPort('httpPort', opts.httpPort ?? 8080),
     driverPort: opts.driverPort === false ? false : checkPort('driverPort', opts.driverPort ?? 28015),

@@ -90,13 +90,12 @@ pub(crate) struct Committer {
     pub tasks: Sender<Task>,
     /// Hard writers the last group merged, and how long its fdatasync took: see `next_batch`.
     pub last_hard_writers: usize,
+    /// The cohort of hard writers recently seen: the largest recent group, decaying by 1/16
+    /// per smaller group, so that a group that waits can grow back to it.
+    pub cohort: usize,
     pub last_sync: Duration,
 }
 
-/// The longest the committer waits for a group to fill (see `next_batch`).
-const MAX_GROUP_WAIT: Duration = Duration::from_millis(1);
-/// See `next_batch`.
-const MIN_ARRIVAL_GAP: Duration = Duration::from_micros(50);
 /// How long an idle committer spins before it parks (see `spin_for_requests`).
 const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(100);
 
@@ -141,17 +140,18 @@ impl Committer {
     /// Waits for requests; returns an empty batch when unsynced bytes reach the flush deadline.
     ///
     /// When the last group merged several hard writers, they tend to come back together, but
-    /// one by one (their acknowledgements reach JS one at a time): the first would otherwise
-    /// make a group of its own and the rest the next one. So the committer keeps waiting while
-    /// requests keep arriving — each within a gap of a quarter of the last fdatasync (at least
-    /// 50 µs) — until as many are queued as that group had hard writers, for at most 1 ms.
-    /// A lone writer never waits.
+    /// one by one (each after its own acknowledgement and round trip): the first would
+    /// otherwise make a group of its own and the rest the next one. So the committer keeps
+    /// waiting while requests keep arriving — each within a gap of a quarter of the last
+    /// fdatasync or an eighth of the window, whichever is longer — until the recent cohort of
+    /// hard writers is queued, for at most `group_commit_window`. A lone writer never waits.
     fn next_batch(&self, last_sync: Instant) -> Vec<Request> {
         let mut queue = self.wait_for_requests(last_sync);
-        if !queue.requests.is_empty() && self.last_hard_writers >= 2 {
-            let give_up = Instant::now() + MAX_GROUP_WAIT;
-            let gap = (self.last_sync / 4).max(MIN_ARRIVAL_GAP);
-            while queue.requests.len() < self.last_hard_writers {
+        let window = self.options.group_commit_window;
+        if !queue.requests.is_empty() && self.last_hard_writers >= 2 && !window.is_zero() {
+            let give_up = Instant::now() + window;
+            let gap = (self.last_sync / 4).max(window / 8);
+            while queue.requests.len() < self.cohort {
                 let now = Instant::now();
                 if now >= give_up {
                     break;
@@ -283,6 +283,7 @@ impl Committer {
             }
         }
         self.last_hard_writers = durable.len();
+        self.cohort = durable.len().max(self.cohort - self.cohort / 16);
         if failure.is_none() && (want_sync || !durable.is_empty()) {
             let started = Instant::now();
             failure = self.sync_or_poison();

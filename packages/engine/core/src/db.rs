@@ -177,6 +177,7 @@ impl Database {
             options,
             tasks,
             last_hard_writers: 0,
+            cohort: 0,
             last_sync: std::time::Duration::ZERO,
         };
         let threads = vec![

@@ -46,6 +46,12 @@ pub struct Options {
     pub recycle_segments: usize,
     /// Merge a table's checkpoint files into one when it has more than this many. Default 8.
     pub max_runs_per_table: usize,
+    /// After a group that merged several hard writers, the longest the committer waits for them
+    /// to come back before it writes the next group (PostgreSQL's `commit_delay`, but only when
+    /// concurrency was just seen: a lone writer never waits). Default 1 ms, which gathers
+    /// writers in the same process; a server whose clients are a network round trip away wants
+    /// several milliseconds. Zero disables the wait.
+    pub group_commit_window: Duration,
 }
 
 impl Default for Options {
@@ -56,6 +62,7 @@ impl Default for Options {
             flush_interval: Duration::from_millis(200),
             recycle_segments: 4,
             max_runs_per_table: 8,
+            group_commit_window: Duration::from_millis(1),
         }
     }
 }

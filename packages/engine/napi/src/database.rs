@@ -18,6 +18,7 @@ pub struct OpenOptions {
     pub segment_size: Option<f64>,
     pub checkpoint_bytes: Option<f64>,
     pub flush_interval_ms: Option<f64>,
+    pub group_commit_window_ms: Option<f64>,
 }
 
 impl OpenOptions {
@@ -31,6 +32,9 @@ impl OpenOptions {
         }
         if let Some(ms) = self.flush_interval_ms {
             options.flush_interval = Duration::from_secs_f64(ms / 1000.0);
+        }
+        if let Some(ms) = self.group_commit_window_ms {
+            options.group_commit_window = Duration::from_secs_f64(ms / 1000.0);
         }
         options
     }

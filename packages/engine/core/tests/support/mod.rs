@@ -15,6 +15,7 @@ pub fn small_options() -> Options {
         flush_interval: Duration::from_secs(3600),
         recycle_segments: 2,
         max_runs_per_table: 3,
+        ..Options::default()
     }
 }
 
