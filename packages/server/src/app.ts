@@ -13,6 +13,8 @@ import enginePlugin from './plugins/engine.js';
 import httpApi from './http/plugin.js';
 import wsListener from './ws/plugin.js';
 import rethinkdbListener from './rethinkdb/listener.js';
+import importsRoutes from './http/routes/imports.js';
+import adminStatic from './http/admin-static.js';
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
   const options = resolveOptions(opts);
@@ -26,5 +28,7 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
   app.register(httpApi);
   app.register(wsListener);
   app.register(rethinkdbListener);
+  app.register(importsRoutes); // import-run history (admin UI)
+  app.register(adminStatic); // the admin UI at / (apps/admin/dist)
   return app;
 }

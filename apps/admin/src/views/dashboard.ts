@@ -1,0 +1,101 @@
+/**
+ * Dashboard: live engine and server counters from /ws/stats over the last five minutes.
+ * What the stats do not carry is said on the page: the engine does not count reads or time
+ * commits, so there is no reads/s or commit latency series here (the Imports view measures
+ * per-batch latency from the browser).
+ */
+import { html } from 'htm/preact';
+import { useMemo } from 'preact/hooks';
+import type { FeedState } from '../api.ts';
+import type { StatsHistory, RatePoint } from '../stats-history.ts';
+import { TimeChart } from '../charts/time-chart.ts';
+import { formatBytes, formatCount, formatDuration, formatNumber } from '../format.ts';
+
+export interface DashboardProps {
+  history: StatsHistory;
+  feed: FeedState;
+  feedDetail?: string;
+}
+
+function col(points: RatePoint[], f: (p: RatePoint) => number | null): (number | null)[] {
+  return points.map(f);
+}
+
+function last(points: RatePoint[], f: (p: RatePoint) => number | null): number | null {
+  for (let i = points.length - 1; i >= 0; i--) {
+    const v = f(points[i] as RatePoint);
+    if (v !== null) return v;
+  }
+  return null;
+}
+
+function Stat(props: { id: string; label: string; value: string; hint?: string }) {
+  return html`<div class="stat" data-testid=${`stat-${props.id}`}>
+    <div class="stat-label">${props.label}</div>
+    <div class="stat-value">${props.value}</div>
+    ${props.hint ? html`<div class="stat-hint">${props.hint}</div>` : null}
+  </div>`;
+}
+
+export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
+  const { latest, points } = history;
+  const data = useMemo(() => {
+    const xs = points.map((p) => p.t);
+    return {
+      writes: [xs, col(points, (p) => p.writesPerSec), col(points, (p) => p.commitsPerSec), col(points, (p) => p.fdatasyncsPerSec)] as [number[], ...(number | null)[][]],
+      groups: [xs, col(points, (p) => p.docsPerGroup), col(points, (p) => p.opsPerGroup)] as [number[], ...(number | null)[][]],
+      requests: [xs, col(points, (p) => p.httpRequestsPerSec), col(points, (p) => p.driverQueriesPerSec)] as [number[], ...(number | null)[][]],
+      journal: [xs, col(points, (p) => p.journalBytesSinceCheckpoint), col(points, (p) => p.journalBytesPerSec)] as [number[], ...(number | null)[][]],
+    };
+  }, [points]);
+
+  if (!latest) {
+    return html`<section class="view" data-testid="view-dashboard">
+      <h2>Dashboard</h2>
+      <p class="muted">${feed === 'live' ? 'Waiting for the first stats message…' : `Connecting to /ws/stats… ${feedDetail ?? ''}`}</p>
+    </section>`;
+  }
+  const e = latest.engine;
+  const s = latest.server;
+  const n = (v: number | null, suffix = ''): string => (v === null ? '–' : `${formatNumber(v)}${suffix}`);
+
+  return html`<section class="view" data-testid="view-dashboard">
+    <h2>Dashboard</h2>
+    ${e.poisoned ? html`<div class="error" role="alert">The engine is poisoned: a write or fdatasync failed. Every write fails until the server is restarted (see the server log).</div>` : null}
+    <div class="stats-grid">
+      <${Stat} id="writes" label="documents written / s" value=${n(last(points, (p) => p.writesPerSec))} hint=${`${formatCount(e.documentsWritten)} since open`} />
+      <${Stat} id="fdatasyncs" label="fdatasyncs / s" value=${n(last(points, (p) => p.fdatasyncsPerSec))} hint=${`${formatCount(e.fdatasyncs)} since open`} />
+      <${Stat} id="group" label="documents / group" value=${n(last(points, (p) => p.docsPerGroup))} hint=${`largest group: ${formatNumber(e.maxGroupOps)} ops`} />
+      <${Stat} id="requests" label="HTTP requests / s" value=${n(last(points, (p) => p.httpRequestsPerSec))} hint=${`driver queries: ${n(last(points, (p) => p.driverQueriesPerSec), '/s')}`} />
+      <${Stat} id="journal" label="journal since checkpoint" value=${formatBytes(e.journalBytesSinceCheckpoint)} hint=${`${formatBytes(e.bytesJournaled)} journaled since open`} />
+      <${Stat} id="checkpoints" label="checkpoints" value=${formatCount(e.checkpoints)} hint=${`${formatNumber(e.merges)} merges, ${formatNumber(e.segmentsCreated)} segments created, ${formatNumber(e.segmentsRecycled)} recycled`} />
+      <${Stat} id="durable" label="durable / applied seq" value=${`${e.durableSeq} / ${e.appliedSeq}`} hint=${`${formatNumber(s.inflightWrites)} writes in flight`} />
+      <${Stat} id="uptime" label="server uptime" value=${formatDuration(s.uptimeMs)} hint=${`${s.wsConnections} ws, ${s.driverConnections} driver connections`} />
+    </div>
+    <div class="charts">
+      <${TimeChart} id="chart-writes" title="Writes and fdatasyncs per second" data=${data.writes} series=${[
+        { label: 'documents/s', color: '#2563eb' },
+        { label: 'write ops/s', color: '#7c3aed' },
+        { label: 'fdatasyncs/s', color: '#dc2626', scale: 'y2' },
+      ]} />
+      <${TimeChart} id="chart-groups" title="Average group size" data=${data.groups} series=${[
+        { label: 'documents/group', color: '#059669' },
+        { label: 'ops/group', color: '#d97706', scale: 'y2' },
+      ]} />
+      <${TimeChart} id="chart-requests" title="Requests per second" data=${data.requests} series=${[
+        { label: 'HTTP requests/s', color: '#0891b2' },
+        { label: 'driver queries/s', color: '#be185d' },
+      ]} />
+      <${TimeChart} id="chart-journal" title="Journal" data=${data.journal} series=${[
+        { label: 'bytes since checkpoint', color: '#4b5563', format: formatBytes },
+        { label: 'journaled/s', color: '#2563eb', scale: 'y2', format: (v: number) => `${formatBytes(v)}/s` },
+      ]} yFormat=${formatBytes} y2Format=${(v: number) => `${formatBytes(v)}/s`} />
+    </div>
+    <p class="muted small" data-testid="dashboard-notes">
+      Live from <code>/ws/stats</code> (one snapshot a second, the last ${Math.round(300 / 60)} minutes, kept while this page is open).
+      Not in the server's stats yet: <strong>reads/s</strong> (the engine does not count reads; HTTP requests and driver queries are shown instead)
+      and <strong>commit latency p50/p99</strong> (the engine does not time commits; the Imports view shows per-batch latency measured by this browser).
+      Recovery at open: ${formatNumber(e.recordsReplayed)} records replayed in ${formatDuration(e.recoveryMs)}.
+    </p>
+  </section>`;
+}

@@ -1,0 +1,129 @@
+/**
+ * Import runs: a history, kept in memory by this server process (the newest 100), of the file
+ * imports clients made against it. A client (the admin UI; any loader that wants to be listed)
+ * opens a run with POST /api/imports, updates it with PATCH while it goes, and closes it with a
+ * final PATCH (`status: 'done' | 'failed'`). The documents themselves go through the normal
+ * write routes; these routes only record what the client reports. Lost on restart.
+ */
+import type { FastifyInstance } from 'fastify';
+import { WharfServerError } from '../../errors.js';
+import { errorResponses } from '../schemas/index.js';
+
+export const MAX_RUNS = 100;
+
+const PROGRESS_FIELDS = {
+  status: { type: 'string', enum: ['running', 'done', 'failed'] },
+  bytesDone: { type: 'integer', minimum: 0 },
+  documents: { type: 'integer', minimum: 0 },
+  inserted: { type: 'integer', minimum: 0 },
+  replaced: { type: 'integer', minimum: 0 },
+  unchanged: { type: 'integer', minimum: 0 },
+  errors: { type: 'integer', minimum: 0 },
+  batches: { type: 'integer', minimum: 0 },
+  durationMs: { type: 'number', minimum: 0 },
+  docsPerSec: { type: 'number', minimum: 0 },
+  latencyP50Ms: { type: 'number', minimum: 0 },
+  latencyP99Ms: { type: 'number', minimum: 0 },
+  latencyMaxMs: { type: 'number', minimum: 0 },
+  firstError: { type: 'string', maxLength: 4096 },
+} as const;
+
+const START_FIELDS = {
+  table: { type: 'string', minLength: 1, maxLength: 512 },
+  source: { type: 'string', minLength: 1, maxLength: 64 },
+  file: { type: 'string', maxLength: 1024 },
+  format: { type: 'string', enum: ['ndjson', 'json', 'csv'] },
+  bytes: { type: 'integer', minimum: 0 },
+  durability: { type: 'string', enum: ['soft', 'hard'] },
+  conflict: { type: 'string', enum: ['error', 'replace', 'update'] },
+} as const;
+
+export const ImportRun = {
+  $id: 'ImportRun',
+  type: 'object',
+  required: ['id', 'table', 'source', 'status', 'startedAt', 'updatedAt'],
+  properties: {
+    id: { type: 'integer' },
+    startedAt: { type: 'number', description: 'ms since the epoch (server clock)' },
+    updatedAt: { type: 'number' },
+    finishedAt: { type: 'number' },
+    ...START_FIELDS,
+    ...PROGRESS_FIELDS,
+  },
+} as const;
+
+export interface ImportRunRecord {
+  id: number;
+  table: string;
+  source: string;
+  file?: string;
+  format?: 'ndjson' | 'json' | 'csv';
+  bytes?: number;
+  durability?: 'soft' | 'hard';
+  conflict?: 'error' | 'replace' | 'update';
+  status: 'running' | 'done' | 'failed';
+  startedAt: number;
+  updatedAt: number;
+  finishedAt?: number;
+  bytesDone?: number;
+  documents?: number;
+  inserted?: number;
+  replaced?: number;
+  unchanged?: number;
+  errors?: number;
+  batches?: number;
+  durationMs?: number;
+  docsPerSec?: number;
+  latencyP50Ms?: number;
+  latencyP99Ms?: number;
+  latencyMaxMs?: number;
+  firstError?: string;
+}
+
+type StartBody = Pick<ImportRunRecord, 'table' | 'source' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'>;
+type ProgressBody = Partial<Omit<ImportRunRecord, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>>;
+
+export default async function importsRoutes(app: FastifyInstance): Promise<void> {
+  app.addSchema(ImportRun);
+  const runs = new Map<number, ImportRunRecord>();
+  let nextId = 1;
+
+  app.get('/api/imports', {
+    schema: {
+      tags: ['imports'],
+      summary: 'Import runs reported to this server process (newest first, at most 100; lost on restart)',
+      response: { 200: { type: 'object', required: ['runs'], properties: { runs: { type: 'array', items: { $ref: 'ImportRun#' } } } } },
+    },
+  }, async () => ({ runs: [...runs.values()].reverse() }));
+
+  app.post<{ Body: StartBody }>('/api/imports', {
+    schema: {
+      tags: ['imports'],
+      summary: 'Open an import run (status running)',
+      body: { type: 'object', required: ['table'], additionalProperties: false, properties: { ...START_FIELDS, source: { ...START_FIELDS.source, default: 'admin' } } },
+      response: { 201: { $ref: 'ImportRun#' }, ...errorResponses },
+    },
+  }, async (request, reply) => {
+    const now = Date.now();
+    const run: ImportRunRecord = { ...request.body, source: request.body.source ?? 'admin', id: nextId++, status: 'running', startedAt: now, updatedAt: now };
+    runs.set(run.id, run);
+    while (runs.size > MAX_RUNS) runs.delete(runs.keys().next().value as number);
+    return reply.code(201).send(run);
+  });
+
+  app.patch<{ Params: { id: number }; Body: ProgressBody }>('/api/imports/:id', {
+    schema: {
+      tags: ['imports'],
+      summary: 'Report progress of an import run, or finish it (status done or failed)',
+      params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } },
+      body: { type: 'object', additionalProperties: false, properties: PROGRESS_FIELDS },
+      response: { 200: { $ref: 'ImportRun#' }, ...errorResponses },
+    },
+  }, async (request) => {
+    const run = runs.get(request.params.id);
+    if (!run) throw new WharfServerError('WHARF_ERR_NOT_FOUND', [`import run ${request.params.id}`]);
+    Object.assign(run, request.body, { updatedAt: Date.now() });
+    if (run.status !== 'running' && run.finishedAt === undefined) run.finishedAt = run.updatedAt;
+    return run;
+  });
+}
