@@ -38,6 +38,14 @@ export interface EngineStats {
   maxGroupOps: number;
   groupOpsHistogram: number[];
   bytesJournaled: number;
+  /** Read calls (get, get_many, scan, count) and the documents they returned. */
+  reads: number;
+  documentsRead: number;
+  /** Group commit latency (taking the group → its fdatasync returning): bucket i is 2^i..2^(i+1)-1 µs. */
+  commitLatencyHistogramUs: number[];
+  /** Percentiles of that histogram since open (bucket upper bounds, µs; 0 before any commit). */
+  commitLatencyP50Us: number;
+  commitLatencyP99Us: number;
   appliedSeq: number;
   durableSeq: number;
   journalBytesSinceCheckpoint: number;

@@ -20,6 +20,11 @@ export interface RatePoint {
   httpRequestsPerSec: number | null;
   driverQueriesPerSec: number | null;
   journalBytesPerSec: number | null;
+  /** Read calls (get, scan, count…) per second. */
+  readsPerSec: number | null;
+  /** Commit latency percentiles over the interval (µs, bucket upper bounds); null with no commit. */
+  commitP50Us: number | null;
+  commitP99Us: number | null;
   journalBytesSinceCheckpoint: number;
   checkpoints: number;
 }
@@ -44,6 +49,9 @@ export function addSnapshot(h: StatsHistory, s: StatsSnapshot): StatsHistory {
     httpRequestsPerSec: null,
     driverQueriesPerSec: null,
     journalBytesPerSec: null,
+    readsPerSec: null,
+    commitP50Us: null,
+    commitP99Us: null,
     journalBytesSinceCheckpoint: s.engine.journalBytesSinceCheckpoint,
     checkpoints: s.engine.checkpoints,
   };
@@ -57,6 +65,10 @@ export function addSnapshot(h: StatsHistory, s: StatsSnapshot): StatsHistory {
     point.httpRequestsPerSec = rate(prev.server.httpRequests, s.server.httpRequests);
     point.driverQueriesPerSec = rate(prev.server.driverQueries, s.server.driverQueries);
     point.journalBytesPerSec = rate(prev.engine.bytesJournaled, s.engine.bytesJournaled);
+    point.readsPerSec = rate(prev.engine.reads, s.engine.reads);
+    const commits = s.engine.commitLatencyHistogramUs.map((n, i) => n - (prev.engine.commitLatencyHistogramUs[i] ?? 0));
+    point.commitP50Us = histogramPercentile(commits, 0.5);
+    point.commitP99Us = histogramPercentile(commits, 0.99);
     const groups = s.engine.groups - prev.engine.groups;
     if (groups > 0) {
       const docs = s.engine.documentsWritten - prev.engine.documentsWritten;
@@ -69,4 +81,17 @@ export function addSnapshot(h: StatsHistory, s: StatsSnapshot): StatsHistory {
   const points = h.points.filter((p) => p.t >= cutoff && p.t < point.t);
   points.push(point);
   return { latest: s, points };
+}
+
+/** The upper bound of the bucket holding quantile `q` of a power-of-two µs histogram (the engine's). */
+export function histogramPercentile(buckets: number[], q: number): number | null {
+  const total = buckets.reduce((a, b) => a + Math.max(0, b), 0);
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(q * total));
+  let seen = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    seen += Math.max(0, buckets[i]);
+    if (seen >= rank) return 2 ** (i + 1) - 1;
+  }
+  return null;
 }

@@ -222,6 +222,7 @@ impl Committer {
 
     /// Commits one group; returns the close callback if a close request was in it.
     fn commit_group(&mut self, batch: Vec<Request>, last_sync: &mut Instant) -> Option<Callback<()>> {
+        let taken = Instant::now();
         let mut enc = GroupEncoder::new(self.journal.max_payload());
         let mut soft: Vec<Ack> = Vec::new();
         let mut durable: Vec<Box<dyn Durable>> = Vec::new();
@@ -289,6 +290,7 @@ impl Committer {
             failure = self.sync_or_poison();
             *last_sync = Instant::now();
             self.last_sync = *last_sync - started;
+            self.shared.counters.record_commit_latency((*last_sync - taken).as_micros() as u64);
         }
         for request in durable {
             request.complete(failure.clone());

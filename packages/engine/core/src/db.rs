@@ -247,13 +247,17 @@ impl Database {
 
     /// A document's JSON text, if present.
     pub fn get(&self, table: &str, key: &Key) -> Result<Option<Arc<str>>> {
-        Ok(self.table(table)?.data.read().unwrap().docs.get(key).cloned())
+        let doc = self.table(table)?.data.read().unwrap().docs.get(key).cloned();
+        self.inner.shared.counters.record_read(doc.is_some() as u64);
+        Ok(doc)
     }
 
     pub fn get_many(&self, table: &str, keys: &[Key]) -> Result<Vec<Option<Arc<str>>>> {
         let table = self.table(table)?;
         let data = table.data.read().unwrap();
-        Ok(keys.iter().map(|k| data.docs.get(k).cloned()).collect())
+        let docs: Vec<_> = keys.iter().map(|k| data.docs.get(k).cloned()).collect();
+        self.inner.shared.counters.record_read(docs.iter().filter(|d| d.is_some()).count() as u64);
+        Ok(docs)
     }
 
     /// Documents in key order (or reverse) within `range`, at most `limit`.
@@ -266,11 +270,16 @@ impl Database {
         let iter = data.docs.range((range.lower.clone(), range.upper.clone()));
         let limit = limit.unwrap_or(usize::MAX);
         let pick = |(k, v): (&Key, &Arc<str>)| (k.clone(), v.clone());
-        Ok(if reverse { iter.rev().take(limit).map(pick).collect() } else { iter.take(limit).map(pick).collect() })
+        let rows: Vec<_> =
+            if reverse { iter.rev().take(limit).map(pick).collect() } else { iter.take(limit).map(pick).collect() };
+        self.inner.shared.counters.record_read(rows.len() as u64);
+        Ok(rows)
     }
 
     pub fn count(&self, table: &str) -> Result<u64> {
-        Ok(self.table(table)?.data.read().unwrap().docs.len() as u64)
+        let n = self.table(table)?.data.read().unwrap().docs.len() as u64;
+        self.inner.shared.counters.record_read(0);
+        Ok(n)
     }
 
     /// Tables in name order (none once closed).

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Groups are bucketed by how many write operations they merged: 1, 2–3, 4–7, … (powers of two).
 pub const GROUP_SIZE_BUCKETS: usize = 12;
+/// Commit latencies are bucketed by powers of two of microseconds: 1, 2–3, 4–7, … up to ~67 s.
+pub const LATENCY_BUCKETS: usize = 27;
 
 /// A snapshot of the engine's counters (all since open, unless said otherwise).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -25,6 +27,15 @@ pub struct Stats {
     pub group_ops_histogram: Vec<u64>,
     /// Bytes appended to the journal (record headers included).
     pub bytes_journaled: u64,
+    /// Read calls (get, get_many, scan, count) and the documents they returned.
+    pub reads: u64,
+    pub documents_read: u64,
+    /// Time from the committer taking a group to that group's fdatasync returning, for groups
+    /// with hard writes or `sync()` calls: bucket i holds 2^i ..= 2^(i+1)-1 µs.
+    pub commit_latency_histogram_us: Vec<u64>,
+    /// Percentiles of that histogram since open (upper bucket bounds, µs; 0 before any).
+    pub commit_latency_p50_us: u64,
+    pub commit_latency_p99_us: u64,
     /// Sequence number of the newest group applied (visible).
     pub applied_seq: u64,
     /// Sequence number of the newest group known durable.
@@ -56,6 +67,9 @@ pub(crate) struct Counters {
     pub max_group_ops: AtomicU64,
     pub group_ops_histogram: [AtomicU64; GROUP_SIZE_BUCKETS],
     pub bytes_journaled: AtomicU64,
+    pub reads: AtomicU64,
+    pub documents_read: AtomicU64,
+    pub commit_latency_histogram_us: [AtomicU64; LATENCY_BUCKETS],
     pub applied_seq: AtomicU64,
     pub durable_seq: AtomicU64,
     pub journal_bytes_since_checkpoint: AtomicU64,
@@ -76,7 +90,18 @@ impl Counters {
         self.group_ops_histogram[bucket].fetch_add(1, Relaxed);
     }
 
+    pub fn record_commit_latency(&self, micros: u64) {
+        let bucket = (63 - micros.max(1).leading_zeros() as usize).min(LATENCY_BUCKETS - 1);
+        self.commit_latency_histogram_us[bucket].fetch_add(1, Relaxed);
+    }
+
+    pub fn record_read(&self, documents: u64) {
+        self.reads.fetch_add(1, Relaxed);
+        self.documents_read.fetch_add(documents, Relaxed);
+    }
+
     pub fn snapshot(&self) -> Stats {
+        let latency: Vec<u64> = self.commit_latency_histogram_us.iter().map(|c| c.load(Relaxed)).collect();
         Stats {
             commits: self.commits.load(Relaxed),
             documents_written: self.documents_written.load(Relaxed),
@@ -86,6 +111,11 @@ impl Counters {
             max_group_ops: self.max_group_ops.load(Relaxed),
             group_ops_histogram: self.group_ops_histogram.iter().map(|c| c.load(Relaxed)).collect(),
             bytes_journaled: self.bytes_journaled.load(Relaxed),
+            reads: self.reads.load(Relaxed),
+            documents_read: self.documents_read.load(Relaxed),
+            commit_latency_p50_us: percentile(&latency, 0.50),
+            commit_latency_p99_us: percentile(&latency, 0.99),
+            commit_latency_histogram_us: latency,
             applied_seq: self.applied_seq.load(Relaxed),
             durable_seq: self.durable_seq.load(Relaxed),
             journal_bytes_since_checkpoint: self.journal_bytes_since_checkpoint.load(Relaxed),
@@ -97,5 +127,40 @@ impl Counters {
             records_replayed: self.records_replayed.load(Relaxed),
             poisoned: self.poisoned.load(Relaxed),
         }
+    }
+}
+
+/// The upper bound (µs) of the bucket holding the `q` quantile of a power-of-two histogram.
+fn percentile(buckets: &[u64], q: f64) -> u64 {
+    let total: u64 = buckets.iter().sum();
+    if total == 0 {
+        return 0;
+    }
+    let rank = (q * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (i, n) in buckets.iter().enumerate() {
+        seen += n;
+        if seen >= rank {
+            return (1u64 << (i + 1)) - 1;
+        }
+    }
+    u64::MAX
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_right_buckets() {
+        let c = Counters::default();
+        for _ in 0..98 {
+            c.record_commit_latency(200); // bucket 7: 128..=255
+        }
+        c.record_commit_latency(5000); // bucket 12: 4096..=8191
+        c.record_commit_latency(5000);
+        let s = c.snapshot();
+        assert_eq!((s.commit_latency_p50_us, s.commit_latency_p99_us), (255, 8191));
+        assert_eq!(percentile(&[0; 4], 0.5), 0);
     }
 }
