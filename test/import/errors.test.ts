@@ -80,13 +80,16 @@ describe('wharf import: --fail-if thresholds', () => {
     expect(bad.stderr).toMatch(/cannot read threshold/);
   });
 
-  it('usage errors exit 2; bench and serve hooks answer', async () => {
+  it('usage errors exit 2; bench names its scenarios; serve answers --help', async () => {
     expect((await wharf(['import', 'x.ndjson'], { cwd })).code).toBe(2); // no --table
     expect((await wharf(['import', 'x.ndjson', '-t', 'x', '--durability', 'firm'], { cwd })).code).toBe(2);
     expect((await wharf(['import', 'x.ndjson', '-t', 'x', '--target', 'mongodb://h/db'], { cwd })).code).toBe(2);
     const bench = await wharf(['bench'], { cwd });
-    expect(bench.code).toBe(1);
-    expect(bench.stderr).toMatch(/not yet available/);
+    expect(bench.code).toBe(2);
+    expect(bench.stderr).toMatch(/scenario/);
+    const unknown = await wharf(['bench', 'nope'], { cwd });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/seed000, group-commit, bulk, sustained, kv, or all/);
     const help = await wharf(['serve', '--help'], { cwd });
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--data/);

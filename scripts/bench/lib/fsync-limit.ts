@@ -25,20 +25,25 @@ export interface FsyncLimitOutput {
 
 /** Builds the example (`cargo build --release --example fsync_limit`) and returns its binary path. */
 export function buildFsyncLimit(repoRoot: string): string {
+  return buildExample(repoRoot, 'fsync_limit');
+}
+
+/** Builds `packages/engine/core/examples/<name>.rs` in release mode and returns its binary path. */
+export function buildExample(repoRoot: string, name: string): string {
   const r = spawnSync(
     'cargo',
-    ['build', '--release', '-p', 'wharf-engine', '--example', 'fsync_limit', '--message-format=json-render-diagnostics'],
+    ['build', '--release', '-p', 'wharf-engine', '--example', name, '--message-format=json-render-diagnostics'],
     { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
   );
-  if (r.status !== 0) throw new Error('cargo build --example fsync_limit failed');
+  if (r.status !== 0) throw new Error(`cargo build --example ${name} failed`);
   for (const line of r.stdout.split('\n')) {
     if (!line.startsWith('{')) continue;
     const msg = JSON.parse(line) as { reason?: string; target?: { name?: string }; executable?: string | null };
-    if (msg.reason === 'compiler-artifact' && msg.target?.name === 'fsync_limit' && msg.executable) {
+    if (msg.reason === 'compiler-artifact' && msg.target?.name === name && msg.executable) {
       return msg.executable;
     }
   }
-  throw new Error('cargo did not report the fsync_limit executable');
+  throw new Error(`cargo did not report the ${name} executable`);
 }
 
 export function runFsyncLimit(

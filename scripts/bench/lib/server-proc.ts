@@ -1,0 +1,57 @@
+// A real Wharf server process (packages/server/src/main.ts) on a data directory, on free ports of
+// 127.0.0.1, for the benchmarks that go through the driver port or the wharf:// ingest path.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface ServerProc {
+  proc: ChildProcess;
+  url: string;
+  httpPort: number;
+  driverPort: number;
+  stop(): Promise<number | null>;
+}
+
+export async function startServerProc(root: string, dataDir: string): Promise<ServerProc> {
+  const main = join(root, 'packages/server/src/main.ts');
+  const proc = spawn(process.execPath, ['--import', 'tsx', main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
+    cwd: root,
+    env: { ...process.env, WHARF_PASSWORD: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
+  const addr = await new Promise<{ http: { host: string; port: number }; driver: { port: number } }>((res, rej) => {
+    let buf = '';
+    const timer = setTimeout(() => rej(new Error('server did not start in 60 s')), 60_000);
+    proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.includes('"wharf listening"')) {
+          clearTimeout(timer);
+          res(JSON.parse(line));
+        }
+      }
+    });
+    void exited.then((code) => rej(new Error(`server exited (${code}) before listening`)));
+  });
+  proc.stdout?.resume();
+  return {
+    proc,
+    url: `http://${addr.http.host}:${addr.http.port}`,
+    httpPort: addr.http.port,
+    driverPort: addr.driver.port,
+    stop: () => {
+      proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** The engine counters from GET /api/stats. */
+export async function serverEngineStats(url: string): Promise<Record<string, number>> {
+  const res = await fetch(`${url}/api/stats`);
+  return ((await res.json()) as { engine: Record<string, number> }).engine;
+}
