@@ -63,5 +63,12 @@ describe.each([
     expect(rej[1]).toMatchObject({ line: 2001, kind: 'invalid' });
     const stored = await countVia(table);
     if (!Number.isNaN(stored)) expect(stored).toBe(3000);
+    if (name === 'wharf') {
+      // The run is listed in the server's import history (the admin UI's Imports view).
+      const { runs } = (await (await fetch(`http://127.0.0.1:${server.http.port}/api/imports`)).json()) as { runs: Record<string, unknown>[] };
+      expect(runs.find((run) => run.table === table)).toMatchObject({
+        source: 'wharf import', status: 'done', documents: 3002, inserted: 3000, errors: 2,
+      });
+    }
   });
 });

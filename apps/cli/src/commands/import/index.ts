@@ -25,6 +25,7 @@ import {
 import { Progress } from './progress.js';
 import { RejectsFile } from './rejects.js';
 import { EXIT, figuresOf, summaryText, writeReport, type ImportReport, type ImportStatus } from './report.js';
+import { openImportRun } from './history.js';
 import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './resume.js';
 import { openInput } from './source.js';
 import { evaluateThresholds, parseThreshold, type Threshold } from './thresholds.js';
@@ -241,6 +242,18 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     }
   }
 
+  const historyRun =
+    loader && !openError
+      ? await openImportRun(o.target, {
+          table: o.table,
+          file: inputPath,
+          format,
+          bytes: source.size,
+          durability: o.naive ? 'hard' : o.durability,
+          conflict: o.conflict,
+        })
+      : null;
+
   let bytesDone = base.offset;
   let mustWait = false;
   const emit: Emit = (doc, line, endOffset, error, raw) => {
@@ -408,6 +421,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
 
   if (o.report) writeReport(o.report, report);
   if (o.chart) writeChart(o.chart, report);
+  await historyRun?.finish(report);
   io.stdout.write(summaryText(report));
   return { exitCode: report.exitCode, report };
 }
