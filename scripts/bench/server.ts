@@ -15,7 +15,6 @@
 // Every round starts a fresh server process on a fresh data directory; connect, tableCreate and
 // shutdown are outside the timers. Prints a table and writes results/server-<timestamp>.json.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,57 +26,17 @@ import { interleave } from './lib/interleave.js';
 import { machineInfo, writeResults } from './lib/results.js';
 import { median, pairRatios, round, summarize } from './lib/stats.js';
 import { fmtMs, fmtRate, fmtRatio, formatTable } from './lib/table.js';
+import { startServerProc, type ServerProc } from './lib/server-proc.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const r: any = rethinkdb;
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const MAIN = join(ROOT, 'packages/server/src/main.ts');
 const ENGINE_WORKER = join(ROOT, 'scripts/bench/lib/engine-worker.ts');
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-interface Server {
-  proc: ChildProcess;
-  url: string;
-  driverPort: number;
-  stop(): Promise<number | null>;
-}
-
-async function startServer(dataDir: string): Promise<Server> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
-    cwd: ROOT,
-    env: { ...process.env, WHARF_PASSWORD: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
-  const addr = await new Promise<{ http: { host: string; port: number }; driver: { port: number } }>((res, rej) => {
-    let buf = '';
-    const timer = setTimeout(() => rej(new Error('server did not start in 60 s')), 60_000);
-    proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.includes('"wharf listening"')) {
-          clearTimeout(timer);
-          res(JSON.parse(line));
-        }
-      }
-    });
-    void exited.then((code) => rej(new Error(`server exited (${code}) before listening`)));
-  });
-  return {
-    proc,
-    url: `http://${addr.http.host}:${addr.http.port}`,
-    driverPort: addr.driver.port,
-    stop: () => {
-      proc.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
+const startServer = (dataDir: string): Promise<ServerProc> => startServerProc(ROOT, dataDir);
 
 async function engineStats(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/stats`);

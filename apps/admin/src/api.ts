@@ -13,20 +13,9 @@ export interface TableInfo {
 
 export type Key = string | number;
 export type Doc = Record<string, unknown>;
-export type Durability = 'soft' | 'hard';
-export type Conflict = 'error' | 'replace' | 'update';
-
-export interface WriteResult {
-  inserted: number;
-  replaced: number;
-  unchanged: number;
-  deleted: number;
-  skipped: number;
-  errors: number;
-  first_error?: string;
-  generated_keys?: string[];
-  document_errors?: { index: number; message: string }[];
-}
+/** Durability, conflict modes and RethinkDB's write-result shape: the wire protocol's types. */
+export type { Conflict, Durability, WriteResult } from '@wharf/wire';
+import type { Conflict, Durability, WriteResult } from '@wharf/wire';
 
 /** Engine counters (packages/engine/core/src/stats.rs, camelCase). */
 export interface EngineStats {
