@@ -15,7 +15,7 @@ export type Key = string | number;
 export type Doc = Record<string, unknown>;
 /** Durability, conflict modes and RethinkDB's write-result shape: the wire protocol's types. */
 export type { Conflict, Durability, WriteResult } from '@wharf/wire';
-import type { Conflict, Durability, WriteResult } from '@wharf/wire';
+import type { Conflict, Durability, ImportRun, ServerCounters as WireServerCounters, WriteResult } from '@wharf/wire';
 
 /** Engine counters (packages/engine/core/src/stats.rs, camelCase). */
 export interface EngineStats {
@@ -48,26 +48,8 @@ export interface EngineStats {
   [other: string]: unknown;
 }
 
-export interface ServerCounters {
-  httpRequests: number;
-  httpInsertBatches: number;
-  wsConnections: number;
-  wsConnectionsTotal: number;
-  wsBatches: number;
-  wsDocuments: number;
-  wsErrors: number;
-  statsSubscribers: number;
-  driverConnections: number;
-  driverConnectionsTotal: number;
-  driverHandshakeFailures: number;
-  driverQueries: number;
-  driverBatches: number;
-  driverErrors: number;
-  documentsInserted: number;
-  uptimeMs: number;
-  inflightWrites: number;
-  [other: string]: unknown;
-}
+/** The server's counters (shape from `@wharf/wire`), plus what the snapshot adds. */
+export type ServerCounters = WireServerCounters & { uptimeMs: number; inflightWrites: number; [other: string]: unknown };
 
 export interface StatsSnapshot {
   time: number;
@@ -90,35 +72,7 @@ export interface ScanPage {
   next: string | null;
 }
 
-export type ImportFormat = 'ndjson' | 'json' | 'csv';
-
-export interface ImportRun {
-  id: number;
-  table: string;
-  source: string;
-  file?: string;
-  format?: ImportFormat;
-  bytes?: number;
-  durability?: Durability;
-  conflict?: Conflict;
-  status: 'running' | 'done' | 'failed';
-  startedAt: number;
-  updatedAt: number;
-  finishedAt?: number;
-  bytesDone?: number;
-  documents?: number;
-  inserted?: number;
-  replaced?: number;
-  unchanged?: number;
-  errors?: number;
-  batches?: number;
-  durationMs?: number;
-  docsPerSec?: number;
-  latencyP50Ms?: number;
-  latencyP99Ms?: number;
-  latencyMaxMs?: number;
-  firstError?: string;
-}
+export type { ImportFormat, ImportRun } from '@wharf/wire';
 
 export type ImportRunStart = Pick<ImportRun, 'table' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'> & { source?: string };
 export type ImportRunUpdate = Partial<Omit<ImportRun, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>>;

@@ -2,26 +2,11 @@
  * Server-wide state shared by the listeners: the resolved options, counters shown by /api/stats
  * and /metrics, and the tracker of in-flight writes that a graceful shutdown waits for.
  */
+import type { ServerCounters } from '@wharf/wire';
 import type { ResolvedOptions } from './options.js';
 
-export interface ServerCounters {
-  httpRequests: number;
-  httpInsertBatches: number;
-  wsConnections: number;
-  wsConnectionsTotal: number;
-  wsBatches: number;
-  wsDocuments: number;
-  wsErrors: number;
-  statsSubscribers: number;
-  driverConnections: number;
-  driverConnectionsTotal: number;
-  driverHandshakeFailures: number;
-  driverQueries: number;
-  /** Cursor batches sent (first batches and CONTINUE answers). */
-  driverBatches: number;
-  driverErrors: number;
-  documentsInserted: number;
-}
+export type { ServerCounters };
+
 
 /** Counts writes that were accepted but not yet answered, so shutdown can wait for them. */
 export class InflightWrites {

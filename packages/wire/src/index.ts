@@ -17,3 +17,4 @@ export type {
   ErrorMessage,
   ServerMessage,
 } from './messages.js';
+export type { ServerCounters, ImportFormat, ImportRun } from './http-types.js';

@@ -6,6 +6,7 @@
  * write routes; these routes only record what the client reports. Lost on restart.
  */
 import type { FastifyInstance } from 'fastify';
+import type { ImportRun as ImportRunShape } from '@wharf/wire';
 import { WharfServerError } from '../../errors.js';
 import { errorResponses } from '../schemas/index.js';
 
@@ -52,33 +53,8 @@ export const ImportRun = {
   },
 } as const;
 
-export interface ImportRunRecord {
-  id: number;
-  table: string;
-  source: string;
-  file?: string;
-  format?: 'ndjson' | 'json' | 'csv';
-  bytes?: number;
-  durability?: 'soft' | 'hard';
-  conflict?: 'error' | 'replace' | 'update';
-  status: 'running' | 'done' | 'failed';
-  startedAt: number;
-  updatedAt: number;
-  finishedAt?: number;
-  bytesDone?: number;
-  documents?: number;
-  inserted?: number;
-  replaced?: number;
-  unchanged?: number;
-  errors?: number;
-  batches?: number;
-  durationMs?: number;
-  docsPerSec?: number;
-  latencyP50Ms?: number;
-  latencyP99Ms?: number;
-  latencyMaxMs?: number;
-  firstError?: string;
-}
+/** The run record; its shape is shared with the admin UI through `@wharf/wire`. */
+export type ImportRunRecord = ImportRunShape;
 
 type StartBody = Pick<ImportRunRecord, 'table' | 'source' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'>;
 type ProgressBody = Partial<Omit<ImportRunRecord, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>>;
