@@ -45,6 +45,9 @@ export interface NativeOpenOptions {
   checkpointBytes?: number;
   flushIntervalMs?: number;
   groupCommitWindowMs?: number;
+  memoryBudget?: number;
+  mergeFanIn?: number;
+  backgroundDelayPerMibMs?: number;
 }
 
 /** One open database. Reads resolve to JSON text; requests with an `id` answer through the callback. */

@@ -21,6 +21,15 @@ export interface OpenOptions {
    * round trip away want several milliseconds; 0 disables the wait.
    */
   groupCommitWindowMs?: number;
+  /**
+   * Bytes for memtables and the block cache (default 256 MiB, at least 4 MiB). Tables may be far
+   * larger: they live in run files, and only this much of them is kept in memory.
+   */
+  memoryBudget?: number;
+  /** Merge a table's run files when this many share a level (default 4, at least 2). */
+  mergeFanIn?: number;
+  /** For tests and benchmarks of pacing: checkpoints and merges sleep this long per MiB, as on a slow disk. */
+  backgroundDelayPerMibMs?: number;
   /** Default durability of writes through this handle (default 'hard'). */
   durability?: Durability;
 }
@@ -66,7 +75,9 @@ export function checkDir(dir: unknown): string {
 }
 
 export function openOptions(options: unknown): { native: NativeOpenOptions; durability: Durability } {
-  const o = optionsObject(options, 'options', ['segmentSize', 'checkpointBytes', 'flushIntervalMs', 'groupCommitWindowMs', 'durability']);
+  const o = optionsObject(options, 'options', [
+    'segmentSize', 'checkpointBytes', 'flushIntervalMs', 'groupCommitWindowMs', 'memoryBudget', 'mergeFanIn', 'backgroundDelayPerMibMs', 'durability',
+  ]);
   const native: NativeOpenOptions = {};
   if (o.segmentSize !== undefined) native.segmentSize = positiveInteger(o.segmentSize, 'options.segmentSize');
   if (o.checkpointBytes !== undefined) {
@@ -81,6 +92,21 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; dura
       throw invalidArgument(`options.groupCommitWindowMs must be a number of milliseconds from 0 to 1000; got ${describe(ms)}`);
     }
     native.groupCommitWindowMs = ms;
+  }
+  if (o.memoryBudget !== undefined) {
+    native.memoryBudget = positiveInteger(o.memoryBudget, 'options.memoryBudget');
+    if (native.memoryBudget < 4 << 20) throw invalidArgument(`options.memoryBudget must be at least 4 MiB (4194304 bytes); got ${native.memoryBudget}`);
+  }
+  if (o.mergeFanIn !== undefined) {
+    native.mergeFanIn = positiveInteger(o.mergeFanIn, 'options.mergeFanIn');
+    if (native.mergeFanIn < 2) throw invalidArgument(`options.mergeFanIn must be at least 2; got ${native.mergeFanIn}`);
+  }
+  if (o.backgroundDelayPerMibMs !== undefined) {
+    const ms = o.backgroundDelayPerMibMs;
+    if (typeof ms !== 'number' || !(ms >= 0 && ms <= 10_000)) {
+      throw invalidArgument(`options.backgroundDelayPerMibMs must be a number of milliseconds from 0 to 10000; got ${describe(ms)}`);
+    }
+    native.backgroundDelayPerMibMs = ms;
   }
   const durability = o.durability === undefined ? 'hard' : oneOf(o.durability, DURABILITIES, 'options.durability');
   return { native, durability };

@@ -43,6 +43,17 @@ export interface EngineStats {
   groupOpsHistogram: number[];
   /** Bytes appended to the journal, record headers included. */
   bytesJournaled: number;
+  /** Groups stored LZ4-compressed (at least one of their records smaller compressed). */
+  groupsCompressed: number;
+  /** Record payload bytes before compression, for all groups. */
+  journalBytesUncompressed: number;
+  /** Payload bytes compression kept off the disk. */
+  journalBytesSaved: number;
+  /** Stored / uncompressed payload bytes of the compressed groups (0 before any). */
+  compressionRatio: number;
+  /** The journal's running estimates: LZ4 ns per input byte, write + fdatasync ns per byte written (0 before any). */
+  compressNsPerByte: number;
+  writeNsPerByte: number;
   /** Read calls (get, get_many, scan, count) and the documents they returned. */
   reads: number;
   documentsRead: number;
@@ -57,8 +68,33 @@ export interface EngineStats {
   durableSeq: number;
   journalBytesSinceCheckpoint: number;
   checkpoints: number;
-  /** Checkpoint files merged into one. */
+  /** Merges of run files done by the merge thread. */
   merges: number;
+  /** The memory budget (bytes) and what uses it now: active memtables, memtables being checkpointed, the block cache. */
+  memoryBudget: number;
+  memtableBytes: number;
+  frozenMemtableBytes: number;
+  cacheBytes: number;
+  cacheHits: number;
+  cacheMisses: number;
+  /** Run files of all tables, their bytes on disk, and the memory their indexes and Bloom filters use. */
+  runs: number;
+  runBytes: number;
+  runIndexBytes: number;
+  /** Pacing: the current write-rate limit (bytes/s; 0 = none), the debt behind it, and the measured background rates (bytes/s). */
+  writeRateLimitBps: number;
+  pacingDebtBytes: number;
+  mergeBacklogRuns: number;
+  flushRateBps: number;
+  mergeRateBps: number;
+  /** Groups that waited for pacing, and their total wait. */
+  pacedGroups: number;
+  pacingDelayMs: number;
+  /** Times the active memtable filled while a checkpoint still ran (a stop-the-world engine stops there) that pacing rode through. */
+  stallsAvoided: number;
+  /** Last-resort stops (memtables at their limit) and their total time. */
+  writeStops: number;
+  writeStopMs: number;
   segmentsCreated: number;
   segmentsRecycled: number;
   /** Time the last open spent in recovery, and the journal records it replayed. */

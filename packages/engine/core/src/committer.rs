@@ -17,7 +17,8 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::checkpoint::{CheckpointJob, MaintenanceState, Task};
+use crate::checkpoint::{Background, CheckpointJob, MaintenanceState, Task};
+use crate::pacing::{Debt, Decision, Pacer};
 use crate::doc::PreparedDocs;
 use crate::error::{Error, ErrorCode, Result};
 use crate::journal::Journal;
@@ -41,7 +42,7 @@ pub(crate) enum Request {
 
 /// State shared by the committer, the maintenance thread and readers.
 pub(crate) struct Shared {
-    pub catalog: RwLock<Catalog>,
+    pub catalog: Arc<RwLock<Catalog>>,
     pub counters: Arc<Counters>,
     pub queue: Mutex<Queue>,
     pub wake: Condvar,
@@ -86,6 +87,8 @@ impl Shared {
 pub(crate) struct Committer {
     pub shared: Arc<Shared>,
     pub journal: Journal,
+    pub pacer: Pacer,
+    pub background: Arc<Background>,
     pub options: Options,
     pub tasks: Sender<Task>,
     /// Hard writers the last group merged, and how long its fdatasync took: see `next_batch`.
@@ -94,6 +97,8 @@ pub(crate) struct Committer {
     /// per smaller group, so that a group that waits can grow back to it.
     pub cohort: usize,
     pub last_sync: Duration,
+    /// Journal payload bytes of the last group (what pacing meters).
+    pub last_group_bytes: u64,
 }
 
 /// How long an idle committer spins before it parks (see `spin_for_requests`).
@@ -129,6 +134,9 @@ impl Committer {
             }
             let closing = self.commit_group(batch, &mut last_sync);
             self.after_group();
+            if closing.is_none() {
+                self.pace();
+            }
             if let Some(done) = closing {
                 let result = self.shut_down();
                 done(result);
@@ -277,6 +285,7 @@ impl Committer {
             ack();
         }
         let mut failure = None;
+        self.last_group_bytes = enc.payloads.iter().map(|p| p.len() as u64).sum();
         if !enc.payloads.is_empty() {
             match self.journal.append(&enc.payloads) {
                 Ok(_) => self.shared.counters.record_group(ops),
@@ -329,7 +338,7 @@ impl Committer {
     }
 
     fn delete(&self, table: &str, keys: Vec<Key>, enc: &mut GroupEncoder) -> Result<WriteResult> {
-        Ok(self.table(table)?.delete(keys, enc))
+        self.table(table)?.delete(keys, enc)
     }
 
     fn create_table(&self, name: &str, primary_key: &str, enc: &mut GroupEncoder) -> Result<()> {
@@ -342,7 +351,8 @@ impl Committer {
         let id = catalog.next_table_id.max(1);
         mutation::encode_create_table(enc.buf(), id, name, primary_key);
         enc.boundary();
-        catalog.add(Table::new(id, name.to_string(), primary_key.to_string()));
+        let table = Table::new(id, name.to_string(), primary_key.to_string(), &catalog.env);
+        catalog.add(table);
         Ok(())
     }
 
@@ -369,7 +379,9 @@ impl Committer {
                 self.shared.poison_with(&e);
             }
         }
-        let due = self.shared.counters.journal_bytes_since_checkpoint.load(Relaxed) >= self.options.checkpoint_bytes;
+        let c = &self.shared.counters;
+        let due = c.journal_bytes_since_checkpoint.load(Relaxed) >= self.options.checkpoint_bytes
+            || c.memtable_bytes.load(Relaxed) >= self.pacer.memtable_limit;
         if due && !self.shared.maintenance.lock().unwrap().in_flight {
             let _ = self.start_checkpoint(None);
         }
@@ -389,23 +401,62 @@ impl Committer {
         }
         let position = self.journal.position();
         let catalog = self.shared.catalog.read().unwrap();
+        let c = &self.shared.counters;
         let tables = catalog
             .by_id
             .values()
             .map(|t| {
-                let delta = std::mem::take(&mut t.data.write().unwrap().delta);
-                (t.id, t.name.clone(), t.primary_key.clone(), delta)
+                let mut data = t.data.write().unwrap();
+                let frozen = data.freeze();
+                c.memtable_bytes.fetch_sub(data.frozen_bytes(), Relaxed);
+                c.frozen_memtable_bytes.fetch_add(data.frozen_bytes(), Relaxed);
+                (t.clone(), frozen, data.documents, data.bytes)
             })
             .collect();
         let job = CheckpointJob { position, next_table_id: catalog.next_table_id, tables };
         drop(catalog);
-        self.shared.counters.journal_bytes_since_checkpoint.store(0, Relaxed);
+        c.journal_bytes_since_checkpoint.store(0, Relaxed);
         self.shared.maintenance.lock().unwrap().in_flight = true;
+        self.background.merges.checkpoint_started();
         self.tasks.send(Task::Checkpoint(job, reply)).map_err(|_| Error::closed())
+    }
+
+    fn wait_for_checkpoint(&self) {
+        while self.shared.maintenance.lock().unwrap().in_flight {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Waits before the next group as pacing decides (see `pacing.rs`).
+    fn pace(&mut self) {
+        let c = self.shared.counters.clone();
+        let debt = Debt {
+            memtable_bytes: c.memtable_bytes.load(Relaxed),
+            frozen_bytes: c.frozen_memtable_bytes.load(Relaxed),
+            level0_runs: self.background.level0_runs.load(Relaxed) as usize,
+            levels: self.background.levels.load(Relaxed) as u32,
+        };
+        match self.pacer.decide(self.last_group_bytes, &debt, &self.background.rates, &c) {
+            Decision::Free => {}
+            Decision::Wait(d) => {
+                c.paced_groups.fetch_add(1, Relaxed);
+                c.pacing_delay_us.fetch_add(d.as_micros() as u64, Relaxed);
+                std::thread::sleep(d);
+            }
+            Decision::Stop => {
+                // The last resort: memtables are at their limit until the checkpoint ends.
+                let started = Instant::now();
+                c.write_stops.fetch_add(1, Relaxed);
+                self.sync_or_poison();
+                self.wait_for_checkpoint();
+                c.write_stop_us.fetch_add(started.elapsed().as_micros() as u64, Relaxed);
+            }
+        }
     }
 
     /// Close: a final checkpoint (so the next open replays little), then stop maintenance.
     fn shut_down(&mut self) -> Result<()> {
+        self.wait_for_checkpoint();
         let (tx, rx) = mpsc::channel();
         let mut result = self.start_checkpoint(Some(tx));
         if result.is_ok() {

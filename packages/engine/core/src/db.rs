@@ -9,7 +9,10 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::checkpoint::{self, Maintenance, MaintenanceState};
+use crate::cache::BlockCache;
+use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
+use crate::merge::Merger;
+use crate::pacing::Pacer;
 pub use crate::committer::Callback;
 use crate::committer::{Committer, Queue, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
@@ -20,7 +23,7 @@ use crate::key::{Key, KeyRange};
 use crate::manifest::{self, Manifest};
 use crate::options::{Durability, Options, WriteOptions};
 use crate::stats::{Counters, Stats};
-use crate::table::{Catalog, Table, WriteResult};
+use crate::table::{Catalog, Env, Table, WriteResult};
 
 /// A table's name, primary key and size.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -39,6 +42,8 @@ pub struct Database {
 
 struct Inner {
     shared: Arc<Shared>,
+    background: Arc<Background>,
+    memory_budget: u64,
     vfs: Arc<dyn Vfs>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     closed: Mutex<bool>,
@@ -60,6 +65,7 @@ impl Inner {
             *closed = true;
         }
         let result = wait(|done| self.shared.submit(Request::Close { done }));
+        self.background.merges.stop();
         for t in self.threads.lock().unwrap().drain(..) {
             let _ = t.join();
         }
@@ -91,15 +97,22 @@ impl Database {
         if options.segment_size < 64 << 10 {
             return Err(Error::invalid("segment_size must be at least 64 KiB"));
         }
+        if options.memory_budget < 4 << 20 {
+            return Err(Error::invalid("memory_budget must be at least 4 MiB"));
+        }
+        if options.merge_fan_in < 2 {
+            return Err(Error::invalid("merge_fan_in must be at least 2"));
+        }
         vfs.lock().map_err(|e| Error::new(ErrorCode::Locked, e.to_string()))?;
         let started = Instant::now();
         let counters = Arc::new(Counters::default());
 
         let stored = manifest::load(&*vfs)?;
-        let mut catalog = Catalog::default();
+        let env = Env { cache: Arc::new(BlockCache::new(options.memory_budget / 4)), counters: counters.clone() };
+        let mut catalog = Catalog::new(env.clone());
         let mut manifest = stored.clone().unwrap_or(Manifest { next_run_id: 1, ..Default::default() });
         for entry in &manifest.tables {
-            let table = Table::new(entry.id, entry.name.clone(), entry.primary_key.clone());
+            let table = Table::new(entry.id, entry.name.clone(), entry.primary_key.clone(), &env);
             checkpoint::load_table(&*vfs, entry, &mut table.data.write().unwrap())?;
             catalog.add(table);
         }
@@ -153,7 +166,7 @@ impl Database {
 
         let maintenance_state = Arc::new(Mutex::new(MaintenanceState::default()));
         let shared = Arc::new(Shared {
-            catalog: RwLock::new(catalog),
+            catalog: Arc::new(RwLock::new(catalog)),
             counters: counters.clone(),
             queue: Mutex::new(Queue::default()),
             queued: Default::default(),
@@ -162,23 +175,38 @@ impl Database {
             maintenance: maintenance_state.clone(),
         });
         let (tasks, task_rx) = mpsc::channel();
-        let maintenance = Maintenance {
+        let background = Arc::new(Background {
             vfs: vfs.clone(),
-            manifest,
-            pool,
-            counters: counters.clone(),
+            manifest: Mutex::new(manifest),
+            env,
+            rates: Default::default(),
+            merges: Default::default(),
+            level0_runs: Default::default(),
+            levels: Default::default(),
+            delay_per_mib: options.background_delay_per_mib,
+        });
+        let maintenance = Maintenance { bg: background.clone(), pool, state: maintenance_state.clone(), spare_segments: 1 };
+        let merger = Merger {
+            bg: background.clone(),
+            catalog: shared.catalog.clone(),
             state: maintenance_state,
-            max_runs: options.max_runs_per_table,
-            spare_segments: 1,
+            fan_in: options.merge_fan_in,
         };
+        // Runs left over from before (a crash mid-merge, or a backlog) are merged from the start.
+        background.note_shape(&background.manifest.lock().unwrap());
+        background.merges.checkpoint_done();
+        let memory_budget = options.memory_budget;
         let committer = Committer {
             shared: shared.clone(),
             journal,
+            pacer: Pacer::new(options.memory_budget / 4, options.merge_fan_in),
+            background: background.clone(),
             options,
             tasks,
             last_hard_writers: 0,
             cohort: 0,
             last_sync: std::time::Duration::ZERO,
+            last_group_bytes: 0,
         };
         let threads = vec![
             std::thread::Builder::new()
@@ -186,12 +214,16 @@ impl Database {
                 .spawn(move || maintenance.run(task_rx))
                 .map_err(|e| Error::io("starting the maintenance thread", e))?,
             std::thread::Builder::new()
+                .name("wharf-merge".into())
+                .spawn(move || merger.run())
+                .map_err(|e| Error::io("starting the merge thread", e))?,
+            std::thread::Builder::new()
                 .name("wharf-committer".into())
                 .spawn(move || committer.run())
                 .map_err(|e| Error::io("starting the committer thread", e))?,
         ];
         counters.recovery_us.store(started.elapsed().as_micros() as u64, Relaxed);
-        Ok(Database { inner: Arc::new(Inner { shared, vfs, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
+        Ok(Database { inner: Arc::new(Inner { shared, background, memory_budget, vfs, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
     }
 
     fn submit(&self, request: Request) {
@@ -247,7 +279,7 @@ impl Database {
 
     /// A document's JSON text, if present.
     pub fn get(&self, table: &str, key: &Key) -> Result<Option<Arc<str>>> {
-        let doc = self.table(table)?.data.read().unwrap().docs.get(key).cloned();
+        let doc = self.table(table)?.get(key)?;
         self.inner.shared.counters.record_read(doc.is_some() as u64);
         Ok(doc)
     }
@@ -255,7 +287,7 @@ impl Database {
     pub fn get_many(&self, table: &str, keys: &[Key]) -> Result<Vec<Option<Arc<str>>>> {
         let table = self.table(table)?;
         let data = table.data.read().unwrap();
-        let docs: Vec<_> = keys.iter().map(|k| data.docs.get(k).cloned()).collect();
+        let docs = keys.iter().map(|k| data.get(k, &table.env.cache)).collect::<Result<Vec<_>>>()?;
         self.inner.shared.counters.record_read(docs.iter().filter(|d| d.is_some()).count() as u64);
         Ok(docs)
     }
@@ -266,18 +298,13 @@ impl Database {
         if range_is_empty(range) {
             return Ok(Vec::new());
         }
-        let data = table.data.read().unwrap();
-        let iter = data.docs.range((range.lower.clone(), range.upper.clone()));
-        let limit = limit.unwrap_or(usize::MAX);
-        let pick = |(k, v): (&Key, &Arc<str>)| (k.clone(), v.clone());
-        let rows: Vec<_> =
-            if reverse { iter.rev().take(limit).map(pick).collect() } else { iter.take(limit).map(pick).collect() };
+        let rows = table.data.read().unwrap().scan(range, limit.unwrap_or(usize::MAX), reverse, &table.env.cache)?;
         self.inner.shared.counters.record_read(rows.len() as u64);
         Ok(rows)
     }
 
     pub fn count(&self, table: &str) -> Result<u64> {
-        let n = self.table(table)?.data.read().unwrap().docs.len() as u64;
+        let n = self.table(table)?.data.read().unwrap().documents;
         self.inner.shared.counters.record_read(0);
         Ok(n)
     }
@@ -296,7 +323,7 @@ impl Database {
                 TableInfo {
                     name: t.name.clone(),
                     primary_key: t.primary_key.clone(),
-                    documents: data.docs.len() as u64,
+                    documents: data.documents,
                     bytes: data.bytes,
                 }
             })
@@ -306,7 +333,19 @@ impl Database {
     }
 
     pub fn stats(&self) -> Stats {
-        self.inner.shared.counters.snapshot()
+        let mut s = self.inner.shared.counters.snapshot();
+        let cache = &self.inner.background.env.cache;
+        s.memory_budget = self.inner.memory_budget;
+        s.cache_bytes = cache.bytes();
+        s.cache_hits = cache.hits.load(Relaxed);
+        s.cache_misses = cache.misses.load(Relaxed);
+        for t in self.inner.shared.catalog.read().unwrap().by_id.values() {
+            let data = t.data.read().unwrap();
+            s.runs += data.runs.len() as u64;
+            s.run_bytes += data.runs.iter().map(|r| r.bytes).sum::<u64>();
+            s.run_index_bytes += data.runs.iter().map(|r| r.memory() as u64).sum::<u64>();
+        }
+        s
     }
 
     /// Finishes every queued request, checkpoints, and stops the engine's threads. Later calls

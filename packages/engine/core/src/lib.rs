@@ -26,6 +26,8 @@
 //! `record` / `checksum` → [`io`]. `checkpoint` and `manifest` sit beside the journal and
 //! also end at [`io`].
 
+mod bloom;
+mod cache;
 mod checkpoint;
 mod checksum;
 mod committer;
@@ -36,11 +38,15 @@ pub mod io;
 mod journal;
 mod key;
 mod manifest;
+mod merge;
 mod mutation;
 mod options;
+mod pacing;
 mod record;
+mod run;
 mod stats;
 mod table;
+mod tree;
 
 pub use db::{wait, Callback, Database, TableInfo};
 pub use doc::{DocFormat, PreparedDocs};

@@ -28,6 +28,9 @@ pub(crate) struct RunEntry {
     pub file: String,
     pub entries: u64,
     pub bytes: u64,
+    /// Tier in the merge scheme: 0 for a checkpoint's run, n+1 for a merge of level-n runs.
+    #[serde(default)]
+    pub level: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -37,6 +40,11 @@ pub(crate) struct TableEntry {
     pub primary_key: String,
     /// Oldest first; later files override earlier ones key by key.
     pub runs: Vec<RunEntry>,
+    /// Live documents and their bytes at this checkpoint (replay adjusts them).
+    #[serde(default)]
+    pub documents: u64,
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]

@@ -44,8 +44,18 @@ pub struct Options {
     pub flush_interval: Duration,
     /// Number of retired segments kept for recycling. Default 4.
     pub recycle_segments: usize,
-    /// Merge a table's checkpoint files into one when it has more than this many. Default 8.
-    pub max_runs_per_table: usize,
+    /// Memory the engine may use for memtables and the block cache, in bytes. A quarter fills
+    /// the active memtable before a checkpoint starts; memtables may use three quarters while a
+    /// checkpoint runs (pacing slows writes well before that, and only there do writes stop);
+    /// the block cache gets a quarter. Run indexes and filters (about 1.3 bytes per document)
+    /// come on top. Default 256 MiB; at least 4 MiB.
+    pub memory_budget: u64,
+    /// Merge a table's runs when this many share a level (size-tiered; see `merge.rs`).
+    /// Default 4; at least 2.
+    pub merge_fan_in: usize,
+    /// For tests and benchmarks of pacing: checkpoints and merges sleep this long per MiB they
+    /// write, as on a slow disk. Default zero.
+    pub background_delay_per_mib: Duration,
     /// After a group that merged several hard writers, the longest the committer waits for them
     /// to come back before it writes the next group (PostgreSQL's `commit_delay`, but only when
     /// concurrency was just seen: a lone writer never waits). Default 1 ms, which gathers
@@ -61,7 +71,9 @@ impl Default for Options {
             checkpoint_bytes: 256 << 20,
             flush_interval: Duration::from_millis(200),
             recycle_segments: 4,
-            max_runs_per_table: 8,
+            memory_budget: 256 << 20,
+            merge_fan_in: 4,
+            background_delay_per_mib: Duration::ZERO,
             group_commit_window: Duration::from_millis(1),
         }
     }

@@ -4,7 +4,7 @@
 //! offset size field
 //!  0     4    magic        "WREC"
 //!  4     1    kind         1 = mutations, 2 = segment end (payload: next segment id, u64)
-//!  5     1    flags        reserved (0); bit 0 will mark an LZ4-compressed payload
+//!  5     1    flags        bit 0 (`FLAG_LZ4`): the payload is stored LZ4-compressed; other bits 0
 //!  6     2    reserved     0
 //!  8     4    payload_len
 //! 12     4    checksum     CRC32C(seed(segment_id), header with this field zeroed ‖ payload)
@@ -13,6 +13,8 @@
 //! 32     8    synced_upto  offset in this segment known durable when this record was written
 //! 40          payload
 //! ```
+//! A compressed payload is stored as `uncompressed_len u32 ‖ LZ4 block`; `payload_len` and the
+//! checksum cover the bytes as stored. Only mutation records are ever compressed.
 //! All integers little-endian. `synced_upto` tells a torn tail (the damaged record was never
 //! synced) from real corruption (a later valid record proves the damaged one had been synced).
 
@@ -20,6 +22,8 @@ use crate::checksum::record_checksum;
 
 pub const RECORD_MAGIC: [u8; 4] = *b"WREC";
 pub const RECORD_HEADER_SIZE: usize = 40;
+/// Flags bit 0: the payload is `uncompressed_len u32 ‖ LZ4 block`.
+pub const FLAG_LZ4: u8 = 1;
 
 const MAGIC_OFFSET: usize = 0;
 const KIND_OFFSET: usize = MAGIC_OFFSET + 4;
@@ -40,6 +44,8 @@ pub enum RecordKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHeader {
     pub kind: RecordKind,
+    /// The payload is stored LZ4-compressed ([`FLAG_LZ4`]); `payload_len` is the stored length.
+    pub compressed: bool,
     pub payload_len: u32,
     pub seq: u64,
     pub segment_id: u64,
@@ -60,7 +66,8 @@ impl RecordHeader {
         let start = out.len();
         out.extend_from_slice(&RECORD_MAGIC);
         out.push(self.kind as u8);
-        out.extend_from_slice(&[0, 0, 0]);
+        out.push(if self.compressed { FLAG_LZ4 } else { 0 });
+        out.extend_from_slice(&[0, 0]);
         out.extend_from_slice(&self.payload_len.to_le_bytes());
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&self.seq.to_le_bytes());
@@ -74,16 +81,18 @@ impl RecordHeader {
     /// Parses a header without checking the checksum (the payload is needed for that).
     /// `None` when the bytes cannot be a header at all.
     pub fn parse(b: &[u8]) -> Option<RecordHeader> {
-        if b.len() < RECORD_HEADER_SIZE || b[..4] != RECORD_MAGIC || b[FLAGS_OFFSET] != 0 {
+        if b.len() < RECORD_HEADER_SIZE || b[..4] != RECORD_MAGIC {
             return None;
         }
-        let kind = match b[KIND_OFFSET] {
-            1 => RecordKind::Mutations,
-            2 => RecordKind::SegmentEnd,
+        let (kind, compressed) = match (b[KIND_OFFSET], b[FLAGS_OFFSET]) {
+            (1, 0) => (RecordKind::Mutations, false),
+            (1, FLAG_LZ4) => (RecordKind::Mutations, true),
+            (2, 0) => (RecordKind::SegmentEnd, false),
             _ => return None,
         };
         Some(RecordHeader {
             kind,
+            compressed,
             payload_len: u32_at(b, LEN_OFFSET),
             seq: u64_at(b, SEQ_OFFSET),
             segment_id: u64_at(b, SEGMENT_OFFSET),
@@ -101,6 +110,41 @@ impl RecordHeader {
     }
 }
 
+/// Writes the stored form of `payload` compressed (`uncompressed_len u32 ‖ LZ4 block`) into
+/// `out`, replacing its contents. Returns false, leaving `out` unspecified, unless that form is
+/// strictly smaller than `payload`.
+pub(crate) fn compress_payload(payload: &[u8], out: &mut Vec<u8>) -> bool {
+    let Ok(len) = u32::try_from(payload.len()) else { return false };
+    out.clear();
+    out.resize(4 + lz4_flex::block::get_maximum_output_size(payload.len()), 0);
+    out[..4].copy_from_slice(&len.to_le_bytes());
+    match lz4_flex::block::compress_into(payload, &mut out[4..]) {
+        Ok(n) if 4 + n < payload.len() => {
+            out.truncate(4 + n);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Restores a payload stored by [`compress_payload`] into `out` (replacing its contents).
+/// `Err` says why the stored bytes are not a valid compressed payload of at most `max_len` bytes.
+pub(crate) fn decompress_payload(stored: &[u8], max_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    let Some(len) = stored.get(..4).map(|b| u32_at(b, 0) as usize) else {
+        return Err(format!("its payload of {} bytes is too short for a compressed one", stored.len()));
+    };
+    if len > max_len {
+        return Err(format!("it claims {len} uncompressed bytes, more than a record can hold ({max_len})"));
+    }
+    out.clear();
+    out.resize(len, 0);
+    match lz4_flex::block::decompress_into(&stored[4..], out) {
+        Ok(n) if n == len => Ok(()),
+        Ok(n) => Err(format!("it decompresses to {n} bytes, not the {len} its header says")),
+        Err(e) => Err(format!("it does not decompress ({e})")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +154,7 @@ mod tests {
         let payload = b"payload bytes".to_vec();
         let h = RecordHeader {
             kind: RecordKind::Mutations,
+            compressed: false,
             payload_len: payload.len() as u32,
             seq: 42,
             segment_id: 7,
@@ -150,6 +195,76 @@ mod tests {
         let mut buf = Vec::new();
         h.encode(seed_for_segment(7), &payload, &mut buf);
         assert!(!RecordHeader::verify(seed_for_segment(8), &buf, &buf[RECORD_HEADER_SIZE..]));
+    }
+
+    #[test]
+    fn a_compressed_record_round_trips_through_the_flag() {
+        let original: Vec<u8> =
+            (0..4000u32).flat_map(|i| format!("{{\"id\":{i},\"pad\":\"xxxxxxxx\"}}").into_bytes()).collect();
+        let mut stored = Vec::new();
+        assert!(compress_payload(&original, &mut stored));
+        assert!(stored.len() < original.len() / 2, "{} of {}", stored.len(), original.len());
+        assert_eq!(u32_at(&stored, 0) as usize, original.len());
+        let h = RecordHeader {
+            kind: RecordKind::Mutations,
+            compressed: true,
+            payload_len: stored.len() as u32,
+            seq: 9,
+            segment_id: 7,
+            synced_upto: 4096,
+        };
+        let mut buf = Vec::new();
+        h.encode(seed_for_segment(7), &stored, &mut buf);
+        assert_eq!(buf[FLAGS_OFFSET], FLAG_LZ4);
+        let parsed = RecordHeader::parse(&buf).unwrap();
+        assert_eq!(parsed, h);
+        assert!(RecordHeader::verify(seed_for_segment(7), &buf, &buf[RECORD_HEADER_SIZE..]));
+        let mut back = Vec::new();
+        decompress_payload(&buf[RECORD_HEADER_SIZE..], 16 << 20, &mut back).unwrap();
+        assert_eq!(back, original);
+
+        // Clearing the flag is caught by the checksum: the flags byte is part of the header.
+        let mut cleared = buf.clone();
+        cleared[FLAGS_OFFSET] = 0;
+        assert!(!RecordHeader::verify(seed_for_segment(7), &cleared, &cleared[RECORD_HEADER_SIZE..]));
+        // Unknown flag bits, or a compressed segment-end marker, are not a header.
+        let mut unknown = buf.clone();
+        unknown[FLAGS_OFFSET] = 2;
+        assert_eq!(RecordHeader::parse(&unknown), None);
+        let mut marker = buf.clone();
+        marker[KIND_OFFSET] = RecordKind::SegmentEnd as u8;
+        assert_eq!(RecordHeader::parse(&marker), None);
+    }
+
+    #[test]
+    fn bad_compressed_payloads_are_refused_not_panicked_on() {
+        let original = vec![b'a'; 10_000];
+        let mut stored = Vec::new();
+        assert!(compress_payload(&original, &mut stored));
+        let mut out = Vec::new();
+        // A wrong length, either way.
+        let mut longer = stored.clone();
+        longer[..4].copy_from_slice(&10_001u32.to_le_bytes());
+        assert!(decompress_payload(&longer, 16 << 20, &mut out).is_err());
+        let mut shorter = stored.clone();
+        shorter[..4].copy_from_slice(&9_999u32.to_le_bytes());
+        assert!(decompress_payload(&shorter, 16 << 20, &mut out).is_err());
+        // Too short to hold the length, a length over the limit, a cut block.
+        assert!(decompress_payload(&stored[..3], 16 << 20, &mut out).is_err());
+        assert!(decompress_payload(&stored, 9_999, &mut out).is_err());
+        assert!(decompress_payload(&stored[..stored.len() - 1], 16 << 20, &mut out).is_err());
+        // Incompressible bytes are not stored compressed.
+        let mut x = 0x9e3779b97f4a7c15u64;
+        let random: Vec<u8> = (0..70_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        assert!(!compress_payload(&random, &mut stored));
+        assert!(!compress_payload(b"", &mut stored));
     }
 
     #[test]

@@ -27,6 +27,18 @@ pub struct Stats {
     pub group_ops_histogram: Vec<u64>,
     /// Bytes appended to the journal (record headers included).
     pub bytes_journaled: u64,
+    /// Groups stored LZ4-compressed (at least one record of the group smaller compressed).
+    pub groups_compressed: u64,
+    /// Record payload bytes before compression, for all groups.
+    pub journal_bytes_uncompressed: u64,
+    /// Payload bytes compression kept off the disk.
+    pub journal_bytes_saved: u64,
+    /// Stored / uncompressed payload bytes of the compressed groups (0 before any).
+    pub compression_ratio: f64,
+    /// The journal's running estimates: LZ4 time per input byte, write + fdatasync time per byte
+    /// written (0 before the first measurement).
+    pub compress_ns_per_byte: f64,
+    pub write_ns_per_byte: f64,
     /// Read calls (get, get_many, scan, count) and the documents they returned.
     pub reads: u64,
     pub documents_read: u64,
@@ -44,8 +56,37 @@ pub struct Stats {
     pub journal_bytes_since_checkpoint: u64,
     /// Checkpoints completed.
     pub checkpoints: u64,
-    /// Checkpoint files merged into one.
+    /// Merges of runs done by the merge thread.
     pub merges: u64,
+    /// The memory budget (bytes), and what uses it now: the active memtables, the memtables
+    /// being checkpointed, and the block cache.
+    pub memory_budget: u64,
+    pub memtable_bytes: u64,
+    pub frozen_memtable_bytes: u64,
+    pub cache_bytes: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    /// Run files of all tables, their bytes on disk, and the memory their indexes and filters use.
+    pub runs: u64,
+    pub run_bytes: u64,
+    pub run_index_bytes: u64,
+    /// Pacing: the current write-rate limit (bytes/s; 0 = none), the debt behind it (memtable
+    /// bytes beyond where pacing starts; level-0 runs beyond the merge fan-in), and the measured
+    /// background rates it follows (bytes/s).
+    pub write_rate_limit_bps: u64,
+    pub pacing_debt_bytes: u64,
+    pub merge_backlog_runs: u64,
+    pub flush_rate_bps: u64,
+    pub merge_rate_bps: u64,
+    /// Groups that waited for pacing, and the time they waited in all.
+    pub paced_groups: u64,
+    pub pacing_delay_ms: f64,
+    /// Times the active memtable was full while a checkpoint still ran — where a stop-the-world
+    /// engine stops writes — that pacing rode through.
+    pub stalls_avoided: u64,
+    /// Last-resort stops (memtables at their limit), and their total time. Pacing keeps this 0.
+    pub write_stops: u64,
+    pub write_stop_ms: f64,
     /// Segment files created (each zero-filled once) and reused from the recycle pool.
     pub segments_created: u64,
     pub segments_recycled: u64,
@@ -67,6 +108,13 @@ pub(crate) struct Counters {
     pub max_group_ops: AtomicU64,
     pub group_ops_histogram: [AtomicU64; GROUP_SIZE_BUCKETS],
     pub bytes_journaled: AtomicU64,
+    pub groups_compressed: AtomicU64,
+    pub journal_bytes_uncompressed: AtomicU64,
+    pub journal_bytes_saved: AtomicU64,
+    /// f64 bits, like the two estimates after it.
+    pub compression_ratio: AtomicU64,
+    pub compress_ns_per_byte: AtomicU64,
+    pub write_ns_per_byte: AtomicU64,
     pub reads: AtomicU64,
     pub documents_read: AtomicU64,
     pub commit_latency_histogram_us: [AtomicU64; LATENCY_BUCKETS],
@@ -75,6 +123,18 @@ pub(crate) struct Counters {
     pub journal_bytes_since_checkpoint: AtomicU64,
     pub checkpoints: AtomicU64,
     pub merges: AtomicU64,
+    pub memtable_bytes: AtomicU64,
+    pub frozen_memtable_bytes: AtomicU64,
+    pub write_rate_limit_bps: AtomicU64,
+    pub pacing_debt_bytes: AtomicU64,
+    pub merge_backlog_runs: AtomicU64,
+    pub flush_rate_bps: AtomicU64,
+    pub merge_rate_bps: AtomicU64,
+    pub paced_groups: AtomicU64,
+    pub pacing_delay_us: AtomicU64,
+    pub stalls_avoided: AtomicU64,
+    pub write_stops: AtomicU64,
+    pub write_stop_us: AtomicU64,
     pub segments_created: AtomicU64,
     pub segments_recycled: AtomicU64,
     pub recovery_us: AtomicU64,
@@ -111,6 +171,12 @@ impl Counters {
             max_group_ops: self.max_group_ops.load(Relaxed),
             group_ops_histogram: self.group_ops_histogram.iter().map(|c| c.load(Relaxed)).collect(),
             bytes_journaled: self.bytes_journaled.load(Relaxed),
+            groups_compressed: self.groups_compressed.load(Relaxed),
+            journal_bytes_uncompressed: self.journal_bytes_uncompressed.load(Relaxed),
+            journal_bytes_saved: self.journal_bytes_saved.load(Relaxed),
+            compression_ratio: f64::from_bits(self.compression_ratio.load(Relaxed)),
+            compress_ns_per_byte: f64::from_bits(self.compress_ns_per_byte.load(Relaxed)),
+            write_ns_per_byte: f64::from_bits(self.write_ns_per_byte.load(Relaxed)),
             reads: self.reads.load(Relaxed),
             documents_read: self.documents_read.load(Relaxed),
             commit_latency_p50_us: percentile(&latency, 0.50),
@@ -121,11 +187,24 @@ impl Counters {
             journal_bytes_since_checkpoint: self.journal_bytes_since_checkpoint.load(Relaxed),
             checkpoints: self.checkpoints.load(Relaxed),
             merges: self.merges.load(Relaxed),
+            memtable_bytes: self.memtable_bytes.load(Relaxed),
+            frozen_memtable_bytes: self.frozen_memtable_bytes.load(Relaxed),
+            write_rate_limit_bps: self.write_rate_limit_bps.load(Relaxed),
+            pacing_debt_bytes: self.pacing_debt_bytes.load(Relaxed),
+            merge_backlog_runs: self.merge_backlog_runs.load(Relaxed),
+            flush_rate_bps: self.flush_rate_bps.load(Relaxed),
+            merge_rate_bps: self.merge_rate_bps.load(Relaxed),
+            paced_groups: self.paced_groups.load(Relaxed),
+            pacing_delay_ms: self.pacing_delay_us.load(Relaxed) as f64 / 1000.0,
+            stalls_avoided: self.stalls_avoided.load(Relaxed),
+            write_stops: self.write_stops.load(Relaxed),
+            write_stop_ms: self.write_stop_us.load(Relaxed) as f64 / 1000.0,
             segments_created: self.segments_created.load(Relaxed),
             segments_recycled: self.segments_recycled.load(Relaxed),
             recovery_ms: self.recovery_us.load(Relaxed) as f64 / 1000.0,
             records_replayed: self.records_replayed.load(Relaxed),
             poisoned: self.poisoned.load(Relaxed),
+            ..Default::default() // memory and runs: filled in by `Database::stats`
         }
     }
 }

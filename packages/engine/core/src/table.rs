@@ -1,18 +1,19 @@
-//! Tables in memory, and how a write operation changes them.
-//!
-//! Each table keeps every document in key order (`docs`) plus the changes since the last
-//! checkpoint (`delta`), which the next checkpoint writes out as one immutable file.
+//! Tables, and how a write operation changes them. A table's documents live in a [`Tree`].
 
 use serde::Serialize;
-use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
+
+use crate::cache::BlockCache;
 
 use crate::doc::{PreparedDoc, PreparedDocs};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
+use crate::stats::Counters;
+use crate::tree::Tree;
 
 pub(crate) type Doc = Arc<str>;
 
@@ -56,46 +57,50 @@ impl WriteResult {
     }
 }
 
-#[derive(Default)]
-pub(crate) struct TableData {
-    pub docs: BTreeMap<Key, Doc>,
-    /// Changes since the last checkpoint in commit order; `None` marks a delete. Appending here
-    /// is far cheaper than a second tree insert; the checkpoint sorts it off the commit path.
-    pub delta: Vec<(Key, Option<Doc>)>,
-    pub bytes: u64,
-}
-
-impl TableData {
-    pub fn put(&mut self, key: Key, doc: Doc) {
-        self.bytes += doc.len() as u64;
-        if let Some(old) = self.docs.insert(key.clone(), doc.clone()) {
-            self.bytes -= old.len() as u64;
-        }
-        self.delta.push((key, Some(doc)));
-    }
-
-    pub fn delete(&mut self, key: &Key) -> bool {
-        match self.docs.remove(key) {
-            Some(old) => {
-                self.bytes -= old.len() as u64;
-                self.delta.push((key.clone(), None));
-                true
-            }
-            None => false,
-        }
-    }
+/// What every table shares: the block cache, and the counters its memtable sizes add to.
+#[derive(Clone)]
+pub(crate) struct Env {
+    pub cache: Arc<BlockCache>,
+    pub counters: Arc<Counters>,
 }
 
 pub(crate) struct Table {
     pub id: u32,
     pub name: String,
     pub primary_key: String,
-    pub data: RwLock<TableData>,
+    pub data: RwLock<Tree>,
+    pub env: Env,
 }
 
 impl Table {
-    pub fn new(id: u32, name: String, primary_key: String) -> Arc<Table> {
-        Arc::new(Table { id, name, primary_key, data: RwLock::new(TableData::default()) })
+    pub fn new(id: u32, name: String, primary_key: String, env: &Env) -> Arc<Table> {
+        Arc::new(Table { id, name, primary_key, data: RwLock::new(Tree::default()), env: env.clone() })
+    }
+
+    /// The current document for `key`.
+    pub fn get(&self, key: &Key) -> Result<Option<Doc>> {
+        self.data.read().unwrap().get(key, &self.env.cache)
+    }
+
+    /// Records a change in the tree and the memtable-size counter.
+    fn set(&self, tree: &mut Tree, key: Key, doc: Option<Doc>, old: Option<&Doc>) {
+        let added = tree.set(key, doc, old);
+        let c = &self.env.counters.memtable_bytes;
+        if added >= 0 {
+            c.fetch_add(added as u64, Relaxed);
+        } else {
+            c.fetch_sub((-added) as u64, Relaxed);
+        }
+    }
+
+    /// Applies a mutation read back from the journal during recovery.
+    pub fn replay(&self, key: Key, doc: Option<Doc>) -> Result<()> {
+        let mut tree = self.data.write().unwrap();
+        let old = tree.get(&key, &self.env.cache)?;
+        if old.is_some() || doc.is_some() {
+            self.set(&mut tree, key, doc, old.as_ref());
+        }
+        Ok(())
     }
 
     /// Applies an insert, appending the mutations it makes to `journal`.
@@ -107,7 +112,7 @@ impl Table {
             )));
         }
         let mut result = WriteResult::default();
-        let mut data = self.data.write().unwrap();
+        let mut tree = self.data.write().unwrap();
         for doc in docs.docs {
             let (index, key, json, generated) = match doc {
                 PreparedDoc::Err { index, message } => {
@@ -121,26 +126,24 @@ impl Table {
                 }
                 PreparedDoc::Ok { index, key, json, generated } => (index, key, json, generated),
             };
-            let data = &mut *data;
-            let json = match data.docs.entry(key.clone()) {
-                Entry::Vacant(slot) => {
+            let old = tree.get(&key, &self.env.cache)?;
+            let json: Doc = match &old {
+                None => {
                     result.inserted += 1;
-                    data.bytes += json.len() as u64;
-                    slot.insert(json.clone());
                     json
                 }
-                Entry::Occupied(mut slot) => {
+                Some(old) => {
                     let json: Doc = match conflict {
                         Conflict::Error => {
                             result.fail(index, format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
                             continue;
                         }
-                        Conflict::Replace if same_document(slot.get(), &json) => {
+                        Conflict::Replace if same_document(old, &json) => {
                             result.unchanged += 1;
                             continue;
                         }
                         Conflict::Replace => json,
-                        Conflict::Update => match merge_documents(slot.get(), &json) {
+                        Conflict::Update => match merge_documents(old, &json) {
                             None => {
                                 result.unchanged += 1;
                                 continue;
@@ -149,8 +152,6 @@ impl Table {
                         },
                     };
                     result.replaced += 1;
-                    data.bytes = data.bytes + json.len() as u64 - slot.get().len() as u64;
-                    slot.insert(json.clone());
                     json
                 }
             };
@@ -161,25 +162,27 @@ impl Table {
             }
             mutation::encode_put(journal.buf(), self.id, &key, &json);
             journal.boundary();
-            data.delta.push((key, Some(json)));
+            self.set(&mut tree, key, Some(json), old.as_ref());
         }
         Ok(result)
     }
 
     /// Applies a delete of `keys`, appending the mutations it makes to `journal`.
-    pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder) -> WriteResult {
+    pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder) -> Result<WriteResult> {
         let mut result = WriteResult::default();
-        let mut data = self.data.write().unwrap();
+        let mut tree = self.data.write().unwrap();
         for key in keys {
-            if data.delete(&key) {
-                result.deleted += 1;
-                mutation::encode_delete(journal.buf(), self.id, &key);
-                journal.boundary();
-            } else {
-                result.skipped += 1;
+            match tree.get(&key, &self.env.cache)? {
+                Some(old) => {
+                    result.deleted += 1;
+                    mutation::encode_delete(journal.buf(), self.id, &key);
+                    journal.boundary();
+                    self.set(&mut tree, key, None, Some(&old));
+                }
+                None => result.skipped += 1,
             }
         }
-        result
+        Ok(result)
     }
 }
 
@@ -216,14 +219,18 @@ fn merge_documents(old: &str, new: &str) -> Option<String> {
 }
 
 /// The set of tables, by name and by id.
-#[derive(Default)]
 pub(crate) struct Catalog {
+    pub env: Env,
     pub by_name: HashMap<String, Arc<Table>>,
     pub by_id: HashMap<u32, Arc<Table>>,
     pub next_table_id: u32,
 }
 
 impl Catalog {
+    pub fn new(env: Env) -> Self {
+        Catalog { env, by_name: HashMap::new(), by_id: HashMap::new(), next_table_id: 1 }
+    }
+
     pub fn get(&self, name: &str) -> Result<&Arc<Table>> {
         self.by_name.get(name).ok_or_else(|| Error::table_not_found(name))
     }
@@ -237,6 +244,7 @@ impl Catalog {
     pub fn remove(&mut self, table_id: u32) {
         if let Some(t) = self.by_id.remove(&table_id) {
             self.by_name.remove(&t.name);
+            self.env.counters.memtable_bytes.fetch_sub(t.data.read().unwrap().active_bytes, Relaxed);
         }
     }
 
@@ -244,13 +252,12 @@ impl Catalog {
     pub fn replay(&mut self, m: Mutation) -> Result<()> {
         let missing = |id| Error::corrupt_journal(format!("journal names table id {id}, which does not exist"));
         match m {
-            Mutation::Put { table_id, key, doc } => {
-                self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.data.write().unwrap().put(key, doc)
+            Mutation::Put { table_id, key, doc } => self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, Some(doc))?,
+            Mutation::Delete { table_id, key } => self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, None)?,
+            Mutation::CreateTable { table_id, name, primary_key } => {
+                let table = Table::new(table_id, name, primary_key, &self.env);
+                self.add(table)
             }
-            Mutation::Delete { table_id, key } => {
-                self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.data.write().unwrap().delete(&key);
-            }
-            Mutation::CreateTable { table_id, name, primary_key } => self.add(Table::new(table_id, name, primary_key)),
             Mutation::DropTable { table_id } => self.remove(table_id),
         }
         Ok(())
@@ -282,7 +289,8 @@ mod tests {
 
     #[test]
     fn conflicts_error_replace_update_and_unchanged() {
-        let t = Table::new(1, "t".into(), "id".into());
+        let env = Env { cache: Arc::new(BlockCache::new(1 << 20)), counters: Arc::default() };
+        let t = Table::new(1, "t".into(), "id".into(), &env);
         let mut j = GroupEncoder::new(1 << 20);
         let r = t.insert(prepared("{\"id\":1,\"a\":{\"x\":1}}\n{\"id\":2}"), Conflict::Error, &mut j).unwrap();
         assert_eq!((r.inserted, r.errors), (2, 0));
@@ -290,7 +298,7 @@ mod tests {
         assert_eq!(r.first_error.as_deref(), Some("Duplicate primary key `id`: 1"));
         let r = t.insert(prepared("{\"id\":1,\"a\":{\"y\":2}}"), Conflict::Update, &mut j).unwrap();
         assert_eq!(r.replaced, 1);
-        let merged: serde_json::Value = serde_json::from_str(&t.data.read().unwrap().docs[&Key::from(1.0)]).unwrap();
+        let merged: serde_json::Value = serde_json::from_str(&t.get(&Key::from(1.0)).unwrap().unwrap()).unwrap();
         assert_eq!(merged, serde_json::json!({"id":1,"a":{"x":1,"y":2}}));
         let r = t.insert(prepared("{\"id\":2}"), Conflict::Replace, &mut j).unwrap();
         assert_eq!(r.unchanged, 1);

@@ -19,6 +19,9 @@ pub struct OpenOptions {
     pub checkpoint_bytes: Option<f64>,
     pub flush_interval_ms: Option<f64>,
     pub group_commit_window_ms: Option<f64>,
+    pub memory_budget: Option<f64>,
+    pub merge_fan_in: Option<f64>,
+    pub background_delay_per_mib_ms: Option<f64>,
 }
 
 impl OpenOptions {
@@ -35,6 +38,15 @@ impl OpenOptions {
         }
         if let Some(ms) = self.group_commit_window_ms {
             options.group_commit_window = Duration::from_secs_f64(ms / 1000.0);
+        }
+        if let Some(n) = self.memory_budget {
+            options.memory_budget = n as u64;
+        }
+        if let Some(n) = self.merge_fan_in {
+            options.merge_fan_in = n as usize;
+        }
+        if let Some(ms) = self.background_delay_per_mib_ms {
+            options.background_delay_per_mib = Duration::from_secs_f64(ms / 1000.0);
         }
         options
     }

@@ -7,16 +7,19 @@
 //! - corruption — a later valid record of the same segment says (`synced_upto`) that the bad
 //!   offset had been synced, or a later segment continues the sequence — which is an error:
 //!   acknowledged writes would otherwise be dropped silently.
+//!
+//! A record flagged LZ4-compressed is checked as stored, then decompressed; one that fails to
+//! decompress to its stated length behind a valid checksum is corruption, not a torn tail.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use super::segment::{decode_header, slot_of, SegmentFile, SEGMENT_HEADER_SIZE};
-use super::writer::{Position, END_MARKER_SIZE};
+use super::writer::{Position, END_MARKER_SIZE, MAX_RECORD_PAYLOAD};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
 use crate::io::Vfs;
 use crate::mutation::{self, Mutation};
-use crate::record::{RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::record::{decompress_payload, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
 
 pub(crate) struct Recovered {
     /// Segments replayed, oldest first; the last one is where the journal ended.
@@ -82,6 +85,7 @@ pub(crate) fn recover(
 
     let (mut id, mut offset, mut seq) = (start.segment_id, start.offset, start.next_seq);
     let mut data = Vec::new();
+    let mut inflated = Vec::new();
     let ended_by_marker;
     loop {
         let Some(found) = by_id.remove(&id) else {
@@ -117,7 +121,17 @@ pub(crate) fn recover(
                     next_segment = Some(u64::from_le_bytes(payload.try_into().unwrap_or([0; 8])));
                     break;
                 }
-                Some((_, payload)) => {
+                Some((header, stored)) => {
+                    let payload = if header.compressed {
+                        decompress_payload(stored, MAX_RECORD_PAYLOAD, &mut inflated).map_err(|why| {
+                            Error::corrupt_journal(format!(
+                                "record {seq} in journal segment {id} at offset {offset} is marked LZ4-compressed, but {why}"
+                            ))
+                        })?;
+                        &inflated[..]
+                    } else {
+                        stored
+                    };
                     for m in mutation::decode(payload) {
                         let m = m.map_err(|at| {
                             Error::corrupt_journal(format!(
@@ -128,7 +142,7 @@ pub(crate) fn recover(
                     }
                     records += 1;
                     seq += 1;
-                    offset += (RECORD_HEADER_SIZE + payload.len()) as u64;
+                    offset += (RECORD_HEADER_SIZE + stored.len()) as u64;
                 }
                 None => break,
             }

@@ -1,17 +1,85 @@
 //! Appending records: one `write_at` per group (per segment it touches), one fdatasync when asked.
+//!
+//! Large groups may be stored LZ4-compressed, record by record, when a running cost model says
+//! the write time saved exceeds the CPU time spent compressing (see [`CostModel`]).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::segment::{encode_header, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
-use crate::record::{RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::record::{compress_payload, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
 use crate::stats::Counters;
 
 /// Room every segment keeps for its end marker.
 pub(crate) const END_MARKER_SIZE: u64 = RECORD_HEADER_SIZE as u64 + 8;
+/// Largest payload (uncompressed) a record ever carries, whatever the segment size.
+pub(crate) const MAX_RECORD_PAYLOAD: usize = 16 << 20;
+/// Groups with at least this many payload bytes are candidates for compression. A sync window
+/// that holds such a group, or at least this many written bytes, feeds the write-cost estimate.
+pub(crate) const COMPRESS_MIN_GROUP: usize = 64 << 10;
+/// Every this many candidate groups, one is compressed whatever the model says (a probe), so the
+/// compression cost and ratio estimates follow the data.
+pub(crate) const PROBE_EVERY: u64 = 32;
+/// Weight of a new sample in the running estimates (exponentially weighted moving averages).
+const EWMA_WEIGHT: f64 = 0.25;
+
+/// When compressing a large group pays: running estimates of what compressing costs and what
+/// writing saves. Compress `n` bytes when `compress_ns_per_byte · n` is less than
+/// `write_ns_per_byte · n · (1 − ratio)`, the time to write the bytes compression would save.
+/// The first candidate, any candidate while an estimate is missing, and every
+/// [`PROBE_EVERY`]th candidate are compressed anyway (probes).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CostModel {
+    /// CPU time of `compress`, per input byte.
+    pub compress_ns_per_byte: Option<f64>,
+    /// `write_at` + `fdatasync` time of the journal, per byte written.
+    pub write_ns_per_byte: Option<f64>,
+    /// Stored payload bytes / uncompressed payload bytes of the groups compressed.
+    pub ratio: Option<f64>,
+    candidates: u64,
+}
+
+fn ewma(estimate: &mut Option<f64>, sample: f64) {
+    *estimate = Some(match *estimate {
+        Some(e) => e + EWMA_WEIGHT * (sample - e),
+        None => sample,
+    });
+}
+
+impl CostModel {
+    /// Whether to compress a group of `n` payload bytes (`n` ≥ [`COMPRESS_MIN_GROUP`]).
+    pub fn should_compress(&mut self, n: usize) -> bool {
+        let probe = self.candidates % PROBE_EVERY == 0;
+        self.candidates += 1;
+        match (self.compress_ns_per_byte, self.write_ns_per_byte, self.ratio) {
+            (Some(c), Some(w), Some(r)) if !probe => {
+                let n = n as f64;
+                c * n < w * n * (1.0 - r)
+            }
+            _ => true,
+        }
+    }
+
+    /// A group of `input` bytes was compressed in `ns` to `stored` bytes (as stored: a record
+    /// whose compressed form was not smaller counts at its full size).
+    pub fn observe_compression(&mut self, ns: u64, input: usize, stored: usize) {
+        if input > 0 {
+            ewma(&mut self.compress_ns_per_byte, ns as f64 / input as f64);
+            ewma(&mut self.ratio, stored as f64 / input as f64);
+        }
+    }
+
+    /// `bytes` were written and synced in `ns` (a window with a large group in it).
+    pub fn observe_write(&mut self, ns: u64, bytes: u64) {
+        if bytes > 0 {
+            ewma(&mut self.write_ns_per_byte, ns as f64 / bytes as f64);
+        }
+    }
+}
 
 /// Where the next record goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,6 +103,17 @@ pub(crate) struct Journal {
     /// Older segments still needed by recovery (not yet covered by a checkpoint), oldest first.
     retained: VecDeque<(u64, SegmentFile)>,
     buf: Vec<u8>,
+    /// A compressed payload, reused between records.
+    scratch: Vec<u8>,
+    model: CostModel,
+    /// Bytes written since the last fdatasync, the time their `write_at` calls took, and whether
+    /// a large group (a compression candidate) is among them.
+    unsynced_bytes: u64,
+    unsynced_write_ns: u64,
+    unsynced_large: bool,
+    /// Uncompressed and stored payload bytes of the groups stored compressed.
+    compressed_in: u64,
+    compressed_out: u64,
 }
 
 impl Journal {
@@ -62,6 +141,13 @@ impl Journal {
             next_segment_id: segment_id + 1,
             retained,
             buf: Vec::new(),
+            scratch: Vec::new(),
+            model: CostModel::default(),
+            unsynced_bytes: 0,
+            unsynced_write_ns: 0,
+            unsynced_large: false,
+            compressed_in: 0,
+            compressed_out: 0,
         };
         journal.write_segment_header()?;
         Ok(journal)
@@ -69,7 +155,7 @@ impl Journal {
 
     /// Largest payload one record may carry (a record always fits in an empty segment).
     pub fn max_payload(&self) -> usize {
-        ((self.segment_size - SEGMENT_HEADER_SIZE - END_MARKER_SIZE) as usize - RECORD_HEADER_SIZE).min(16 << 20)
+        ((self.segment_size - SEGMENT_HEADER_SIZE - END_MARKER_SIZE) as usize - RECORD_HEADER_SIZE).min(MAX_RECORD_PAYLOAD)
     }
 
     pub fn position(&self) -> Position {
@@ -96,14 +182,31 @@ impl Journal {
     }
 
     /// Appends one record per payload; returns the sequence number of the last one.
-    /// Not durable until [`Journal::sync`].
+    /// Not durable until [`Journal::sync`]. A group of at least [`COMPRESS_MIN_GROUP`] payload
+    /// bytes is compressed when the [`CostModel`] says so; each record is then stored
+    /// compressed only if that form is smaller.
     pub fn append(&mut self, payloads: &[Vec<u8>]) -> Result<u64> {
+        let total: usize = payloads.iter().map(Vec::len).sum();
+        let large = total >= COMPRESS_MIN_GROUP;
+        self.unsynced_large |= large;
+        let compress = large && self.model.should_compress(total);
+        let (mut compress_ns, mut stored_total, mut any_compressed) = (0u64, 0usize, false);
+        let mut scratch = std::mem::take(&mut self.scratch);
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         let mut start = self.offset;
         for payload in payloads {
             debug_assert!(payload.len() <= self.max_payload());
-            let need = (RECORD_HEADER_SIZE + payload.len()) as u64;
+            let compressed = compress && {
+                let started = Instant::now();
+                let smaller = compress_payload(payload, &mut scratch);
+                compress_ns += started.elapsed().as_nanos() as u64;
+                smaller
+            };
+            let stored: &[u8] = if compressed { &scratch } else { payload };
+            stored_total += stored.len();
+            any_compressed |= compressed;
+            let need = (RECORD_HEADER_SIZE + stored.len()) as u64;
             if start + buf.len() as u64 + need + END_MARKER_SIZE > self.segment_size {
                 self.write(&buf, start)?;
                 buf.clear();
@@ -112,24 +215,67 @@ impl Journal {
             }
             let header = RecordHeader {
                 kind: RecordKind::Mutations,
-                payload_len: payload.len() as u32,
+                compressed,
+                payload_len: stored.len() as u32,
                 seq: self.next_seq,
                 segment_id: self.active_id,
                 synced_upto: self.synced,
             };
-            header.encode(self.seed, payload, &mut buf);
+            header.encode(self.seed, stored, &mut buf);
             self.next_seq += 1;
         }
         self.write(&buf, start)?;
         self.buf = buf;
+        self.scratch = scratch;
+        if compress {
+            self.model.observe_compression(compress_ns, total, stored_total);
+        }
+        self.count_compression(total, stored_total, any_compressed);
         Ok(self.next_seq - 1)
+    }
+
+    /// Publishes the compression counters and estimates after a group.
+    fn count_compression(&mut self, total: usize, stored: usize, compressed: bool) {
+        let c = &self.counters;
+        c.journal_bytes_uncompressed.fetch_add(total as u64, Relaxed);
+        c.journal_bytes_saved.fetch_add(total.saturating_sub(stored) as u64, Relaxed);
+        if compressed {
+            c.groups_compressed.fetch_add(1, Relaxed);
+            self.compressed_in += total as u64;
+            self.compressed_out += stored as u64;
+            c.compression_ratio.store((self.compressed_out as f64 / self.compressed_in as f64).to_bits(), Relaxed);
+        }
+        c.compress_ns_per_byte.store(self.model.compress_ns_per_byte.unwrap_or(0.0).to_bits(), Relaxed);
+        c.write_ns_per_byte.store(self.model.write_ns_per_byte.unwrap_or(0.0).to_bits(), Relaxed);
+    }
+
+    /// fdatasync of the active segment, timed: a window holding a large group (or at least
+    /// [`COMPRESS_MIN_GROUP`] bytes) feeds the write-cost estimate with its `write_at` and
+    /// fdatasync time per byte written.
+    fn sync_data(&mut self, what: &str) -> Result<()> {
+        let started = Instant::now();
+        self.active.file.sync_data().map_err(|e| self.io_error(what, e))?;
+        let ns = self.unsynced_write_ns + started.elapsed().as_nanos() as u64;
+        if self.unsynced_large || self.unsynced_bytes >= COMPRESS_MIN_GROUP as u64 {
+            self.model.observe_write(ns, self.unsynced_bytes);
+            let estimate = self.model.write_ns_per_byte.unwrap_or(0.0);
+            self.counters.write_ns_per_byte.store(estimate.to_bits(), Relaxed);
+        }
+        self.unsynced_bytes = 0;
+        self.unsynced_write_ns = 0;
+        self.unsynced_large = false;
+        self.counters.fdatasyncs.fetch_add(1, Relaxed);
+        Ok(())
     }
 
     fn write(&mut self, buf: &[u8], at: u64) -> Result<()> {
         if buf.is_empty() {
             return Ok(());
         }
+        let started = Instant::now();
         self.active.file.write_at(buf, at).map_err(|e| self.io_error("writing journal", e))?;
+        self.unsynced_write_ns += started.elapsed().as_nanos() as u64;
+        self.unsynced_bytes += buf.len() as u64;
         self.offset = at + buf.len() as u64;
         self.counters.bytes_journaled.fetch_add(buf.len() as u64, Relaxed);
         self.counters.journal_bytes_since_checkpoint.fetch_add(buf.len() as u64, Relaxed);
@@ -141,8 +287,7 @@ impl Journal {
         if !self.has_unsynced() {
             return Ok(false);
         }
-        self.active.file.sync_data().map_err(|e| self.io_error("fdatasync", e))?;
-        self.counters.fdatasyncs.fetch_add(1, Relaxed);
+        self.sync_data("fdatasync")?;
         self.synced = self.offset;
         Ok(true)
     }
@@ -154,6 +299,7 @@ impl Journal {
         let next_id = self.next_segment_id;
         let marker = RecordHeader {
             kind: RecordKind::SegmentEnd,
+            compressed: false,
             payload_len: 8,
             seq: self.next_seq,
             segment_id: self.active_id,
@@ -162,8 +308,7 @@ impl Journal {
         let mut buf = Vec::with_capacity(END_MARKER_SIZE as usize);
         marker.encode(self.seed, &next_id.to_le_bytes(), &mut buf);
         self.write(&buf, self.offset)?;
-        self.active.file.sync_data().map_err(|e| self.io_error("fdatasync at segment end", e))?;
-        self.counters.fdatasyncs.fetch_add(1, Relaxed);
+        self.sync_data("fdatasync at segment end")?;
         self.counters.segment_rotations.fetch_add(1, Relaxed);
 
         let (next, recycled) = self.pool.take_or_create()?;
@@ -203,6 +348,7 @@ fn count_segment(counters: &Counters, recycled: bool) {
 pub(crate) fn seal(seg: &SegmentFile, segment_id: u64, offset: u64, next_seq: u64, next_id: u64) -> Result<()> {
     let marker = RecordHeader {
         kind: RecordKind::SegmentEnd,
+        compressed: false,
         payload_len: 8,
         seq: next_seq,
         segment_id,
@@ -213,4 +359,41 @@ pub(crate) fn seal(seg: &SegmentFile, segment_id: u64, offset: u64, next_seq: u6
     let io = |e| Error::io(format!("sealing journal segment {}", seg.name), e);
     seg.file.write_at(&buf, offset).map_err(io)?;
     seg.file.sync_data().map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_probes_first_and_then_every_32nd_candidate() {
+        let mut m = CostModel::default();
+        let n = COMPRESS_MIN_GROUP;
+        // No estimates: compress (probe) until all three exist.
+        assert!(m.should_compress(n));
+        assert!(m.should_compress(n));
+        m.observe_compression(100_000, n, n); // incompressible: saves nothing
+        assert!(m.should_compress(n), "no write estimate yet");
+        m.observe_write(10 * n as u64, n as u64);
+        // Estimates say no (ratio 1: nothing saved) except on the probes.
+        let decisions: Vec<bool> = (3..70).map(|_| m.should_compress(n)).collect();
+        let probes: Vec<usize> = decisions.iter().enumerate().filter(|(_, d)| **d).map(|(i, _)| i + 3).collect();
+        assert_eq!(probes, vec![32, 64]);
+    }
+
+    #[test]
+    fn the_model_compresses_when_the_saved_write_time_exceeds_the_compression_time() {
+        let mut m = CostModel::default();
+        let n = 1 << 20;
+        assert!(m.should_compress(n)); // the first probe
+        m.observe_compression(n as u64, n, n / 4); // 1 ns/byte, ratio 0.25
+        m.observe_write(2 * n as u64, n as u64); // 2 ns/byte: saves 1.5 ns/byte > 1
+        assert!(m.should_compress(n));
+        m.observe_write(0, n as u64); // writes got much cheaper: 2 → 1.5 → 1.125 → … ns/byte
+        for _ in 0..10 {
+            m.observe_write(0, n as u64);
+        }
+        assert!(m.write_ns_per_byte.unwrap() * 0.75 < 1.0);
+        assert!(!m.should_compress(n));
+    }
 }

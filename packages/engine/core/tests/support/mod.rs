@@ -14,7 +14,8 @@ pub fn small_options() -> Options {
         checkpoint_bytes: 96 << 10,
         flush_interval: Duration::from_secs(3600),
         recycle_segments: 2,
-        max_runs_per_table: 3,
+        merge_fan_in: 2,
+        memory_budget: 4 << 20,
         ..Options::default()
     }
 }

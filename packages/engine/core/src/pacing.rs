@@ -1,0 +1,176 @@
+//! Adaptive write pacing (seed 003): foreground writes slow down smoothly toward the rate the
+//! background work actually achieves on this disk, instead of stopping when it falls behind.
+//!
+//! *Debt* is work the background owes:
+//! - flush debt: memtable bytes in memory beyond one frozen memtable plus half an active one
+//!   (`1.5 × memtable_limit`). A checkpoint writes the frozen memtable out; while it runs the
+//!   active one refills, and if it fills before the flush ends a stop-the-world engine stops
+//!   writes. Wharf paces instead.
+//! - merge debt: level-0 runs of a table beyond the merge fan-in (merges fell behind flushes).
+//!
+//! Each debt, as a fraction `x` of its range, sets the limit to `rate × 4 × 16^(−x)`: four
+//! times the measured background rate when the debt just appears, the rate itself a third of
+//! the way in, a sixteenth at the end. The *rate* is measured, never configured: memtable
+//! bytes a flush retires per second of flushing, and for merges the bytes merged per second
+//! divided by the number of levels (each ingested byte is rewritten about once per level).
+//! Both are exponentially smoothed. Only at the end of the flush-debt range — memtables using
+//! the whole memtable share of the memory budget — do writes stop, until the flush ends; that
+//! is the documented last resort (`write_stops` in stats), which pacing is there to avoid.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::stats::Counters;
+
+/// Background write rates as measured, smoothed.
+#[derive(Default)]
+pub(crate) struct Rates {
+    inner: Mutex<(f64, f64)>,
+}
+
+const SMOOTHING: f64 = 0.3;
+
+fn smooth(old: f64, sample: f64) -> f64 {
+    if old == 0.0 {
+        sample
+    } else {
+        old + SMOOTHING * (sample - old)
+    }
+}
+
+impl Rates {
+    /// A flush wrote `bytes` of run file in `busy`. Run bytes are close to journal payload
+    /// bytes, which is what the limit meters.
+    pub fn record_flush(&self, bytes: u64, busy: Duration, counters: &Counters) {
+        if busy.is_zero() || bytes == 0 {
+            return;
+        }
+        let mut r = self.inner.lock().unwrap();
+        r.0 = smooth(r.0, bytes as f64 / busy.as_secs_f64());
+        counters.flush_rate_bps.store(r.0 as u64, Relaxed);
+    }
+
+    /// A merge wrote `bytes` in `busy` (time it yielded to flushes excluded).
+    pub fn record_merge(&self, bytes: u64, busy: Duration, counters: &Counters) {
+        if busy.is_zero() || bytes == 0 {
+            return;
+        }
+        let mut r = self.inner.lock().unwrap();
+        r.1 = smooth(r.1, bytes as f64 / busy.as_secs_f64());
+        counters.merge_rate_bps.store(r.1 as u64, Relaxed);
+    }
+
+    fn get(&self) -> (f64, f64) {
+        *self.inner.lock().unwrap()
+    }
+}
+
+/// What the committer knows when it decides how long to wait before the next group.
+pub(crate) struct Debt {
+    pub memtable_bytes: u64,
+    pub frozen_bytes: u64,
+    /// Most level-0 runs any table has, and the most levels any table has.
+    pub level0_runs: usize,
+    pub levels: u32,
+}
+
+pub(crate) enum Decision {
+    /// Go ahead.
+    Free,
+    /// Wait this long before the next group.
+    Wait(Duration),
+    /// Memtables are at their limit: wait for the flush (last resort).
+    Stop,
+}
+
+/// The committer's side: turns debt and rates into a delay, as a token bucket.
+pub(crate) struct Pacer {
+    pub memtable_limit: u64,
+    pub fan_in: usize,
+    next_free: Instant,
+    rushing: bool,
+}
+
+impl Pacer {
+    pub fn new(memtable_limit: u64, fan_in: usize) -> Self {
+        Pacer { memtable_limit, fan_in, next_free: Instant::now(), rushing: false }
+    }
+
+    /// The write-rate limit for this debt, bytes/s; `None` when writes need no limit, and
+    /// `Some(0.0)` for a stop.
+    pub fn limit(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<f64> {
+        let (flush_rate, merge_rate) = rates.get();
+        let start = self.memtable_limit * 3 / 2;
+        let end = self.memtable_limit * 3;
+        let in_memory = debt.memtable_bytes + debt.frozen_bytes;
+        counters.pacing_debt_bytes.store(in_memory.saturating_sub(start), Relaxed);
+        counters.merge_backlog_runs.store(debt.level0_runs.saturating_sub(self.fan_in) as u64, Relaxed);
+        if in_memory >= end && debt.frozen_bytes > 0 {
+            return Some(0.0);
+        }
+        let x_flush = in_memory.saturating_sub(start) as f64 / (end - start) as f64;
+        let x_merge = debt.level0_runs.saturating_sub(self.fan_in) as f64 / (3 * self.fan_in) as f64;
+        let candidates = [(x_flush, flush_rate), (x_merge.min(1.0), merge_rate / debt.levels.max(1) as f64)];
+        candidates
+            .iter()
+            .filter(|(x, rate)| *x > 0.0 && *rate > 0.0)
+            .map(|(x, rate)| rate * 4.0 * 16f64.powf(-x))
+            .min_by(|a, b| a.total_cmp(b))
+    }
+
+    /// Decides for a group of `bytes` just committed.
+    pub fn decide(&mut self, bytes: u64, debt: &Debt, rates: &Rates, counters: &Counters) -> Decision {
+        // A stop-the-world engine stops here: the active memtable is full while the previous
+        // one is still being written. Count each such episode that pacing rides through.
+        let rushing = debt.frozen_bytes > 0 && debt.memtable_bytes >= self.memtable_limit;
+        if rushing && !self.rushing {
+            counters.stalls_avoided.fetch_add(1, Relaxed);
+        }
+        self.rushing = rushing;
+        let now = Instant::now();
+        match self.limit(debt, rates, counters) {
+            None => {
+                counters.write_rate_limit_bps.store(0, Relaxed);
+                self.next_free = now;
+                Decision::Free
+            }
+            Some(0.0) => Decision::Stop,
+            Some(rate) => {
+                counters.write_rate_limit_bps.store(rate as u64, Relaxed);
+                self.next_free = self.next_free.max(now) + Duration::from_secs_f64(bytes as f64 / rate);
+                if self.next_free > now {
+                    Decision::Wait(self.next_free - now)
+                } else {
+                    Decision::Free
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn debt(memtable: u64, frozen: u64, level0: usize) -> Debt {
+        Debt { memtable_bytes: memtable, frozen_bytes: frozen, level0_runs: level0, levels: 1 }
+    }
+
+    #[test]
+    fn the_limit_falls_smoothly_with_debt_and_stops_only_at_the_end() {
+        let counters = Counters::default();
+        let rates = Rates::default();
+        rates.record_flush(10 << 20, Duration::from_secs(1), &counters);
+        rates.record_merge(40 << 20, Duration::from_secs(1), &counters);
+        let p = Pacer::new(100, 4);
+        assert_eq!(p.limit(&debt(50, 100, 0), &rates, &counters), None, "a flush running is not debt");
+        let limits: Vec<f64> = [160, 200, 250, 299].iter().map(|m| p.limit(&debt(*m - 100, 100, 0), &rates, &counters).unwrap()).collect();
+        assert!(limits.windows(2).all(|w| w[1] < w[0]), "{limits:?}");
+        assert!(limits[0] > (10 << 20) as f64 && *limits.last().unwrap() > 0.0);
+        assert_eq!(p.limit(&debt(200, 100, 0), &rates, &counters), Some(0.0));
+        // Merge debt paces toward the merge rate, and never stops.
+        let m = p.limit(&debt(0, 0, 100), &rates, &counters).unwrap();
+        assert!(m > 0.0 && m < (40 << 20) as f64);
+    }
+}

@@ -1,0 +1,449 @@
+//! Run files: a table's documents (and deletes) in key order, immutable once written.
+//!
+//! A checkpoint writes a table's frozen memtable as one run; a merge streams several runs into
+//! one. A point read goes to the few runs whose key range and Bloom filter admit the key, then
+//! binary-searches the run's block index (kept in memory) and reads one block, through the
+//! block cache. Every block carries its own CRC32C, so a read never trusts damaged bytes.
+//!
+//! ```text
+//! header   0  8  magic "WHARFRUN"
+//!          8  4  format 2
+//!         12  4  table_id
+//!         16  8  reserved (0)
+//! blocks      entries, then CRC32C u32 of them; a block ends after the entry that passes 16 KiB
+//!             entry: 1 | key | doc_len u32 | doc   (put)    or    2 | key   (delete)
+//! index       blocks u32, then per block: offset u64 | length u32 (CRC included) | first key
+//!             then the run's last key
+//! bloom       see bloom.rs
+//! footer  64  magic "WHARFEND" | index_offset u64 | index_length u64 | bloom_offset u64 |
+//!             bloom_length u64 | entries u64 | deletes u64 | CRC32C u32 of index, bloom and the
+//!             footer before it | 4 zero bytes
+//! ```
+
+use std::sync::Arc;
+
+use crate::bloom::{Bloom, BloomBuilder};
+use crate::cache::BlockCache;
+use crate::checksum::crc32c;
+use crate::error::{Error, Result};
+use crate::io::{Storage, Vfs};
+use crate::key::Key;
+use crate::table::Doc;
+
+const MAGIC: &[u8; 8] = b"WHARFRUN";
+const END_MAGIC: &[u8; 8] = b"WHARFEND";
+const FORMAT: u32 = 2;
+const HEADER: usize = 24;
+const FOOTER: usize = 64;
+const BLOCK_TARGET: usize = 16 << 10;
+const PUT: u8 = 1;
+const DELETE: u8 = 2;
+
+pub(crate) fn run_file_name(run_id: u64) -> String {
+    format!("run-{run_id:08}.wrun")
+}
+
+pub(crate) fn is_run_file(name: &str) -> bool {
+    name.starts_with("run-") && name.ends_with(".wrun")
+}
+
+fn run_id_of(name: &str) -> u64 {
+    name.trim_start_matches("run-").trim_end_matches(".wrun").parse().unwrap_or(0)
+}
+
+/// Streams entries, in strictly increasing key order, into a new run file.
+pub(crate) struct RunWriter {
+    name: String,
+    file: Arc<dyn Storage>,
+    written: u64,
+    out: Vec<u8>,
+    block: Vec<u8>,
+    block_first: Option<Key>,
+    index: Vec<u8>,
+    blocks: u32,
+    last: Option<Key>,
+    bloom: BloomBuilder,
+    key_buf: Vec<u8>,
+    entries: u64,
+    deletes: u64,
+}
+
+impl RunWriter {
+    pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32) -> Result<RunWriter> {
+        let file = vfs.open(name, true).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
+        file.set_len(0).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
+        let mut out = Vec::with_capacity(1 << 20);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT.to_le_bytes());
+        out.extend_from_slice(&table_id.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        Ok(RunWriter {
+            name: name.to_string(),
+            file,
+            written: 0,
+            out,
+            block: Vec::with_capacity(BLOCK_TARGET * 2),
+            block_first: None,
+            index: Vec::new(),
+            blocks: 0,
+            last: None,
+            bloom: BloomBuilder::new(),
+            key_buf: Vec::new(),
+            entries: 0,
+            deletes: 0,
+        })
+    }
+
+    pub fn add(&mut self, key: &Key, doc: Option<&str>) -> Result<()> {
+        debug_assert!(self.last.as_ref().is_none_or(|l| l < key), "run entries must be in increasing key order");
+        self.key_buf.clear();
+        key.encode(&mut self.key_buf);
+        self.bloom.add(&self.key_buf);
+        if self.block_first.is_none() {
+            self.block_first = Some(key.clone());
+        }
+        match doc {
+            Some(doc) => {
+                self.block.push(PUT);
+                self.block.extend_from_slice(&self.key_buf);
+                self.block.extend_from_slice(&(doc.len() as u32).to_le_bytes());
+                self.block.extend_from_slice(doc.as_bytes());
+            }
+            None => {
+                self.block.push(DELETE);
+                self.block.extend_from_slice(&self.key_buf);
+                self.deletes += 1;
+            }
+        }
+        self.entries += 1;
+        self.last = Some(key.clone());
+        if self.block.len() >= BLOCK_TARGET {
+            self.end_block()?;
+        }
+        Ok(())
+    }
+
+    fn end_block(&mut self) -> Result<()> {
+        let Some(first) = self.block_first.take() else { return Ok(()) };
+        let offset = self.written + self.out.len() as u64;
+        let crc = crc32c(&self.block);
+        self.out.extend_from_slice(&self.block);
+        self.out.extend_from_slice(&crc.to_le_bytes());
+        self.index.extend_from_slice(&offset.to_le_bytes());
+        self.index.extend_from_slice(&(self.block.len() as u32 + 4).to_le_bytes());
+        first.encode(&mut self.index);
+        self.blocks += 1;
+        self.block.clear();
+        if self.out.len() >= 1 << 20 {
+            self.flush_out()?;
+        }
+        Ok(())
+    }
+
+    fn flush_out(&mut self) -> Result<()> {
+        self.file.write_at(&self.out, self.written).map_err(|e| Error::io(format!("writing run file {}", self.name), e))?;
+        self.written += self.out.len() as u64;
+        self.out.clear();
+        Ok(())
+    }
+
+    /// Bytes written so far (for pacing: how fast background work goes).
+    pub fn bytes(&self) -> u64 {
+        self.written + self.out.len() as u64 + self.block.len() as u64
+    }
+
+    /// Writes the index, filter and footer and syncs the file; returns (entries, bytes).
+    pub fn finish(mut self) -> Result<(u64, u64)> {
+        self.end_block()?;
+        let index_offset = self.written + self.out.len() as u64;
+        let mut index = Vec::with_capacity(self.index.len() + 160);
+        index.extend_from_slice(&self.blocks.to_le_bytes());
+        index.extend_from_slice(&self.index);
+        match &self.last {
+            Some(last) => last.encode(&mut index),
+            None => Key::from("").encode(&mut index),
+        }
+        let bloom = std::mem::replace(&mut self.bloom, BloomBuilder::new()).finish();
+        let bloom_offset = index_offset + index.len() as u64;
+        let mut footer = Vec::with_capacity(FOOTER);
+        footer.extend_from_slice(END_MAGIC);
+        for v in [index_offset, index.len() as u64, bloom_offset, bloom.len() as u64, self.entries, self.deletes] {
+            footer.extend_from_slice(&v.to_le_bytes());
+        }
+        let crc = crc32c::crc32c_append(crc32c::crc32c_append(crc32c(&index), &bloom), &footer);
+        footer.extend_from_slice(&crc.to_le_bytes());
+        footer.resize(FOOTER, 0);
+        self.out.extend_from_slice(&index);
+        self.out.extend_from_slice(&bloom);
+        self.out.extend_from_slice(&footer);
+        self.flush_out()?;
+        self.file.sync_data().map_err(|e| Error::io(format!("syncing run file {}", self.name), e))?;
+        Ok((self.entries, self.written))
+    }
+}
+
+/// An open run: its block index, key range and filter in memory, its blocks on disk.
+pub(crate) struct Run {
+    pub name: String,
+    pub id: u64,
+    file: Arc<dyn Storage>,
+    /// (offset, length) of each block, and each block's first key.
+    blocks: Vec<(u64, u32)>,
+    first_keys: Vec<Key>,
+    last_key: Key,
+    bloom: Bloom,
+    pub bytes: u64,
+}
+
+fn damaged(name: &str, what: impl std::fmt::Display) -> Error {
+    Error::corrupt_checkpoint(format!("run file {name} is damaged: {what}"))
+}
+
+impl Run {
+    pub fn open(vfs: &dyn Vfs, name: &str) -> Result<Run> {
+        let io = |e| Error::io(format!("opening run file {name}"), e);
+        let file = vfs.open(name, false).map_err(io)?;
+        let len = file.len().map_err(io)?;
+        if len < (HEADER + FOOTER) as u64 {
+            return Err(damaged(name, "too short"));
+        }
+        let mut header = [0u8; HEADER];
+        file.read_at(&mut header, 0).map_err(io)?;
+        if &header[..8] != MAGIC || u32::from_le_bytes(header[8..12].try_into().unwrap()) != FORMAT {
+            return Err(damaged(name, "bad header (not a format-2 run file)"));
+        }
+        let mut footer = [0u8; FOOTER];
+        file.read_at(&mut footer, len - FOOTER as u64).map_err(io)?;
+        if &footer[..8] != END_MAGIC {
+            return Err(damaged(name, "bad footer"));
+        }
+        let field = |i: usize| u64::from_le_bytes(footer[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+        let (index_offset, index_len, bloom_offset, bloom_len) = (field(0), field(1), field(2), field(3));
+        if bloom_offset != index_offset + index_len || bloom_offset + bloom_len + FOOTER as u64 != len {
+            return Err(damaged(name, "footer offsets do not add up"));
+        }
+        let mut meta = vec![0u8; (index_len + bloom_len) as usize];
+        file.read_at(&mut meta, index_offset).map_err(io)?;
+        let crc = crc32c::crc32c_append(crc32c(&meta), &footer[..56]);
+        if crc.to_le_bytes() != footer[56..60] {
+            return Err(damaged(name, "index checksum mismatch"));
+        }
+        let (index, bloom) = meta.split_at(index_len as usize);
+        let count = u32::from_le_bytes(index.get(..4).ok_or_else(|| damaged(name, "empty index"))?.try_into().unwrap());
+        let (mut blocks, mut first_keys) = (Vec::with_capacity(count as usize), Vec::with_capacity(count as usize));
+        let mut at = 4;
+        for _ in 0..count {
+            let offset = u64::from_le_bytes(index.get(at..at + 8).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
+            let length = u32::from_le_bytes(index.get(at + 8..at + 12).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
+            let (key, used) = Key::decode(&index[at + 12..]).ok_or_else(|| damaged(name, "bad key in index"))?;
+            blocks.push((offset, length));
+            first_keys.push(key);
+            at += 12 + used;
+        }
+        let (last_key, _) = Key::decode(&index[at..]).ok_or_else(|| damaged(name, "bad last key"))?;
+        Ok(Run {
+            name: name.to_string(),
+            id: run_id_of(name),
+            file,
+            blocks,
+            first_keys,
+            last_key,
+            bloom: Bloom::decode(bloom).ok_or_else(|| damaged(name, "bad filter"))?,
+            bytes: len,
+        })
+    }
+
+    /// Memory this run keeps resident (index and filter).
+    pub fn memory(&self) -> usize {
+        self.bloom.memory() + self.blocks.len() * (12 + 32)
+    }
+
+    fn read_block(&self, i: usize) -> Result<Arc<[u8]>> {
+        let (offset, length) = self.blocks[i];
+        let mut buf = vec![0u8; length as usize];
+        self.file.read_at(&mut buf, offset).map_err(|e| Error::io(format!("reading run file {}", self.name), e))?;
+        let (body, stored) = buf.split_at(length as usize - 4);
+        if crc32c(body).to_le_bytes() != stored {
+            return Err(damaged(&self.name, format!("block {i} at offset {offset}: checksum mismatch")));
+        }
+        buf.truncate(length as usize - 4);
+        Ok(buf.into())
+    }
+
+    fn block(&self, i: usize, cache: Option<&BlockCache>) -> Result<Arc<[u8]>> {
+        match cache {
+            Some(cache) => cache.get_or_read(self.id, i as u32, || self.read_block(i)),
+            None => self.read_block(i),
+        }
+    }
+
+    /// The newest entry for `key` in this run: `Some(None)` is a delete.
+    pub fn get(&self, key: &Key, encoded: &[u8], cache: &BlockCache) -> Result<Option<Option<Doc>>> {
+        if self.blocks.is_empty() || *key < self.first_keys[0] || *key > self.last_key || !self.bloom.may_contain(encoded) {
+            return Ok(None);
+        }
+        let i = self.first_keys.partition_point(|k| k <= key) - 1;
+        let block = self.block(i, Some(cache))?;
+        for entry in Entries::new(&block, &self.name) {
+            let (k, doc) = entry?;
+            match k.cmp(key) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Equal => return Ok(Some(doc)),
+                std::cmp::Ordering::Greater => break,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Entries from the first key `>= from` (or `<= from` in reverse), block by block.
+    pub fn iter(self: &Arc<Self>, from: Option<&Key>, reverse: bool, cache: Option<Arc<BlockCache>>) -> RunIter {
+        let block = match (from, reverse) {
+            (None, false) => 0,
+            (None, true) => self.blocks.len() as isize - 1,
+            (Some(k), false) => (self.first_keys.partition_point(|f| f <= k) as isize - 1).max(0),
+            (Some(k), true) => self.first_keys.partition_point(|f| f <= k) as isize - 1,
+        };
+        RunIter { run: self.clone(), cache, next_block: block, reverse, buffered: Vec::new(), from: from.cloned() }
+    }
+}
+
+/// Decodes the entries of one block.
+struct Entries<'a> {
+    buf: &'a [u8],
+    at: usize,
+    name: &'a str,
+}
+
+impl<'a> Entries<'a> {
+    fn new(buf: &'a [u8], name: &'a str) -> Self {
+        Entries { buf, at: 0, name }
+    }
+}
+
+impl Iterator for Entries<'_> {
+    type Item = Result<(Key, Option<Doc>)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.at >= self.buf.len() {
+            return None;
+        }
+        let bad = || {
+            Some(Err(damaged(self.name, "bad entry in a block whose checksum matched (a bug)")))
+        };
+        let kind = self.buf[self.at];
+        let Some((key, used)) = Key::decode(&self.buf[self.at + 1..]) else { return bad() };
+        self.at += 1 + used;
+        if kind == DELETE {
+            return Some(Ok((key, None)));
+        }
+        let Some(len) = self.buf.get(self.at..self.at + 4) else { return bad() };
+        let len = u32::from_le_bytes(len.try_into().unwrap()) as usize;
+        let Some(doc) = self.buf.get(self.at + 4..self.at + 4 + len).and_then(|d| std::str::from_utf8(d).ok()) else {
+            return bad();
+        };
+        self.at += 4 + len;
+        Some(Ok((key, Some(doc.into()))))
+    }
+}
+
+/// Iterates over a run in key order (or reverse), decoding one block at a time.
+pub(crate) struct RunIter {
+    run: Arc<Run>,
+    cache: Option<Arc<BlockCache>>,
+    next_block: isize,
+    reverse: bool,
+    /// The current block's remaining entries, in the order they will be yielded (reversed
+    /// storage so `pop` yields the next one).
+    buffered: Vec<(Key, Option<Doc>)>,
+    from: Option<Key>,
+}
+
+impl RunIter {
+    fn fill(&mut self) -> Result<bool> {
+        while self.buffered.is_empty() {
+            if self.next_block < 0 || self.next_block >= self.run.blocks.len() as isize {
+                return Ok(false);
+            }
+            let block = self.run.block(self.next_block as usize, self.cache.as_deref())?;
+            let mut entries = Entries::new(&block, &self.run.name).collect::<Result<Vec<_>>>()?;
+            if let Some(from) = self.from.take() {
+                entries.retain(|(k, _)| if self.reverse { *k <= from } else { *k >= from });
+            }
+            if !self.reverse {
+                entries.reverse();
+            }
+            self.buffered = entries;
+            self.next_block += if self.reverse { -1 } else { 1 };
+        }
+        Ok(true)
+    }
+}
+
+impl Iterator for RunIter {
+    type Item = Result<(Key, Option<Doc>)>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.fill() {
+            Ok(true) => self.buffered.pop().map(Ok),
+            Ok(false) => None,
+            Err(e) => {
+                self.next_block = -1;
+                self.buffered.clear();
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimVfs;
+
+    fn write(vfs: &Arc<SimVfs>, n: u32) -> Arc<Run> {
+        let mut w = RunWriter::create(vfs, "run-00000001.wrun", 3).unwrap();
+        for i in 0..n {
+            let doc = format!("{{\"id\":{i},\"pad\":\"{}\"}}", "x".repeat(200));
+            w.add(&Key::from(i as f64), (i % 7 != 3).then_some(doc.as_str())).unwrap();
+        }
+        w.finish().unwrap();
+        Arc::new(Run::open(vfs, "run-00000001.wrun").unwrap())
+    }
+
+    #[test]
+    fn point_reads_and_scans_in_both_directions() {
+        let vfs = SimVfs::new();
+        let run = write(&vfs, 2000);
+        assert!(run.blocks.len() > 10, "several blocks");
+        let cache = BlockCache::new(1 << 20);
+        let mut enc = Vec::new();
+        for i in [0u32, 1, 3, 500, 1999] {
+            enc.clear();
+            Key::from(i as f64).encode(&mut enc);
+            let got = run.get(&Key::from(i as f64), &enc, &cache).unwrap();
+            assert_eq!(got.as_ref().map(|d| d.is_some()), Some(i % 7 != 3), "key {i}");
+        }
+        enc.clear();
+        Key::from(5000.0).encode(&mut enc);
+        assert_eq!(run.get(&Key::from(5000.0), &enc, &cache).unwrap(), None);
+        let keys: Vec<f64> = run.iter(Some(&Key::from(1500.5)), false, None).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
+        assert_eq!(keys, (1501..2000).map(|i| i as f64).collect::<Vec<_>>());
+        let back: Vec<f64> = run.iter(Some(&Key::from(10.0)), true, None).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
+        assert_eq!(back, (0..=10).rev().map(|i| i as f64).collect::<Vec<_>>());
+        assert_eq!(run.iter(None, true, None).count(), 2000);
+    }
+
+    #[test]
+    fn a_damaged_block_is_an_error_not_wrong_data() {
+        let vfs = SimVfs::new();
+        write(&vfs, 2000);
+        let mut bytes = vfs.read_file("run-00000001.wrun").unwrap();
+        bytes[HEADER + 100] ^= 1;
+        vfs.write_file("run-00000001.wrun", bytes.clone());
+        let run = Arc::new(Run::open(&vfs, "run-00000001.wrun").unwrap());
+        let err = run.iter(None, false, None).find_map(|e| e.err()).unwrap();
+        assert_eq!(err.code, crate::ErrorCode::CorruptCheckpoint);
+        let n = bytes.len();
+        bytes[n - 20] ^= 1;
+        vfs.write_file("run-00000001.wrun", bytes);
+        assert!(Run::open(&vfs, "run-00000001.wrun").is_err());
+    }
+}
