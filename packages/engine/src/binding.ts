@@ -63,6 +63,7 @@ export interface NativeDatabase {
     format: number,
     durability: number,
     conflict: number,
+    waitForIndexes: boolean,
   ): Promise<void> | null;
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
@@ -77,6 +78,22 @@ export interface NativeDatabase {
     reverse: boolean,
   ): Promise<string>;
   count(table: string): Promise<string>;
+  createIndex(id: number, table: string, name: string, field: string, multi: boolean): void;
+  dropIndex(id: number, table: string, name: string): void;
+  listIndexes(table: string): Promise<string>;
+  indexWait(table: string, names: string[], timeoutMs: number): Promise<string>;
+  getAll(table: string, index: string, valuesJson: string, fresh: boolean): Promise<string>;
+  between(
+    table: string,
+    index: string,
+    lowerJson: string | undefined,
+    lowerClosed: boolean,
+    upperJson: string | undefined,
+    upperClosed: boolean,
+    limit: number | undefined,
+    reverse: boolean,
+    fresh: boolean,
+  ): Promise<string>;
   listTables(): string;
   stats(): string;
   close(): Promise<void>;

@@ -9,6 +9,12 @@ export const ERROR_CODES = [
   'WHARF_TABLE_NOT_FOUND',
   /** `createTable` on a name that exists. */
   'WHARF_TABLE_EXISTS',
+  /** The named secondary index does not exist on the table. */
+  'WHARF_INDEX_NOT_FOUND',
+  /** `createIndex` on a name the table already has. */
+  'WHARF_INDEX_EXISTS',
+  /** The index is still being built (query without `fresh`), or `indexWait` timed out. */
+  'WHARF_INDEX_NOT_READY',
   /** An earlier journal write or fdatasync failed; writes fail until the database is reopened. */
   'WHARF_POISONED',
   /** The database was closed. */

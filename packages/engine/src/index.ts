@@ -7,9 +7,14 @@ export type {
   CreateTableOptions,
   WriteOptions,
   DeleteOptions,
+  IndexValue,
+  CreateIndexOptions,
+  IndexQueryOptions,
+  BetweenOptions,
+  IndexWaitOptions,
   ScanOptions,
   Durability,
   Conflict,
   Key,
 } from './options.ts';
-export type { WriteResult, TableInfo, EngineStats } from './results.ts';
+export type { WriteResult, TableInfo, EngineStats, IndexInfo } from './results.ts';

@@ -44,6 +44,35 @@ export interface WriteOptions {
   durability?: Durability;
   /** What to do when a document's key exists: reject that document (default), replace it, or merge into it. */
   conflict?: Conflict;
+  /** Resolve only once every index of the table reflects the write (indexes otherwise catch up just after). */
+  waitForIndexes?: boolean;
+}
+
+/** A value an index holds: RethinkDB orders them booleans < null < numbers < strings. */
+export type IndexValue = string | number | boolean | null;
+
+export interface CreateIndexOptions {
+  /** Index each element of an array value (RethinkDB's multi index). */
+  multi?: boolean;
+}
+
+export interface IndexQueryOptions {
+  /** Wait until the index reflects every write acknowledged before the query, and is built (default true). */
+  fresh?: boolean;
+}
+
+export interface BetweenOptions extends IndexQueryOptions {
+  /** Whether the lower bound is included (default 'closed') and the upper (default 'open'), as in ReQL. */
+  leftBound?: 'closed' | 'open';
+  rightBound?: 'open' | 'closed';
+  limit?: number;
+  /** Descending index order. */
+  reverse?: boolean;
+}
+
+export interface IndexWaitOptions {
+  /** Give up (WHARF_INDEX_NOT_READY) after this long (default: one hour). */
+  timeoutMs?: number;
 }
 
 export interface DeleteOptions {
@@ -136,17 +165,78 @@ export function createTableOptions(options: unknown): { primaryKey: string } {
 }
 
 /** Write options with the database's default durability filled in. Allocation-free when absent. */
-export function writeOptions(options: unknown, durability: Durability): { durability: Durability; conflict: Conflict } {
+export function writeOptions(
+  options: unknown,
+  durability: Durability,
+): { durability: Durability; conflict: Conflict; waitForIndexes: boolean } {
   if (options === undefined) return durability === 'hard' ? HARD_ERROR : SOFT_ERROR;
-  const o = optionsObject(options, 'options', ['durability', 'conflict']);
+  const o = optionsObject(options, 'options', ['durability', 'conflict', 'waitForIndexes']);
   return {
     durability: o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability'),
     conflict: o.conflict === undefined ? 'error' : oneOf(o.conflict, CONFLICTS, 'options.conflict'),
+    waitForIndexes: o.waitForIndexes === undefined ? false : boolean(o.waitForIndexes, 'options.waitForIndexes'),
   };
 }
 
-const HARD_ERROR = Object.freeze({ durability: 'hard', conflict: 'error' } as const);
-const SOFT_ERROR = Object.freeze({ durability: 'soft', conflict: 'error' } as const);
+const HARD_ERROR = Object.freeze({ durability: 'hard', conflict: 'error', waitForIndexes: false } as const);
+const SOFT_ERROR = Object.freeze({ durability: 'soft', conflict: 'error', waitForIndexes: false } as const);
+
+function boolean(value: unknown, argument: string): boolean {
+  if (typeof value !== 'boolean') throw invalidArgument(`${argument} must be true or false; got ${describe(value)}`);
+  return value;
+}
+
+/** An index field: a field name or a dotted path (`address.city`). */
+export function indexField(field: unknown): string {
+  if (typeof field !== 'string' || field === '' || field.length > 255 || field.split('.').some((p) => p === '')) {
+    throw invalidArgument(`field must be a field name or a dotted path such as 'address.city'; got ${describe(field)}`);
+  }
+  return field;
+}
+
+export function createIndexOptions(options: unknown): { multi: boolean } {
+  if (options === undefined) return { multi: false };
+  const o = optionsObject(options, 'options', ['multi']);
+  return { multi: o.multi === undefined ? false : boolean(o.multi, 'options.multi') };
+}
+
+export function indexValue(value: unknown, argument: string): IndexValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
+    return value;
+  }
+  throw invalidArgument(`${argument} must be a string, a finite number, a boolean or null; got ${describe(value)}`);
+}
+
+export function indexQueryOptions(options: unknown): { fresh: boolean } {
+  if (options === undefined) return { fresh: true };
+  const o = optionsObject(options, 'options', ['fresh']);
+  return { fresh: o.fresh === undefined ? true : boolean(o.fresh, 'options.fresh') };
+}
+
+export function betweenOptions(options: unknown): {
+  fresh: boolean;
+  lowerClosed: boolean;
+  upperClosed: boolean;
+  limit: number | undefined;
+  reverse: boolean;
+} {
+  const o = options === undefined ? {} : optionsObject(options, 'options', ['fresh', 'leftBound', 'rightBound', 'limit', 'reverse']);
+  const bound = (v: unknown, name: string, dflt: 'open' | 'closed') =>
+    (v === undefined ? dflt : oneOf(v, ['open', 'closed'] as const, name)) === 'closed';
+  return {
+    fresh: o.fresh === undefined ? true : boolean(o.fresh, 'options.fresh'),
+    lowerClosed: bound(o.leftBound, 'options.leftBound', 'closed'),
+    upperClosed: bound(o.rightBound, 'options.rightBound', 'open'),
+    limit: o.limit === undefined ? undefined : positiveInteger(o.limit, 'options.limit'),
+    reverse: o.reverse === undefined ? false : boolean(o.reverse, 'options.reverse'),
+  };
+}
+
+export function indexWaitOptions(options: unknown): number {
+  if (options === undefined) return 3_600_000;
+  const o = optionsObject(options, 'options', ['timeoutMs']);
+  return o.timeoutMs === undefined ? 3_600_000 : positiveInteger(o.timeoutMs, 'options.timeoutMs');
+}
 
 export function deleteOptions(options: unknown, durability: Durability): Durability {
   if (options === undefined) return durability;

@@ -104,6 +104,22 @@ export interface EngineStats {
   poisoned: boolean;
 }
 
+/** A secondary index and how far its build got. */
+export interface IndexInfo {
+  name: string;
+  /** Field name or dotted path. */
+  field: string;
+  multi: boolean;
+  /** Built: holds every document (queries may still wait to be fresh). */
+  ready: boolean;
+  /** Documents indexed so far by the build (the table's count once ready). */
+  indexed: number;
+}
+
+export function indexInfos(raw: unknown): IndexInfo[] {
+  return (raw as IndexInfo[]).map(({ name, field, multi, ready, indexed }) => ({ name, field, multi, ready, indexed }));
+}
+
 export function tableInfosFromJson(json: string): TableInfo[] {
   const tables = JSON.parse(json) as { name: string; primary_key: string; documents: number; bytes: number }[];
   return tables.map((t) => ({ name: t.name, primaryKey: t.primary_key, documents: t.documents, bytes: t.bytes }));

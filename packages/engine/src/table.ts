@@ -14,18 +14,30 @@ import {
 import { invalidArgument } from './errors.ts';
 import type { Handle } from './handle.ts';
 import {
+  betweenOptions,
   bulkData,
   checkKey,
   checkKeys,
+  createIndexOptions,
   deleteOptions,
   describe,
+  indexField,
+  indexQueryOptions,
+  indexValue,
+  indexWaitOptions,
   scanOptions,
+  tableName,
   writeOptions,
+  type BetweenOptions,
+  type CreateIndexOptions,
   type DeleteOptions,
+  type IndexQueryOptions,
+  type IndexValue,
+  type IndexWaitOptions,
   type ScanOptions,
   type WriteOptions,
 } from './options.ts';
-import type { WriteResult } from './results.ts';
+import { indexInfos, type IndexInfo, type WriteResult } from './results.ts';
 
 /** A JSON document. `any` values, as MongoDB's driver does, so interfaces are assignable to it. */
 export type Document = Record<string, any>;
@@ -45,25 +57,25 @@ export class Table<Doc extends object = Document> {
    * duplicate key with `conflict: 'error'`) is reported in `document_errors`; the rest are written.
    */
   async insert(docs: Doc | readonly Doc[], options?: WriteOptions): Promise<WriteResult> {
-    const { durability, conflict } = writeOptions(options, this.#handle.durability);
+    const { durability, conflict, waitForIndexes } = writeOptions(options, this.#handle.durability);
     // One JSON text per call: an array goes as a JSON array, a single document as one NDJSON line
     // (JSON.stringify never emits a raw newline), so the engine parses it without a copy.
     const [text, format]: [string, DocFormat] = Array.isArray(docs)
       ? [stringifyArray(docs), 'json']
       : [stringifyOne(docs), 'ndjson'];
-    return this.#insert(text, format, durability, conflict);
+    return this.#insert(text, format, durability, conflict, waitForIndexes);
   }
 
   /** Bulk path: NDJSON (one document per line) parsed in Rust. `document_errors` index lines. */
   async insertNdjson(data: Buffer | Uint8Array | string, options?: WriteOptions): Promise<WriteResult> {
-    const { durability, conflict } = writeOptions(options, this.#handle.durability);
-    return this.#insert(bulkData(data), 'ndjson', durability, conflict);
+    const { durability, conflict, waitForIndexes } = writeOptions(options, this.#handle.durability);
+    return this.#insert(bulkData(data), 'ndjson', durability, conflict, waitForIndexes);
   }
 
   /** Bulk path: one JSON array of documents parsed in Rust. */
   async insertJsonArray(data: Buffer | Uint8Array | string, options?: WriteOptions): Promise<WriteResult> {
-    const { durability, conflict } = writeOptions(options, this.#handle.durability);
-    return this.#insert(bulkData(data), 'json', durability, conflict);
+    const { durability, conflict, waitForIndexes } = writeOptions(options, this.#handle.durability);
+    return this.#insert(bulkData(data), 'json', durability, conflict, waitForIndexes);
   }
 
   /** The document with this key, or null. */
@@ -97,11 +109,61 @@ export class Table<Doc extends object = Document> {
     return this.#handle.read((native) => native.count(this.name));
   }
 
+  /**
+   * Creates a secondary index on `field` (a field name or dotted path). Resolves once the
+   * creation is durable; the index is then built in the background (see `indexWait`) and kept
+   * up to date in batches, off the write path. Documents without the field are not indexed;
+   * with `multi`, each element of an array value is.
+   */
+  async createIndex(name: string, field: string, options?: CreateIndexOptions): Promise<void> {
+    const index = tableName(name, 'name');
+    const path = indexField(field);
+    const { multi } = createIndexOptions(options);
+    await this.#handle.request((native, id) => native.createIndex(id, this.name, index, path, multi));
+  }
+
+  async dropIndex(name: string): Promise<void> {
+    const index = tableName(name, 'name');
+    await this.#handle.request((native, id) => native.dropIndex(id, this.name, index));
+  }
+
+  async listIndexes(): Promise<IndexInfo[]> {
+    return indexInfos(await this.#handle.read((native) => native.listIndexes(this.name)));
+  }
+
+  /** Resolves once the indexes (default: all) are built and reflect every write acknowledged before the call. */
+  async indexWait(names?: readonly string[], options?: IndexWaitOptions): Promise<IndexInfo[]> {
+    const list = (names ?? []).map((n, i) => tableName(n, `names[${i}]`));
+    const timeoutMs = indexWaitOptions(options);
+    return indexInfos(await this.#handle.read((native) => native.indexWait(this.name, list, timeoutMs)));
+  }
+
+  /** Documents whose indexed field equals one of `values` (once per matching value). */
+  async getAll(index: string, values: readonly IndexValue[], options?: IndexQueryOptions): Promise<Doc[]> {
+    const name = tableName(index, 'index');
+    if (!Array.isArray(values)) throw invalidArgument(`values must be an array of index values; got ${describe(values)}`);
+    const json = JSON.stringify(values.map((v, i) => indexValue(v, `values[${i}]`)));
+    const { fresh } = indexQueryOptions(options);
+    return this.#handle.read((native) => native.getAll(this.name, name, json, fresh));
+  }
+
+  /** Documents whose indexed field lies between the bounds (null: unbounded), in index order. */
+  async between(index: string, lower: IndexValue, upper: IndexValue, options?: BetweenOptions): Promise<Doc[]> {
+    const name = tableName(index, 'index');
+    const lo = lower === null ? undefined : JSON.stringify(indexValue(lower, 'lower'));
+    const hi = upper === null ? undefined : JSON.stringify(indexValue(upper, 'upper'));
+    const o = betweenOptions(options);
+    return this.#handle.read((native) =>
+      native.between(this.name, name, lo, o.lowerClosed, hi, o.upperClosed, o.limit, o.reverse, o.fresh),
+    );
+  }
+
   #insert(
     data: string | Buffer,
     format: DocFormat,
     durability: Durability,
     conflict: Conflict,
+    waitForIndexes: boolean,
   ): Promise<WriteResult> {
     return this.#handle.request((native, id) => {
       // A large batch is parsed on the libuv pool; its promise never rejects (the answer comes
@@ -113,6 +175,7 @@ export class Table<Doc extends object = Document> {
         FORMAT_CODE[format],
         DURABILITY_CODE[durability],
         CONFLICT_CODE[conflict],
+        waitForIndexes,
       );
     });
   }

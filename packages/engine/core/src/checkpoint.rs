@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::io::Vfs;
 use crate::journal::{Position, SegmentPool};
-use crate::manifest::{self, Manifest, RunEntry, TableEntry};
+use crate::manifest::{self, IndexSpec, Manifest, RunEntry, TableEntry};
 use crate::merge::MergeSignal;
 use crate::pacing::Rates;
 use crate::run::{is_run_file, run_file_name, Run, RunWriter};
@@ -48,8 +48,18 @@ pub(crate) struct CheckpointJob {
     /// Replay starts here after this checkpoint; the journal is synced up to it.
     pub position: Position,
     pub next_table_id: u32,
-    /// Every table at the cut, with its frozen memtable (if it changed) and its size then.
-    pub tables: Vec<(Arc<Table>, Option<Arc<Memtable>>, u64, u64)>,
+    pub next_index_tree_id: u32,
+    /// Every tree (tables and index trees) at the cut.
+    pub tables: Vec<TableCut>,
+}
+
+pub(crate) struct TableCut {
+    pub table: Arc<Table>,
+    /// The memtable frozen at the cut, if the tree changed since the last checkpoint.
+    pub frozen: Option<Arc<Memtable>>,
+    pub documents: u64,
+    pub bytes: u64,
+    pub index: Option<IndexSpec>,
 }
 
 pub(crate) enum Task {
@@ -170,10 +180,10 @@ impl Maintenance {
 
     fn checkpoint(&self, job: CheckpointJob) -> Result<()> {
         let mut flushed = Vec::new();
-        for (table, memtable, _, _) in &job.tables {
-            if let Some(m) = memtable {
-                let frozen_bytes = table.data.read().unwrap().frozen_bytes();
-                flushed.push((table.clone(), self.flush(table.id, m)?, frozen_bytes));
+        for cut in &job.tables {
+            if let Some(m) = &cut.frozen {
+                let frozen_bytes = cut.table.data.read().unwrap().frozen_bytes();
+                flushed.push((cut.table.clone(), self.flush(cut.table.id, m)?, frozen_bytes));
             }
         }
         self.bg.vfs.sync_dir().map_err(|e| Error::io("syncing the database directory", e))?;
@@ -182,22 +192,25 @@ impl Maintenance {
             version: current.version + 1,
             next_table_id: job.next_table_id,
             next_run_id: current.next_run_id,
+            next_index_tree_id: job.next_index_tree_id,
             ..Default::default()
         };
         next.set_start(job.position);
-        for (table, _, documents, bytes) in &job.tables {
+        for cut in &job.tables {
+            let id = cut.table.id;
             // Runs as they are now (a merge may have replaced some since the cut), plus the new one.
-            let mut runs = current.tables.iter().find(|t| t.id == table.id).map(|t| t.runs.clone()).unwrap_or_default();
-            if let Some((_, (entry, _), _)) = flushed.iter().find(|(t, _, _)| t.id == table.id) {
+            let mut runs = current.tables.iter().find(|t| t.id == id).map(|t| t.runs.clone()).unwrap_or_default();
+            if let Some((_, (entry, _), _)) = flushed.iter().find(|(t, _, _)| t.id == id) {
                 runs.push(entry.clone());
             }
             next.tables.push(TableEntry {
-                id: table.id,
-                name: table.name.clone(),
-                primary_key: table.primary_key.clone(),
+                id,
+                name: cut.table.name.clone(),
+                primary_key: cut.table.primary_key.clone(),
                 runs,
-                documents: *documents,
-                bytes: *bytes,
+                documents: cut.documents,
+                bytes: cut.bytes,
+                index: cut.index.clone(),
             });
         }
         manifest::store(&*self.bg.vfs, &next)?;

@@ -10,14 +10,16 @@
 //! hard writers share one fdatasync per group. Soft writes left unsynced are synced after at most
 //! `flush_interval`. The first failed write or fdatasync poisons the database.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::checkpoint::{Background, CheckpointJob, MaintenanceState, Task};
+use crate::checkpoint::{Background, CheckpointJob, MaintenanceState, TableCut, Task};
+use crate::index::IndexWorker;
+use crate::manifest::IndexSpec;
 use crate::pacing::{Debt, Decision, Pacer};
 use crate::doc::PreparedDocs;
 use crate::error::{Error, ErrorCode, Result};
@@ -35,6 +37,8 @@ pub(crate) enum Request {
     Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult> },
     Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult> },
     CreateTable { name: String, primary_key: String, done: Callback<()> },
+    CreateIndex { table: String, name: String, field: String, multi: bool, done: Callback<()> },
+    DropIndex { table: String, name: String, done: Callback<()> },
     DropTable { name: String, done: Callback<()> },
     Sync { done: Callback<()> },
     Close { done: Callback<()> },
@@ -50,6 +54,7 @@ pub(crate) struct Shared {
     pub queued: AtomicUsize,
     pub poison: Mutex<Option<Error>>,
     pub maintenance: Arc<Mutex<MaintenanceState>>,
+    pub index_worker: Arc<IndexWorker>,
 }
 
 /// Requests waiting for the committer.
@@ -238,6 +243,8 @@ impl Committer {
         let mut closing = None;
         let mut ops = 0u64;
         let poisoned = self.shared.poisoned();
+        let mut changes = Vec::new();
+        let mut new_index = false;
 
         for request in batch {
             match request {
@@ -248,16 +255,39 @@ impl Committer {
                 Request::Close { done } => closing = Some(done),
                 _ if poisoned.is_some() => fail(request, poisoned.clone().unwrap()),
                 Request::Insert { table, docs, options, done } => {
-                    let result = self.insert(&table, docs, options, &mut enc);
+                    let result = self.table(&table).and_then(|t| t.insert(docs, options.conflict, &mut enc, &mut changes));
                     ops += 1;
+                    let done = if options.wait_for_indexes {
+                        let worker = self.shared.index_worker.clone();
+                        Box::new(move |r| worker.after_pending(Box::new(move || done(r))))
+                    } else {
+                        done
+                    };
                     self.ack(result, options.durability, done, &mut soft, &mut durable);
                 }
                 Request::Delete { table, keys, durability, done } => {
-                    let result = self.delete(&table, keys, &mut enc);
+                    let result = self.table(&table).and_then(|t| t.delete(keys, &mut enc, &mut changes));
                     ops += 1;
                     self.ack(result, durability, done, &mut soft, &mut durable);
                 }
                 Request::CreateTable { name, primary_key, done } => match self.create_table(&name, &primary_key, &mut enc) {
+                    Ok(()) => {
+                        ops += 1;
+                        durable.push(Box::new((done, ())));
+                    }
+                    Err(e) => done(Err(e)),
+                },
+                Request::CreateIndex { table, name, field, multi, done } => {
+                    match self.create_index(&table, &name, &field, multi, &mut enc) {
+                        Ok(()) => {
+                            ops += 1;
+                            new_index = true;
+                            durable.push(Box::new((done, ())));
+                        }
+                        Err(e) => done(Err(e)),
+                    }
+                }
+                Request::DropIndex { table, name, done } => match self.drop_index(&table, &name, &mut enc) {
                     Ok(()) => {
                         ops += 1;
                         durable.push(Box::new((done, ())));
@@ -279,7 +309,14 @@ impl Committer {
         enc.finish();
         if !enc.payloads.is_empty() {
             let last_seq = self.journal.position().next_seq + enc.payloads.len() as u64 - 1;
+            // Queued for the indexes before visible, so a fresh index query waits for them.
+            if !changes.is_empty() {
+                self.shared.index_worker.push(last_seq, changes);
+            }
             self.shared.counters.applied_seq.store(last_seq, Relaxed);
+        }
+        if new_index {
+            self.shared.index_worker.start_build();
         }
         for ack in soft {
             ack();
@@ -333,12 +370,23 @@ impl Committer {
         self.shared.catalog.read().unwrap().get(name).cloned()
     }
 
-    fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, enc: &mut GroupEncoder) -> Result<WriteResult> {
-        self.table(table)?.insert(docs, options.conflict, enc)
+    fn create_index(&self, table: &str, name: &str, field: &str, multi: bool, enc: &mut GroupEncoder) -> Result<()> {
+        check_name("index name", name)?;
+        let mut catalog = self.shared.catalog.write().unwrap();
+        let t = catalog.get(table)?.clone();
+        catalog.add_index(&t, name, field, multi)?;
+        mutation::encode_create_index(enc.buf(), t.id, name, field, multi);
+        enc.boundary();
+        Ok(())
     }
 
-    fn delete(&self, table: &str, keys: Vec<Key>, enc: &mut GroupEncoder) -> Result<WriteResult> {
-        self.table(table)?.delete(keys, enc)
+    fn drop_index(&self, table: &str, name: &str, enc: &mut GroupEncoder) -> Result<()> {
+        let mut catalog = self.shared.catalog.write().unwrap();
+        let t = catalog.get(table)?.clone();
+        catalog.remove_index(&t, name)?;
+        mutation::encode_drop_index(enc.buf(), t.id, name);
+        enc.boundary();
+        Ok(())
     }
 
     fn create_table(&self, name: &str, primary_key: &str, enc: &mut GroupEncoder) -> Result<()> {
@@ -383,7 +431,7 @@ impl Committer {
         let due = c.journal_bytes_since_checkpoint.load(Relaxed) >= self.options.checkpoint_bytes
             || c.memtable_bytes.load(Relaxed) >= self.pacer.memtable_limit;
         if due && !self.shared.maintenance.lock().unwrap().in_flight {
-            let _ = self.start_checkpoint(None);
+            let _ = self.start_checkpoint(None, false);
         }
         if self.journal.pool_needs_spares() {
             let _ = self.tasks.send(Task::FillPool);
@@ -391,7 +439,8 @@ impl Committer {
     }
 
     /// Takes a consistent cut now (between groups) and hands it to the maintenance thread.
-    fn start_checkpoint(&mut self, reply: Option<mpsc::Sender<Result<()>>>) -> Result<()> {
+    /// `clean` marks the cut of a close, after the index worker drained: built indexes are exact.
+    fn start_checkpoint(&mut self, reply: Option<mpsc::Sender<Result<()>>>, clean: bool) -> Result<()> {
         if let Some(e) = self.shared.poisoned() {
             return Err(e);
         }
@@ -402,6 +451,13 @@ impl Committer {
         let position = self.journal.position();
         let catalog = self.shared.catalog.read().unwrap();
         let c = &self.shared.counters;
+        let mut specs: HashMap<u32, IndexSpec> = HashMap::new();
+        for t in catalog.by_name.values() {
+            for i in t.indexes.read().unwrap().iter() {
+                let spec = IndexSpec { table_id: t.id, name: i.name.clone(), field: i.field.clone(), multi: i.multi, complete: clean && i.ready() };
+                specs.insert(i.tree.id, spec);
+            }
+        }
         let tables = catalog
             .by_id
             .values()
@@ -410,10 +466,10 @@ impl Committer {
                 let frozen = data.freeze();
                 c.memtable_bytes.fetch_sub(data.frozen_bytes(), Relaxed);
                 c.frozen_memtable_bytes.fetch_add(data.frozen_bytes(), Relaxed);
-                (t.clone(), frozen, data.documents, data.bytes)
+                TableCut { table: t.clone(), frozen, documents: data.documents, bytes: data.bytes, index: specs.remove(&t.id) }
             })
             .collect();
-        let job = CheckpointJob { position, next_table_id: catalog.next_table_id, tables };
+        let job = CheckpointJob { position, next_table_id: catalog.next_table_id, next_index_tree_id: catalog.next_index_tree_id, tables };
         drop(catalog);
         c.journal_bytes_since_checkpoint.store(0, Relaxed);
         self.shared.maintenance.lock().unwrap().in_flight = true;
@@ -457,8 +513,9 @@ impl Committer {
     /// Close: a final checkpoint (so the next open replays little), then stop maintenance.
     fn shut_down(&mut self) -> Result<()> {
         self.wait_for_checkpoint();
+        self.shared.index_worker.drain();
         let (tx, rx) = mpsc::channel();
-        let mut result = self.start_checkpoint(Some(tx));
+        let mut result = self.start_checkpoint(Some(tx), true);
         if result.is_ok() {
             result = rx.recv().unwrap_or_else(|_| Err(Error::closed()));
         }
@@ -476,6 +533,8 @@ pub(crate) fn fail(request: Request, error: Error) {
         Request::Insert { done, .. } | Request::Delete { done, .. } => done(Err(error)),
         Request::CreateTable { done, .. }
         | Request::DropTable { done, .. }
+        | Request::CreateIndex { done, .. }
+        | Request::DropIndex { done, .. }
         | Request::Sync { done }
         | Request::Close { done } => done(Err(error)),
     }

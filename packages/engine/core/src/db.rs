@@ -7,10 +7,11 @@ use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{mpsc, Arc, Condvar, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
+use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
 use crate::merge::Merger;
 use crate::pacing::Pacer;
 pub use crate::committer::Callback;
@@ -66,6 +67,7 @@ impl Inner {
         }
         let result = wait(|done| self.shared.submit(Request::Close { done }));
         self.background.merges.stop();
+        self.shared.index_worker.stop();
         for t in self.threads.lock().unwrap().drain(..) {
             let _ = t.join();
         }
@@ -111,10 +113,22 @@ impl Database {
         let env = Env { cache: Arc::new(BlockCache::new(options.memory_budget / 4)), counters: counters.clone() };
         let mut catalog = Catalog::new(env.clone());
         let mut manifest = stored.clone().unwrap_or(Manifest { next_run_id: 1, ..Default::default() });
-        for entry in &manifest.tables {
+        for entry in manifest.tables.iter().filter(|t| t.index.is_none()) {
             let table = Table::new(entry.id, entry.name.clone(), entry.primary_key.clone(), &env);
             checkpoint::load_table(&*vfs, entry, &mut table.data.write().unwrap())?;
             catalog.add(table);
+        }
+        catalog.next_index_tree_id = catalog.next_index_tree_id.max(manifest.next_index_tree_id);
+        for entry in &manifest.tables {
+            let Some(spec) = &entry.index else { continue };
+            let Some(owner) = catalog.by_id.get(&spec.table_id).cloned() else { continue };
+            let tree = Table::new(entry.id, entry.name.clone(), String::new(), &env);
+            if spec.complete {
+                checkpoint::load_table(&*vfs, entry, &mut tree.data.write().unwrap())?;
+            }
+            let index = Index::new(spec.name.clone(), spec.field.clone(), spec.multi, tree.clone(), spec.complete)?;
+            owner.indexes.write().unwrap().push(Arc::new(index));
+            catalog.by_id.insert(entry.id, tree);
         }
         catalog.next_table_id = catalog.next_table_id.max(manifest.next_table_id).max(1);
         checkpoint::remove_orphans(&*vfs, &manifest)?;
@@ -122,6 +136,17 @@ impl Database {
         let start = if stored.is_some() { manifest.start() } else { Position { next_seq: 1, ..Default::default() } };
         let recovered = journal::recover(&*vfs, options.segment_size, start, |m| catalog.replay(m))?;
         counters.records_replayed.store(recovered.records, Relaxed);
+        // Index entries are not journaled: an index is exact only as a clean close left it.
+        // Any other is rebuilt, in the background, from its table.
+        let stale: Vec<_> = catalog
+            .by_name
+            .values()
+            .flat_map(|t| t.indexes.read().unwrap().iter().filter(|i| recovered.records > 0 || !i.ready()).map(|i| (t.clone(), i.clone())).collect::<Vec<_>>())
+            .collect();
+        for (table, index) in &stale {
+            catalog.remove_index(table, &index.name)?;
+            catalog.add_index(table, &index.name, &index.field, index.multi)?;
+        }
 
         // Close the segment recovery ended in, so nothing a crash left past its end is ever read.
         if !recovered.ended_by_marker {
@@ -173,7 +198,9 @@ impl Database {
             wake: Condvar::new(),
             poison: Mutex::new(None),
             maintenance: maintenance_state.clone(),
+            index_worker: Arc::new(IndexWorker::default()),
         });
+        shared.index_worker.start_build();
         let (tasks, task_rx) = mpsc::channel();
         let background = Arc::new(Background {
             vfs: vfs.clone(),
@@ -213,6 +240,13 @@ impl Database {
                 .name("wharf-maintenance".into())
                 .spawn(move || maintenance.run(task_rx))
                 .map_err(|e| Error::io("starting the maintenance thread", e))?,
+            {
+                let (worker, catalog) = (shared.index_worker.clone(), shared.catalog.clone());
+                std::thread::Builder::new()
+                    .name("wharf-index".into())
+                    .spawn(move || worker.run(catalog))
+                    .map_err(|e| Error::io("starting the index thread", e))?
+            },
             std::thread::Builder::new()
                 .name("wharf-merge".into())
                 .spawn(move || merger.run())
@@ -307,6 +341,82 @@ impl Database {
         let n = self.table(table)?.data.read().unwrap().documents;
         self.inner.shared.counters.record_read(0);
         Ok(n)
+    }
+
+    /// Creates a secondary index on `field` (a dotted path) of `table`; `done` runs once the
+    /// creation is durable. The index then builds in the background: see [`Database::index_wait`].
+    pub fn create_index(&self, table: &str, name: &str, field: &str, multi: bool, done: Callback<()>) {
+        self.submit(Request::CreateIndex { table: table.into(), name: name.into(), field: field.into(), multi, done });
+    }
+
+    pub fn drop_index(&self, table: &str, name: &str, done: Callback<()>) {
+        self.submit(Request::DropIndex { table: table.into(), name: name.into(), done });
+    }
+
+    pub fn list_indexes(&self, table: &str) -> Result<Vec<IndexInfo>> {
+        let t = self.table(table)?;
+        let documents = t.data.read().unwrap().documents;
+        let mut list: Vec<IndexInfo> = t.indexes.read().unwrap().iter().map(|i| i.info(documents)).collect();
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(list)
+    }
+
+    fn index(&self, table: &Arc<Table>, name: &str) -> Result<Arc<Index>> {
+        table.indexes.read().unwrap().iter().find(|i| i.name == name).cloned().ok_or_else(|| index::not_found(&table.name, name))
+    }
+
+    /// Blocks until the named indexes (all when `names` is empty) are built and reflect every
+    /// write acknowledged before the call, or `timeout` passes (`WHARF_INDEX_NOT_READY`).
+    pub fn index_wait(&self, table: &str, names: &[String], timeout: Duration) -> Result<Vec<IndexInfo>> {
+        let t = self.table(table)?;
+        let indexes: Vec<Arc<Index>> = if names.is_empty() {
+            t.indexes.read().unwrap().clone()
+        } else {
+            names.iter().map(|n| self.index(&t, n)).collect::<Result<_>>()?
+        };
+        let seq = self.inner.shared.counters.applied_seq.load(Relaxed);
+        let deadline = Instant::now() + timeout;
+        let worker = &self.inner.shared.index_worker;
+        if !worker.wait(seq, || indexes.iter().all(|i| i.ready()), deadline) {
+            let documents = t.data.read().unwrap().documents;
+            let slow = indexes.iter().find(|i| !i.ready()).map(|i| i.info(documents));
+            return Err(match slow {
+                Some(info) => index::not_ready(table, &info),
+                None => Error::new(ErrorCode::IndexNotReady, format!("indexes of table `{table}` did not catch up within {timeout:?}")),
+            });
+        }
+        let documents = t.data.read().unwrap().documents;
+        Ok(indexes.iter().map(|i| i.info(documents)).collect())
+    }
+
+    /// Waits as `fresh` asks: built and caught up (up to a minute), or else built already.
+    fn query_index(&self, table: &str, name: &str, fresh: bool) -> Result<(Arc<Table>, Arc<Index>)> {
+        let t = self.table(table)?;
+        let i = self.index(&t, name)?;
+        if fresh {
+            self.index_wait(table, &[name.to_string()], Duration::from_secs(60))?;
+        } else if !i.ready() {
+            return Err(index::not_ready(table, &i.info(0)));
+        }
+        Ok((t, i))
+    }
+
+    /// Documents whose indexed field equals one of `values` (once per matching value). `fresh`
+    /// waits until the index reflects every write acknowledged before the call.
+    pub fn get_all(&self, table: &str, index: &str, values: &[serde_json::Value], fresh: bool) -> Result<Vec<(Key, Arc<str>)>> {
+        let (t, i) = self.query_index(table, index, fresh)?;
+        let rows = i.get_all(&t, values)?;
+        self.inner.shared.counters.record_read(rows.len() as u64);
+        Ok(rows)
+    }
+
+    /// Documents whose indexed field lies within the bounds, in index order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn between(&self, table: &str, index: &str, lower: &ValueBound, upper: &ValueBound, limit: Option<usize>, reverse: bool, fresh: bool) -> Result<Vec<(Key, Arc<str>)>> {
+        let (t, i) = self.query_index(table, index, fresh)?;
+        let rows = i.between(&t, lower, upper, limit.unwrap_or(usize::MAX), reverse)?;
+        self.inner.shared.counters.record_read(rows.len() as u64);
+        Ok(rows)
     }
 
     /// Tables in name order (none once closed).

@@ -12,6 +12,12 @@ pub enum ErrorCode {
     TableNotFound,
     /// A table with that name already exists.
     TableExists,
+    /// The named index does not exist on the table.
+    IndexNotFound,
+    /// `create_index` on a name the table already has.
+    IndexExists,
+    /// The index is still being built (or a wait for it timed out).
+    IndexNotReady,
     /// An earlier write or fdatasync failed; the handle refuses all writes until reopened.
     Poisoned,
     /// The database was closed.
@@ -32,6 +38,9 @@ impl ErrorCode {
             ErrorCode::InvalidArgument => "WHARF_INVALID_ARGUMENT",
             ErrorCode::TableNotFound => "WHARF_TABLE_NOT_FOUND",
             ErrorCode::TableExists => "WHARF_TABLE_EXISTS",
+            ErrorCode::IndexNotFound => "WHARF_INDEX_NOT_FOUND",
+            ErrorCode::IndexExists => "WHARF_INDEX_EXISTS",
+            ErrorCode::IndexNotReady => "WHARF_INDEX_NOT_READY",
             ErrorCode::Poisoned => "WHARF_POISONED",
             ErrorCode::Closed => "WHARF_CLOSED",
             ErrorCode::Locked => "WHARF_LOCKED",

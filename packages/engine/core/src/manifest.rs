@@ -45,6 +45,21 @@ pub(crate) struct TableEntry {
     pub documents: u64,
     #[serde(default)]
     pub bytes: u64,
+    /// Set for the hidden tree of a secondary index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexSpec>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct IndexSpec {
+    /// The table the index is on.
+    pub table_id: u32,
+    pub name: String,
+    pub field: String,
+    pub multi: bool,
+    /// Written by a clean close with the index built and caught up: its runs are exact.
+    /// Otherwise the next open rebuilds it.
+    pub complete: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -60,6 +75,9 @@ pub(crate) struct Manifest {
     pub journal: JournalStart,
     pub next_table_id: u32,
     pub next_run_id: u64,
+    /// Next id for an index's hidden tree (ids from 2^31 up, apart from table ids).
+    #[serde(default)]
+    pub next_index_tree_id: u32,
     pub tables: Vec<TableEntry>,
 }
 

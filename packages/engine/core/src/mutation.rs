@@ -5,6 +5,8 @@
 //! delete:       2 | table_id u32 | key
 //! create table: 3 | table_id u32 | name_len u16 | name | pk_len u16 | primary key
 //! drop table:   4 | table_id u32
+//! create index: 5 | table_id u32 | name_len u16 | name | field_len u16 | field | multi u8
+//! drop index:   6 | table_id u32 | name_len u16 | name
 //! key:          0 | f64            (number)   or   1 | len u16 | UTF-8 bytes   (string)
 //! ```
 
@@ -18,6 +20,8 @@ pub(crate) enum Mutation {
     Delete { table_id: u32, key: Key },
     CreateTable { table_id: u32, name: String, primary_key: String },
     DropTable { table_id: u32 },
+    CreateIndex { table_id: u32, name: String, field: String, multi: bool },
+    DropIndex { table_id: u32, name: String },
 }
 
 pub(crate) fn encode_put(out: &mut Vec<u8>, table_id: u32, key: &Key, doc: &str) {
@@ -49,6 +53,20 @@ pub(crate) fn encode_create_table(out: &mut Vec<u8>, table_id: u32, name: &str, 
 pub(crate) fn encode_drop_table(out: &mut Vec<u8>, table_id: u32) {
     out.push(4);
     out.extend_from_slice(&table_id.to_le_bytes());
+}
+
+pub(crate) fn encode_create_index(out: &mut Vec<u8>, table_id: u32, name: &str, field: &str, multi: bool) {
+    out.push(5);
+    out.extend_from_slice(&table_id.to_le_bytes());
+    encode_str16(out, name);
+    encode_str16(out, field);
+    out.push(multi as u8);
+}
+
+pub(crate) fn encode_drop_index(out: &mut Vec<u8>, table_id: u32, name: &str) {
+    out.push(6);
+    out.extend_from_slice(&table_id.to_le_bytes());
+    encode_str16(out, name);
 }
 
 /// Iterates over the mutations in a payload; yields `Err(offset)` at the first malformed one
@@ -101,6 +119,19 @@ impl Mutations<'_> {
                 Mutation::CreateTable { table_id, name, primary_key: self.str(len)?.to_string() }
             }
             4 => Mutation::DropTable { table_id },
+            5 => {
+                let len = self.u16()? as usize;
+                let name = self.str(len)?.to_string();
+                let len = self.u16()? as usize;
+                let field = self.str(len)?.to_string();
+                let multi = *self.buf.get(self.at)? == 1;
+                self.at += 1;
+                Mutation::CreateIndex { table_id, name, field, multi }
+            }
+            6 => {
+                let len = self.u16()? as usize;
+                Mutation::DropIndex { table_id, name: self.str(len)?.to_string() }
+            }
             _ => return None,
         })
     }
@@ -166,6 +197,8 @@ mod tests {
         encode_put(&mut buf, 3, &Key::from("a@b"), "{\"email\":\"a@b\"}");
         encode_delete(&mut buf, 3, &Key::from(7.0));
         encode_drop_table(&mut buf, 3);
+        encode_create_index(&mut buf, 3, "by_city", "address.city", true);
+        encode_drop_index(&mut buf, 3, "by_city");
         let got: Vec<_> = decode(&buf).collect::<Result<_, _>>().unwrap();
         assert_eq!(
             got,
@@ -174,8 +207,10 @@ mod tests {
                 Mutation::Put { table_id: 3, key: Key::from("a@b"), doc: "{\"email\":\"a@b\"}".into() },
                 Mutation::Delete { table_id: 3, key: Key::from(7.0) },
                 Mutation::DropTable { table_id: 3 },
+                Mutation::CreateIndex { table_id: 3, name: "by_city".into(), field: "address.city".into(), multi: true },
+                Mutation::DropIndex { table_id: 3, name: "by_city".into() },
             ]
         );
-        assert_eq!(decode(&buf[..buf.len() - 2]).last(), Some(Err(buf.len() - 5)));
+        assert_eq!(decode(&buf[..buf.len() - 2]).last(), Some(Err(buf.len() - 14)));
     }
 }

@@ -29,6 +29,9 @@ pub enum Conflict {
 pub struct WriteOptions {
     pub durability: Durability,
     pub conflict: Conflict,
+    /// Acknowledge only once every index of the table reflects the write (and, for `Hard`,
+    /// once it is durable). Indexes are otherwise updated just after, in the background.
+    pub wait_for_indexes: bool,
 }
 
 /// Database tunables. Every field has a default that suits a bulk load on one disk.

@@ -9,6 +9,7 @@ use crate::cache::BlockCache;
 
 use crate::doc::{PreparedDoc, PreparedDocs};
 use crate::error::{Error, Result};
+use crate::index::{Change, Index};
 use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
@@ -70,11 +71,20 @@ pub(crate) struct Table {
     pub primary_key: String,
     pub data: RwLock<Tree>,
     pub env: Env,
+    /// Secondary indexes on this table (empty for an index's own hidden tree).
+    pub indexes: RwLock<Vec<Arc<Index>>>,
 }
 
 impl Table {
     pub fn new(id: u32, name: String, primary_key: String, env: &Env) -> Arc<Table> {
-        Arc::new(Table { id, name, primary_key, data: RwLock::new(Tree::default()), env: env.clone() })
+        Arc::new(Table {
+            id,
+            name,
+            primary_key,
+            data: RwLock::new(Tree::default()),
+            env: env.clone(),
+            indexes: RwLock::default(),
+        })
     }
 
     /// The current document for `key`.
@@ -85,6 +95,16 @@ impl Table {
     /// Records a change in the tree and the memtable-size counter.
     fn set(&self, tree: &mut Tree, key: Key, doc: Option<Doc>, old: Option<&Doc>) {
         let added = tree.set(key, doc, old);
+        self.count_memtable(added);
+    }
+
+    /// Writes an index entry (no document counts: an index tree counts nothing).
+    pub fn write_entry(&self, tree: &mut Tree, key: Key, doc: Option<Doc>) {
+        let added = tree.write(key, doc);
+        self.count_memtable(added);
+    }
+
+    fn count_memtable(&self, added: i64) {
         let c = &self.env.counters.memtable_bytes;
         if added >= 0 {
             c.fetch_add(added as u64, Relaxed);
@@ -104,7 +124,8 @@ impl Table {
     }
 
     /// Applies an insert, appending the mutations it makes to `journal`.
-    pub fn insert(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder) -> Result<WriteResult> {
+    /// Changes go to `changes` too when the table has indexes.
+    pub fn insert(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<WriteResult> {
         if docs.primary_key != self.primary_key {
             return Err(Error::invalid(format!(
                 "documents were prepared for primary key `{}` but table `{}` uses `{}`",
@@ -112,6 +133,7 @@ impl Table {
             )));
         }
         let mut result = WriteResult::default();
+        let indexed = !self.indexes.read().unwrap().is_empty();
         let mut tree = self.data.write().unwrap();
         for doc in docs.docs {
             let (index, key, json, generated) = match doc {
@@ -162,14 +184,18 @@ impl Table {
             }
             mutation::encode_put(journal.buf(), self.id, &key, &json);
             journal.boundary();
+            if indexed {
+                changes.push(Change { table_id: self.id, key: key.clone(), old: old.clone(), new: Some(json.clone()) });
+            }
             self.set(&mut tree, key, Some(json), old.as_ref());
         }
         Ok(result)
     }
 
     /// Applies a delete of `keys`, appending the mutations it makes to `journal`.
-    pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder) -> Result<WriteResult> {
+    pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<WriteResult> {
         let mut result = WriteResult::default();
+        let indexed = !self.indexes.read().unwrap().is_empty();
         let mut tree = self.data.write().unwrap();
         for key in keys {
             match tree.get(&key, &self.env.cache)? {
@@ -177,6 +203,9 @@ impl Table {
                     result.deleted += 1;
                     mutation::encode_delete(journal.buf(), self.id, &key);
                     journal.boundary();
+                    if indexed {
+                        changes.push(Change { table_id: self.id, key: key.clone(), old: Some(old.clone()), new: None });
+                    }
                     self.set(&mut tree, key, None, Some(&old));
                 }
                 None => result.skipped += 1,
@@ -224,11 +253,15 @@ pub(crate) struct Catalog {
     pub by_name: HashMap<String, Arc<Table>>,
     pub by_id: HashMap<u32, Arc<Table>>,
     pub next_table_id: u32,
+    pub next_index_tree_id: u32,
 }
+
+/// Index trees take ids from here up, so they never collide with table ids in the journal.
+pub(crate) const FIRST_INDEX_TREE_ID: u32 = 1 << 31;
 
 impl Catalog {
     pub fn new(env: Env) -> Self {
-        Catalog { env, by_name: HashMap::new(), by_id: HashMap::new(), next_table_id: 1 }
+        Catalog { env, by_name: HashMap::new(), by_id: HashMap::new(), next_table_id: 1, next_index_tree_id: FIRST_INDEX_TREE_ID }
     }
 
     pub fn get(&self, name: &str) -> Result<&Arc<Table>> {
@@ -241,9 +274,45 @@ impl Catalog {
         self.by_name.insert(table.name.clone(), table);
     }
 
+    /// Creates an index on `table` with a new, empty tree that the index worker will build.
+    pub fn add_index(&mut self, table: &Arc<Table>, name: &str, field: &str, multi: bool) -> Result<()> {
+        if table.indexes.read().unwrap().iter().any(|i| i.name == name) {
+            return Err(Error::new(
+                crate::ErrorCode::IndexExists,
+                format!("index `{name}` already exists on table `{}`", table.name),
+            ));
+        }
+        let id = self.next_index_tree_id;
+        self.next_index_tree_id += 1;
+        let tree = Table::new(id, format!("#index:{}:{name}", table.id), String::new(), &self.env);
+        let index = Index::new(name.to_string(), field.to_string(), multi, tree.clone(), false)?;
+        self.by_id.insert(id, tree);
+        table.indexes.write().unwrap().push(Arc::new(index));
+        Ok(())
+    }
+
+    pub fn remove_index(&mut self, table: &Table, name: &str) -> Result<()> {
+        let mut indexes = table.indexes.write().unwrap();
+        let at = indexes.iter().position(|i| i.name == name).ok_or_else(|| crate::index::not_found(&table.name, name))?;
+        let index = indexes.remove(at);
+        self.forget(index.tree.id);
+        Ok(())
+    }
+
+    /// Takes a tree out of the catalog; the next checkpoint leaves its runs out of the manifest
+    /// and deletes them.
+    fn forget(&mut self, id: u32) {
+        if let Some(t) = self.by_id.remove(&id) {
+            self.env.counters.memtable_bytes.fetch_sub(t.data.read().unwrap().active_bytes, Relaxed);
+        }
+    }
+
     pub fn remove(&mut self, table_id: u32) {
         if let Some(t) = self.by_id.remove(&table_id) {
             self.by_name.remove(&t.name);
+            for index in t.indexes.read().unwrap().iter() {
+                self.forget(index.tree.id);
+            }
             self.env.counters.memtable_bytes.fetch_sub(t.data.read().unwrap().active_bytes, Relaxed);
         }
     }
@@ -259,6 +328,14 @@ impl Catalog {
                 self.add(table)
             }
             Mutation::DropTable { table_id } => self.remove(table_id),
+            Mutation::CreateIndex { table_id, name, field, multi } => {
+                let table = self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.clone();
+                self.add_index(&table, &name, &field, multi)?
+            }
+            Mutation::DropIndex { table_id, name } => {
+                let table = self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.clone();
+                self.remove_index(&table, &name)?
+            }
         }
         Ok(())
     }
@@ -292,17 +369,17 @@ mod tests {
         let env = Env { cache: Arc::new(BlockCache::new(1 << 20)), counters: Arc::default() };
         let t = Table::new(1, "t".into(), "id".into(), &env);
         let mut j = GroupEncoder::new(1 << 20);
-        let r = t.insert(prepared("{\"id\":1,\"a\":{\"x\":1}}\n{\"id\":2}"), Conflict::Error, &mut j).unwrap();
+        let r = t.insert(prepared("{\"id\":1,\"a\":{\"x\":1}}\n{\"id\":2}"), Conflict::Error, &mut j, &mut Vec::new()).unwrap();
         assert_eq!((r.inserted, r.errors), (2, 0));
-        let r = t.insert(prepared("{\"id\":1}"), Conflict::Error, &mut j).unwrap();
+        let r = t.insert(prepared("{\"id\":1}"), Conflict::Error, &mut j, &mut Vec::new()).unwrap();
         assert_eq!(r.first_error.as_deref(), Some("Duplicate primary key `id`: 1"));
-        let r = t.insert(prepared("{\"id\":1,\"a\":{\"y\":2}}"), Conflict::Update, &mut j).unwrap();
+        let r = t.insert(prepared("{\"id\":1,\"a\":{\"y\":2}}"), Conflict::Update, &mut j, &mut Vec::new()).unwrap();
         assert_eq!(r.replaced, 1);
         let merged: serde_json::Value = serde_json::from_str(&t.get(&Key::from(1.0)).unwrap().unwrap()).unwrap();
         assert_eq!(merged, serde_json::json!({"id":1,"a":{"x":1,"y":2}}));
-        let r = t.insert(prepared("{\"id\":2}"), Conflict::Replace, &mut j).unwrap();
+        let r = t.insert(prepared("{\"id\":2}"), Conflict::Replace, &mut j, &mut Vec::new()).unwrap();
         assert_eq!(r.unchanged, 1);
-        let r = t.insert(prepared("{ \"id\" : 2 }"), Conflict::Replace, &mut j).unwrap();
+        let r = t.insert(prepared("{ \"id\" : 2 }"), Conflict::Replace, &mut j, &mut Vec::new()).unwrap();
         assert_eq!(r.unchanged, 1, "same value, other spacing");
     }
 }

@@ -72,6 +72,11 @@ impl Tree {
             }
             (None, None) => {}
         }
+        self.write(key, doc)
+    }
+
+    /// Puts an entry in the active memtable; returns the memtable bytes added.
+    pub fn write(&mut self, key: Key, doc: Option<Doc>) -> i64 {
         let added = entry_size(&doc);
         let removed = self.active.insert(key, doc).map_or(0, |e| entry_size(&e));
         self.active_bytes = self.active_bytes + added - removed;

@@ -13,7 +13,7 @@ use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, KeyRang
 
 fn put(db: &Database, docs: &str, conflict: Conflict) {
     let docs = PreparedDocs::parse(docs.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let r = wait(|done| db.insert("t", docs, WriteOptions { durability: Durability::Soft, conflict }, done)).unwrap();
+    let r = wait(|done| db.insert("t", docs, WriteOptions { durability: Durability::Soft, conflict, ..Default::default() }, done)).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.first_error);
 }
 

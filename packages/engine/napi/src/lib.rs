@@ -2,7 +2,7 @@
 //!
 //! The JS side (`packages/engine/src`) validates every argument and owns the public API; this
 //! crate only converts values and moves work off the event loop:
-//! - writes, `sync` and table creation/removal answer through one long-lived threadsafe function
+//! - writes, `sync`, and table and index creation/removal answer through one long-lived threadsafe function
 //!   per database (`completion.rs`), keyed by a request id that JS chooses;
 //! - open, close and reads run as `AsyncTask`s on the libuv pool (`tasks.rs`);
 //! - documents cross as JSON text, one string per call, which JS parses once.
@@ -12,6 +12,7 @@
 mod completion;
 mod database;
 mod error;
+mod index;
 mod table;
 mod tasks;
 

@@ -35,12 +35,14 @@ impl NativeDatabase {
         format: u32,
         durability: u32,
         conflict: u32,
+        wait_for_indexes: bool,
     ) -> Result<Option<AsyncTask<Prepare>>> {
         let (db, completions) = self.live()?;
         let format = doc_format(format)?;
         let options = WriteOptions {
             durability: durability_of(durability)?,
             conflict: conflict_of(conflict)?,
+            wait_for_indexes,
         };
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         let data = Source::from(data);
@@ -142,7 +144,7 @@ fn bound(key: Option<JsKey>, inclusive: bool) -> Result<Bound<Key>> {
     })
 }
 
-fn json_array<'a>(docs: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn json_array<'a>(docs: impl Iterator<Item = &'a str>) -> String {
     let mut out = String::from("[");
     for (i, doc) in docs.enumerate() {
         if i > 0 {

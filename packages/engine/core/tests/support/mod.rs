@@ -35,7 +35,7 @@ pub fn doc(key: u64, size: usize) -> String {
 
 pub fn insert(db: &Database, table: &str, ndjson: &str, durability: Durability) -> wharf_engine::Result<WriteResult> {
     let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    wait(|done| db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error }, done))
+    wait(|done| db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error, ..Default::default() }, done))
 }
 
 pub fn get(db: &Database, table: &str, key: u64) -> Option<String> {
