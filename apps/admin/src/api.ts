@@ -39,7 +39,38 @@ export interface EngineStats {
   durableSeq: number;
   journalBytesSinceCheckpoint: number;
   checkpoints: number;
+  /** Merges of run files done by the merge thread. */
   merges: number;
+  /** Journal compression: LZ4-compressed groups, payload bytes before compression and saved, stored ÷ uncompressed (0 before any). */
+  groupsCompressed?: number;
+  journalBytesUncompressed?: number;
+  journalBytesSaved?: number;
+  compressionRatio?: number;
+  compressNsPerByte?: number;
+  writeNsPerByte?: number;
+  /** The memory budget (bytes) and what uses it: active memtables, memtables being checkpointed, the block cache. */
+  memoryBudget?: number;
+  memtableBytes?: number;
+  frozenMemtableBytes?: number;
+  cacheBytes?: number;
+  cacheHits?: number;
+  cacheMisses?: number;
+  /** Run files of all tables, their bytes on disk, and the memory of their indexes and Bloom filters. */
+  runs?: number;
+  runBytes?: number;
+  runIndexBytes?: number;
+  /** Pacing: the write-rate limit (bytes/s; 0 = none), the debt behind it, runs waiting to merge, measured background rates (bytes/s). */
+  writeRateLimitBps?: number;
+  pacingDebtBytes?: number;
+  mergeBacklogRuns?: number;
+  flushRateBps?: number;
+  mergeRateBps?: number;
+  /** Groups that waited for pacing and their total wait; memtable-full moments pacing rode through; last-resort stops and their time. */
+  pacedGroups?: number;
+  pacingDelayMs?: number;
+  stallsAvoided?: number;
+  writeStops?: number;
+  writeStopMs?: number;
   segmentsCreated: number;
   segmentsRecycled: number;
   recoveryMs: number;

@@ -27,6 +27,13 @@ export interface RatePoint {
   commitP99Us: number | null;
   journalBytesSinceCheckpoint: number;
   checkpoints: number;
+  /** Engine memory (bytes): memtables (active + frozen), block cache, the budget (null on an engine without them). */
+  memtableBytes: number | null;
+  cacheBytes: number | null;
+  memoryBudget: number | null;
+  /** Pacing: the write-rate limit (bytes/s, 0 = none) and the debt behind it (bytes). */
+  writeRateLimitBps: number | null;
+  pacingDebtBytes: number | null;
 }
 
 export interface StatsHistory {
@@ -35,6 +42,11 @@ export interface StatsHistory {
 }
 
 export const emptyHistory: StatsHistory = { latest: null, points: [] };
+
+/** A finite number, or null (fields an older engine does not report). */
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
 
 export function addSnapshot(h: StatsHistory, s: StatsSnapshot): StatsHistory {
   const prev = h.latest;
@@ -54,6 +66,11 @@ export function addSnapshot(h: StatsHistory, s: StatsSnapshot): StatsHistory {
     commitP99Us: null,
     journalBytesSinceCheckpoint: s.engine.journalBytesSinceCheckpoint,
     checkpoints: s.engine.checkpoints,
+    memtableBytes: num(s.engine.memtableBytes) === null ? null : (num(s.engine.memtableBytes) ?? 0) + (num(s.engine.frozenMemtableBytes) ?? 0),
+    cacheBytes: num(s.engine.cacheBytes),
+    memoryBudget: num(s.engine.memoryBudget),
+    writeRateLimitBps: num(s.engine.writeRateLimitBps),
+    pacingDebtBytes: num(s.engine.pacingDebtBytes),
   };
   if (prev && s.time > prev.time) {
     const dt = (s.time - prev.time) / 1000;

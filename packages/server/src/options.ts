@@ -5,13 +5,34 @@ import type { EngineDatabase, EngineOpenOptions } from './engine-types.js';
 export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
 import { defaultLimits, type Limits } from './limits.js';
 
+/**
+ * Database.open options the server passes through. `memoryBudget` and `mergeFanIn` are the
+ * engine's larger-than-memory knobs (packages/engine/src/options.ts), restated here so this file
+ * does not depend on the engine package's types.
+ */
+export type ServerEngineOpenOptions = EngineOpenOptions & {
+  /** Bytes for memtables and the block cache (engine default 256 MiB, at least 4 MiB). */
+  memoryBudget?: number;
+  mergeFanIn?: number;
+  backgroundDelayPerMibMs?: number;
+};
+
+/** The smallest memory budget the engine accepts (4 MiB). */
+export const MIN_MEMORY_BUDGET_MB = 4;
+
 export interface ServerOptions {
   /** Data directory of the engine. Required unless `database` is given. */
   data?: string;
   /** An already open database (tests, embedding). The server does not close it. */
   database?: EngineDatabase;
   /** Options for Database.open (ignored with `database`). */
-  engine?: EngineOpenOptions;
+  engine?: ServerEngineOpenOptions;
+  /**
+   * The engine's memory budget in MiB (memtables + block cache; tables may be far larger).
+   * CLI `--memory-budget-mb N`; default: env WHARF_MEMORY_BUDGET_MB, else the engine's default
+   * (256 MiB). `engine.memoryBudget` (bytes), when given, wins. Ignored with `database`.
+   */
+  memoryBudgetMb?: number;
   /** Interface for every listener. Default 127.0.0.1. */
   host?: string;
   /** HTTP + WebSocket port. Default 8080; 0 picks a free port. */
@@ -33,7 +54,7 @@ export interface ServerOptions {
 export interface ResolvedOptions {
   data: string | undefined;
   database: EngineDatabase | undefined;
-  engine: EngineOpenOptions;
+  engine: ServerEngineOpenOptions;
   host: string;
   httpPort: number;
   driverPort: number | false;
@@ -44,11 +65,28 @@ export interface ResolvedOptions {
   limits: Limits;
 }
 
+function withMemoryBudget(engine: ServerEngineOpenOptions, budget: number | undefined): ServerEngineOpenOptions {
+  return budget === undefined || engine.memoryBudget !== undefined ? engine : { ...engine, memoryBudget: budget };
+}
+
 function checkPort(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
     throw new TypeError(`${name} must be an integer port 0..65535, got ${String(value)}`);
   }
   return value;
+}
+
+/** `memoryBudgetMb` (or env WHARF_MEMORY_BUDGET_MB) as bytes; undefined when neither is set. */
+function memoryBudgetBytes(opts: ServerOptions): number | undefined {
+  const env = process.env.WHARF_MEMORY_BUDGET_MB;
+  const [mb, name] = opts.memoryBudgetMb !== undefined
+    ? [opts.memoryBudgetMb, 'memoryBudgetMb (--memory-budget-mb)']
+    : env !== undefined && env.trim() !== '' ? [Number(env), 'WHARF_MEMORY_BUDGET_MB'] : [undefined, ''];
+  if (mb === undefined) return undefined;
+  if (typeof mb !== 'number' || !Number.isFinite(mb) || mb < MIN_MEMORY_BUDGET_MB) {
+    throw new TypeError(`${name} must be a number of MiB, at least ${MIN_MEMORY_BUDGET_MB}; got ${String(mb)}`);
+  }
+  return Math.round(mb * 2 ** 20);
 }
 
 /** Validate options and fill in defaults. Throws TypeError naming the bad option. */
@@ -69,7 +107,7 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
     database: opts.database,
     // Driver and HTTP clients come back a network round trip after their acknowledgement, so
     // the engine waits longer for a returning cohort of hard writers than in-process callers need.
-    engine: { groupCommitWindowMs: SERVER_GROUP_COMMIT_WINDOW_MS, ...opts.engine },
+    engine: withMemoryBudget({ groupCommitWindowMs: SERVER_GROUP_COMMIT_WINDOW_MS, ...opts.engine }, memoryBudgetBytes(opts)),
     host: opts.host ?? '127.0.0.1',
     httpPort: checkPort('httpPort', opts.httpPort ?? 8080),
     driverPort: opts.driverPort === false ? false : checkPort('driverPort', opts.driverPort ?? 28015),

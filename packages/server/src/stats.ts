@@ -23,10 +23,47 @@ export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnap
   };
 }
 
+/**
+ * Engine fields that only go up since open: exported as Prometheus counters (`…_total`). Every
+ * other numeric field is a gauge (memory in use, the budget, the write-rate limit, pacing debt,
+ * runs, measured rates, ratios, sequence numbers).
+ */
 const ENGINE_COUNTERS = new Set([
   'commits', 'documentsWritten', 'groups', 'fdatasyncs', 'segmentRotations', 'bytesJournaled', 'checkpoints',
-  'merges', 'segmentsCreated', 'segmentsRecycled', 'recordsReplayed',
+  'merges', 'segmentsCreated', 'segmentsRecycled', 'recordsReplayed', 'reads', 'documentsRead',
+  // block cache
+  'cacheHits', 'cacheMisses',
+  // adaptive write pacing
+  'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
+  // journal compression
+  'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved',
 ]);
+
+/** # HELP lines for the memory, pacing and compression metrics (names as exported). */
+const ENGINE_HELP: Record<string, string> = {
+  memoryBudget: 'Memory budget of the engine (bytes): memtables plus block cache.',
+  memtableBytes: 'Bytes in the active memtables.',
+  frozenMemtableBytes: 'Bytes in memtables being checkpointed into run files.',
+  cacheBytes: 'Bytes in the block cache.',
+  cacheHits: 'Block cache hits.',
+  cacheMisses: 'Block cache misses (blocks read from run files).',
+  runs: 'Run files of all tables.',
+  runBytes: 'Bytes of run files on disk.',
+  runIndexBytes: 'Memory used by run indexes and Bloom filters (bytes).',
+  writeRateLimitBps: 'Current write-rate limit set by pacing (bytes/s; 0 = none).',
+  pacingDebtBytes: 'Background work (flush/merge) the writers are ahead of (bytes).',
+  mergeBacklogRuns: 'Runs waiting to be merged.',
+  flushRateBps: 'Measured checkpoint (flush) rate (bytes/s).',
+  mergeRateBps: 'Measured merge rate (bytes/s).',
+  pacedGroups: 'Groups that waited for pacing.',
+  pacingDelayMs: 'Total time groups waited for pacing (ms).',
+  stallsAvoided: 'Times the memtable filled while a checkpoint still ran and pacing rode through.',
+  writeStops: 'Last-resort write stops (memtables at their limit).',
+  writeStopMs: 'Total time of write stops (ms).',
+  compressionRatio: 'Stored / uncompressed payload bytes of compressed journal groups (0 before any).',
+  journalBytesSaved: 'Journal payload bytes kept off the disk by compression.',
+};
+
 const SERVER_COUNTERS = new Set([
   'httpRequests', 'httpInsertBatches', 'wsConnectionsTotal', 'wsBatches', 'wsDocuments', 'wsErrors',
   'driverConnectionsTotal', 'driverHandshakeFailures', 'driverQueries', 'driverBatches', 'driverErrors', 'documentsInserted',
@@ -45,6 +82,8 @@ export function prometheusText(s: StatsSnapshot): string {
       if (typeof value !== 'number' || !Number.isFinite(value)) continue;
       const isCounter = counters.has(k);
       const name = `${prefix}_${snake(k)}${isCounter ? '_total' : ''}`;
+      const help = prefix === 'wharf_engine' ? ENGINE_HELP[k] : undefined;
+      if (help) lines.push(`# HELP ${name} ${help}`);
       lines.push(`# TYPE ${name} ${isCounter ? 'counter' : 'gauge'}`, `${name} ${value}`);
     }
   };

@@ -2,6 +2,7 @@
 // 127.0.0.1, for the benchmarks that go through the driver port or the wharf:// ingest path.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface ServerProc {
@@ -12,11 +13,20 @@ export interface ServerProc {
   stop(): Promise<number | null>;
 }
 
-export async function startServerProc(root: string, dataDir: string): Promise<ServerProc> {
+export interface ServerProcOptions {
+  /** The engine's memory budget (MiB), passed as env WHARF_MEMORY_BUDGET_MB. */
+  memoryBudgetMb?: number;
+  /** More environment for the server process. */
+  env?: Record<string, string>;
+}
+
+export async function startServerProc(root: string, dataDir: string, o: ServerProcOptions = {}): Promise<ServerProc> {
   const main = join(root, 'packages/server/src/main.ts');
+  const env: NodeJS.ProcessEnv = { ...process.env, WHARF_PASSWORD: '', ...o.env };
+  if (o.memoryBudgetMb !== undefined) env.WHARF_MEMORY_BUDGET_MB = String(o.memoryBudgetMb);
   const proc = spawn(process.execPath, ['--import', 'tsx', main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
     cwd: root,
-    env: { ...process.env, WHARF_PASSWORD: '' },
+    env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
@@ -54,4 +64,15 @@ export async function startServerProc(root: string, dataDir: string): Promise<Se
 export async function serverEngineStats(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/stats`);
   return ((await res.json()) as { engine: Record<string, number> }).engine;
+}
+
+/** Resident set size of a process in bytes (Linux /proc/PID/status VmRSS), or null. */
+export function procRssBytes(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
 }

@@ -15,6 +15,8 @@ export interface BenchContext {
   rounds: number;
   /** sustained: minutes */
   minutes: number;
+  /** sustained: the engine's memory budget (MiB) for both targets; undefined: the scenario's default (64) */
+  memoryBudgetMb?: number;
   log: (line: string) => void;
   /** built once, on first use */
   fsyncBin(): string;
@@ -65,12 +67,12 @@ export interface ScenarioResult {
   error?: string;
 }
 
-export function makeContext(root: string, dir: string, quick: boolean, rounds: number, minutes: number, log: (l: string) => void): BenchContext {
+export function makeContext(root: string, dir: string, quick: boolean, rounds: number, minutes: number, log: (l: string) => void, memoryBudgetMb?: number): BenchContext {
   let bin: string | undefined;
   let pg: Promise<PgCluster | undefined> | undefined;
   const notes: string[] = [];
   return {
-    root, dir, quick, rounds, minutes, log, notes,
+    root, dir, quick, rounds, minutes, memoryBudgetMb, log, notes,
     async close() {
       const c = pg ? await pg : undefined;
       c?.stop();

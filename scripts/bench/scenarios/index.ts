@@ -16,7 +16,7 @@ import { groupCommit } from './group-commit.js';
 import { kv } from './kv.js';
 import { limit } from './limit.js';
 import { seed000 } from './seed000.js';
-import { sustained } from './sustained.js';
+import { sustained, SUSTAINED_MEMORY_BUDGET_MB } from './sustained.js';
 
 export const SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -33,6 +33,8 @@ export interface BenchSuiteOptions {
   rounds?: number;
   /** sustained: minutes; default 10 (quick 1) */
   minutes?: number;
+  /** sustained: the engine's memory budget in MiB (`--memory-budget-mb`); default env WHARF_BENCH_MEMORY_BUDGET_MB, else 64 */
+  memoryBudgetMb?: number;
   /** bulk: documents (default 1M, quick 100k) and ~900 KB blocks (default 10k, quick 100) */
   docs?: number;
   blocks?: number;
@@ -76,6 +78,15 @@ export function summaryTable(rows: Row[]): string {
   );
 }
 
+/** `--memory-budget-mb`, else env WHARF_BENCH_MEMORY_BUDGET_MB, else undefined (the scenario's default). */
+export function benchMemoryBudgetMb(option?: number): number | undefined {
+  const env = process.env.WHARF_BENCH_MEMORY_BUDGET_MB;
+  const v = option ?? (env !== undefined && env.trim() !== '' ? Number(env) : undefined);
+  if (v === undefined) return undefined;
+  if (!Number.isFinite(v) || v < 4) throw new Error(`--memory-budget-mb / WHARF_BENCH_MEMORY_BUDGET_MB must be a number of MiB, at least 4; got ${String(v)}`);
+  return v;
+}
+
 /** Runs the suite; returns the process exit status (0, or 1 when a scenario failed). */
 export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
   const names = parseScenarios(o.scenario);
@@ -97,7 +108,8 @@ export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { st
   const log = (l: string) => io.stderr.write(l + '\n');
   const rounds = Math.max(3, o.rounds ?? (o.quick ? 3 : 5));
   const minutes = o.minutes ?? (o.quick ? 1 : 10);
-  const ctx = makeContext(root, dataDir, o.quick, rounds, minutes, log);
+  const memoryBudgetMb = benchMemoryBudgetMb(o.memoryBudgetMb);
+  const ctx = makeContext(root, dataDir, o.quick, rounds, minutes, log, memoryBudgetMb);
   const machine = machineInfo(dataDir);
   log(`wharf bench ${names.join(', ')}${o.quick ? ' --quick' : ''}: data in ${dataDir}, results in ${out}`);
   log(`machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.filesystem ?? '?'}, load ${machine.loadavg.join(' ')}`);
@@ -112,7 +124,7 @@ export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { st
       finished: new Date().toISOString(),
       seconds: round((performance.now() - t0) / 1000, 1),
       quick: o.quick,
-      config: { scenarios: names, rounds, minutes, docs: o.docs, blocks: o.blocks, kvPuts: o.kvPuts, kvJsPuts: o.kvJsPuts, dataDir, complete: finished },
+      config: { scenarios: names, rounds, minutes, memoryBudgetMb: memoryBudgetMb ?? SUSTAINED_MEMORY_BUDGET_MB, docs: o.docs, blocks: o.blocks, kvPuts: o.kvPuts, kvJsPuts: o.kvJsPuts, dataDir, complete: finished },
       machine: { ...machine, loadavgEnd: os.loadavg().map((x) => round(x, 2)), strace: straceSupport().ok },
       notes: ctx.notes,
       rows: results.flatMap((r) => r.rows),
@@ -142,6 +154,7 @@ export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { st
         log(`${name} FAILED: ${msg}`);
         res = { name, rows: [{ scenario: name, measure: 'FAILED', value: String((e as Error).message ?? e).split('\n')[0]!.slice(0, 200) }], charts: [], samples: {}, error: msg };
       }
+      if (res.error) failed = true;
       res.seconds = round((performance.now() - s0) / 1000, 1);
       log(`(${name}: ${res.seconds} s)`);
       results.push(res);

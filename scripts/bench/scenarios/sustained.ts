@@ -1,60 +1,141 @@
-// `sustained` (seed 003): the loader (batched soft writes, 4 in flight) on the embedded engine,
-// fed ~150 B documents at full speed for N minutes (default 10, --quick 1), crossing many
-// checkpoints. Per-10-s throughput, 1-s intervals with no completion (stalls), worst / median
-// 10-s interval, max and p99.9 insert latency, fdatasyncs per second (seed 004).
+// `sustained` (seed 003, and the acceptance scenario of the larger-than-memory issue): the loader
+// (batched soft writes, 4 in flight) fed ~150 B documents at full speed for N minutes (default
+// 10, --quick 1), on two targets one after the other, both opened with a memory budget
+// (--memory-budget-mb, default 64 here):
+//   embedded: the engine in the worker process;
+//   server:   a real Wharf server process (lib/server-proc.ts, WHARF_MEMORY_BUDGET_MB), loaded
+//             through the loader's wharf:// target.
+// Alongside each load, a reader makes point gets of already-acknowledged keys at 200/s (embedded:
+// table.get in the same process; server: GET /api/tables/:t/documents/:key). Per target: bytes
+// loaded ÷ budget, zero-throughput 10-s intervals, worst ÷ median 10-s interval, max and p99.9
+// insert latency, fdatasyncs vs groups + segment rotations, point-get p99, peak RSS vs budget,
+// and the pacing counters at the end.
 
 import { join } from 'node:path';
 import { median, round } from '../lib/stats.js';
 import { fmtRate } from '../lib/table.js';
-import { worker, type BenchContext, type ScenarioResult } from './common.js';
+import { worker, type BenchContext, type ChartSpec, type Row, type ScenarioResult } from './common.js';
+
+/** The bench's default memory budget: small, so that 10 minutes write far more than 3 × it. */
+export const SUSTAINED_MEMORY_BUDGET_MB = 64;
+/** Point gets per second during the load. */
+export const SUSTAINED_READS_PER_S = 200;
 
 interface Interval { t: number; docs: number; seconds: number; p50?: number; p99?: number; max?: number }
+interface EngineSample {
+  t: number; rss: number; memtableBytes: number; frozenMemtableBytes: number; cacheBytes: number; runs: number;
+  writeRateLimitBps: number; pacingDebtBytes: number; mergeBacklogRuns: number; pacedGroups: number; writeStops: number; stallsAvoided: number;
+}
 interface SustainedOut {
-  docs: number; wall_s: number; docs_per_s: number;
+  target: 'embedded' | 'server';
+  memory_budget_bytes: number; engine_memory_budget: number;
+  docs: number; bytes_loaded: number; missing: number; wall_s: number; docs_per_s: number;
   latency_ms: { p50: number; p90: number; p99: number; 'p99.9': number; max: number; mean: number };
   final_sync_ms: number | null; zero_intervals: number; intervals: Interval[]; intervals10s: Interval[];
-  fdatasyncs_per_s_10s: { t: number; fdatasyncs: number; checkpoints: number }[]; fdatasyncs: number; checkpoints: number; segments_recycled: number;
-  peak_rss_mb: number; rss_limit_mb: number; stopped_for_memory: { at_s: number; rss_mb: number } | null;
+  fdatasyncs_per_s_10s: { t: number; fdatasyncs: number; checkpoints: number }[];
+  fdatasyncs: number; groups: number; segment_rotations: number; checkpoints: number; segments_recycled: number;
+  engine_end: Record<string, number>;
+  engine_samples: EngineSample[];
+  max_write_rate_limit_bps: number; max_pacing_debt_bytes: number; peak_engine_memory_bytes: number;
+  reads: { rate_per_s: number; gets: number; misses: number; errors: number; skipped: number; ms: { p50: number; p99: number; 'p99.9': number; max: number; mean: number } | null };
+  rss_start_mb: number; peak_rss_mb: number; rss_limit_mb: number;
+  stopped_for_memory: { at_s: number; rss_mb: number } | null;
+}
+
+const MB = 2 ** 20;
+const fmtBytes = (b: number) => (b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : `${(b / 1e6).toFixed(1)} MB`);
+const fmtMBps = (bps: number) => (bps > 0 ? `${(bps / 1e6).toFixed(1)} MB/s` : 'none');
+
+function rowsFor(s: SustainedOut, seconds: number, budgetMb: number): Row[] {
+  const label = s.target === 'embedded' ? 'loader → embedded' : 'loader → server (wharf://)';
+  const m = (measure: string) => `${s.target}: ${measure}`;
+  const row = (measure: string, value: string, goal?: string, met?: boolean): Row => ({ scenario: 'sustained', measure: m(measure), value, goal, met });
+  // Full 10-s intervals only (the last one may be short).
+  const full = s.intervals10s.filter((i) => i.seconds >= 9.99);
+  const per10 = full.map((i) => i.docs / i.seconds);
+  const zero10 = full.filter((i) => i.docs === 0).length;
+  const worst = per10.length ? Math.min(...per10) : 0;
+  const med = per10.length ? median(per10) : 0;
+  const wm = med > 0 ? worst / med : 0;
+  const budget = s.memory_budget_bytes;
+  const loadedX = s.bytes_loaded / budget;
+  const l = s.latency_ms;
+  const fdsLimit = s.groups + s.segment_rotations;
+  const fds = s.fdatasyncs_per_s_10s.map((x) => x.fdatasyncs);
+  const e = s.engine_end;
+  const r = s.reads;
+  const budgetOk = Math.abs(s.engine_memory_budget - budget) <= 1;
+  const mem = s.stopped_for_memory
+    ? `STOPPED EARLY at ${s.stopped_for_memory.at_s} s: RSS ${s.stopped_for_memory.rss_mb} MB > limit ${s.rss_limit_mb} MB`
+    : `peak RSS ${s.peak_rss_mb} MB = ${((s.peak_rss_mb - s.rss_start_mb) / budgetMb).toFixed(1)}× budget above the ${s.rss_start_mb} MB at open (limit ${s.rss_limit_mb} MB); engine memory peak ${fmtBytes(s.peak_engine_memory_bytes)} (memtables + cache), run indexes ${fmtBytes(e.runIndexBytes ?? 0)}`;
+  return [
+    row(`${label}, ${seconds} s at full speed: docs/s overall`, `${fmtRate(s.docs_per_s)} (${s.docs.toLocaleString('en-US')} docs in ${s.wall_s.toFixed(1)} s, final sync ${s.final_sync_ms === null ? '–' : round(s.final_sync_ms, 1)} ms${s.missing ? `, ${s.missing} MISSING` : ''})`),
+    row('bytes loaded ÷ memory budget', `${fmtBytes(s.bytes_loaded)} ÷ ${budgetMb} MiB = ${loadedX.toFixed(1)}×${budgetOk ? '' : ` (engine reports a budget of ${fmtBytes(s.engine_memory_budget)}!)`}`, '≥ 3', loadedX >= 3 && budgetOk),
+    row('zero-throughput 10-s intervals', `${zero10} of ${full.length}; 1-s intervals with no completion: ${s.zero_intervals}`, '0', zero10 === 0 && full.length > 0),
+    { ...row('per 10 s: worst ÷ median interval', `${fmtRate(worst)} / ${fmtRate(med)}`, '≥ 0.5', wm >= 0.5), ratio: wm, ratioText: `${wm.toFixed(2)} worst÷median` },
+    row('max insert latency', `${round(l.max, 1)} ms (from hand-over to the loader to the ack)`, '≤ 100 ms', l.max <= 100),
+    row('insert latency p99.9', `${round(l['p99.9'], 2)} ms (p50 ${round(l.p50, 2)}, p99 ${round(l.p99, 2)} ms)`, '≤ 10 ms', l['p99.9'] <= 10),
+    row('fdatasyncs vs groups + segment rotations', `${s.fdatasyncs.toLocaleString('en-US')} vs ${s.groups.toLocaleString('en-US')} + ${s.segment_rotations} = ${fdsLimit.toLocaleString('en-US')}; per s (10 s) median ${round(median(fds), 1)}, max ${round(Math.max(...fds, 0), 1)}`, 'fdatasyncs ≤ groups + rotations', s.fdatasyncs <= fdsLimit),
+    row(`point gets during the load (${r.rate_per_s}/s, random acknowledged keys): p99`, r.ms
+      ? `${round(r.ms.p99, 2)} ms (p50 ${round(r.ms.p50, 2)}, p99.9 ${round(r.ms['p99.9'], 2)}, max ${round(r.ms.max, 1)} ms; ${r.gets.toLocaleString('en-US')} gets${r.misses ? `, ${r.misses} NOT FOUND` : ''}${r.errors ? `, ${r.errors} ERRORS` : ''}${r.skipped ? `, ${r.skipped} skipped` : ''})`
+      : `no gets (${r.errors} errors)`, '≤ 5 ms', !!r.ms && r.ms.p99 <= 5 && r.misses === 0 && r.errors === 0),
+    row('memory: peak RSS of the engine\'s process vs budget', mem, s.stopped_for_memory ? `run the full ${seconds} s` : undefined, s.stopped_for_memory ? false : undefined),
+    row('pacing and merges at the end', `writeStops ${e.writeStops ?? 0} (${round(e.writeStopMs ?? 0, 0)} ms), stallsAvoided ${e.stallsAvoided ?? 0}, pacedGroups ${(e.pacedGroups ?? 0).toLocaleString('en-US')} (${round(e.pacingDelayMs ?? 0, 0)} ms), max write-rate limit ${fmtMBps(s.max_write_rate_limit_bps)}, merges ${e.merges ?? 0}, runs ${e.runs ?? 0} (${fmtBytes(e.runBytes ?? 0)}), checkpoints ${s.checkpoints}, compression ${e.compressionRatio ? round(e.compressionRatio, 2) : '–'}`),
+  ];
+}
+
+function chartsFor(s: SustainedOut): ChartSpec[] {
+  const id = (x: string) => `sustained-${s.target}-${x}`;
+  const title = (x: string) => `sustained (${s.target}): ${x}`;
+  const es = s.engine_samples;
+  return [
+    { id: id('10s'), title: title('docs/s per 10-s interval'), xLabel: 's', yLabel: 'docs/s', x: s.intervals10s.map((i) => i.t), series: [{ label: 'docs/s (10 s)', values: s.intervals10s.map((i) => Math.round(i.docs / Math.max(i.seconds, 1e-9))) }], bars: true },
+    { id: id('1s'), title: title('docs/s per 1-s interval, and fdatasyncs/s per 10 s'), xLabel: 's', yLabel: 'docs/s', y2Label: 'fdatasyncs/s', x: s.intervals.map((i) => i.t), series: [
+      { label: 'docs/s (1 s)', values: s.intervals.map((i) => Math.round(i.docs / Math.max(i.seconds, 1e-9))) },
+      { label: 'fdatasyncs/s (10 s)', values: s.intervals.map((i) => { const f = s.fdatasyncs_per_s_10s.find((x) => x.t >= i.t - 1e-6); return f ? round(f.fdatasyncs, 1) : null; }), axis: 'y2' },
+    ] },
+    { id: id('latency'), title: title('insert latency per 1-s interval (ms): p50, p99, max'), xLabel: 's', yLabel: 'ms', logY: true, x: s.intervals.map((i) => i.t), series: [
+      { label: 'p50', values: s.intervals.map((i) => i.p50 ?? null) },
+      { label: 'p99', values: s.intervals.map((i) => i.p99 ?? null) },
+      { label: 'max', values: s.intervals.map((i) => i.max ?? null) },
+    ] },
+    { id: id('pacing'), title: title('write-rate limit (MB/s, 0 = none) and pacing debt (MB), per second'), xLabel: 's', yLabel: 'MB/s', y2Label: 'MB', x: es.map((x) => x.t), series: [
+      { label: 'write-rate limit (MB/s)', values: es.map((x) => round(x.writeRateLimitBps / 1e6, 2)) },
+      { label: 'pacing debt (MB)', values: es.map((x) => round(x.pacingDebtBytes / 1e6, 2)), axis: 'y2' },
+    ] },
+    { id: id('memory'), title: title('memory (MiB): memtables, cache, the budget; RSS of the engine\'s process'), xLabel: 's', yLabel: 'MiB', x: es.map((x) => x.t), series: [
+      { label: 'memtables (active + frozen)', values: es.map((x) => round((x.memtableBytes + x.frozenMemtableBytes) / MB, 1)) },
+      { label: 'block cache', values: es.map((x) => round(x.cacheBytes / MB, 1)) },
+      { label: 'budget', values: es.map(() => round(s.memory_budget_bytes / MB, 1)) },
+      { label: 'RSS', values: es.map((x) => round(x.rss / MB, 1)) },
+    ] },
+  ];
 }
 
 export async function sustained(ctx: BenchContext): Promise<ScenarioResult> {
   const seconds = Math.round(ctx.minutes * 60);
-  ctx.log(`sustained: the loader on the embedded engine at full speed for ${seconds} s …`);
-  const s = await worker<SustainedOut>(ctx, ['sustained', '--dir', join(ctx.dir, 'sustained'), '--seconds', String(seconds)]);
-  // Full 10-s intervals only (the last one may be short).
-  const full = s.intervals10s.filter((i) => i.seconds >= 9.99);
-  const per10 = full.map((i) => i.docs / i.seconds);
-  const worst = Math.min(...per10);
-  const med = median(per10);
-  const fds = s.fdatasyncs_per_s_10s.map((x) => x.fdatasyncs);
-  ctx.log(`  ${s.docs.toLocaleString('en-US')} docs in ${s.wall_s.toFixed(1)} s, ${fmtRate(s.docs_per_s)}, ${s.zero_intervals} zero intervals, ${s.checkpoints} checkpoints`);
-  const l = s.latency_ms;
-  const mem = s.stopped_for_memory
-    ? `STOPPED EARLY at ${s.stopped_for_memory.at_s} s: RSS ${s.stopped_for_memory.rss_mb} MB > limit ${s.rss_limit_mb} MB (the engine keeps every table in memory)`
-    : `peak RSS ${s.peak_rss_mb} MB (limit ${s.rss_limit_mb} MB)`;
-  if (s.stopped_for_memory) ctx.log(`  ${mem}`);
-  return {
-    name: 'sustained',
-    rows: [
-      { scenario: 'sustained', measure: `loader → embedded, ${seconds} s at full speed: docs/s overall`, value: `${fmtRate(s.docs_per_s)} (${s.docs.toLocaleString('en-US')} docs, final sync ${s.final_sync_ms === null ? '–' : round(s.final_sync_ms, 1)} ms)` },
-      { scenario: 'sustained', measure: 'memory of the loading process', value: mem, met: s.stopped_for_memory ? false : undefined, goal: s.stopped_for_memory ? `run the full ${seconds} s` : undefined },
-      { scenario: 'sustained', measure: 'per 10 s: worst / median interval', value: `${fmtRate(worst / 1)} / ${fmtRate(med)}`, ratio: worst / med, ratioText: `${(worst / med).toFixed(2)} worst÷median` },
-      { scenario: 'sustained', measure: '1-s intervals with zero completions (stalls)', value: String(s.zero_intervals), goal: '0 (seed 003)', met: s.zero_intervals === 0 },
-      { scenario: 'sustained', measure: 'insert latency: p99.9 / max', value: `${round(l['p99.9'], 1)} ms / ${round(l.max, 1)} ms (p50 ${round(l.p50, 1)}, p99 ${round(l.p99, 1)} ms; from hand-over to the loader)` },
-      { scenario: 'sustained', measure: 'fdatasyncs per second (per 10 s: median / max)', value: `${round(median(fds), 1)} / ${round(Math.max(...fds, 0), 1)}; ${s.checkpoints} checkpoints, ${s.segments_recycled} segments recycled` },
-    ],
-    charts: [
-      { id: 'sustained-10s', title: 'sustained: docs/s per 10-s interval', xLabel: 's', yLabel: 'docs/s', x: s.intervals10s.map((i) => i.t), series: [{ label: 'docs/s (10 s)', values: s.intervals10s.map((i) => Math.round(i.docs / Math.max(i.seconds, 1e-9))) }], bars: true },
-      { id: 'sustained-1s', title: 'sustained: docs/s per 1-s interval, and fdatasyncs/s per 10 s', xLabel: 's', yLabel: 'docs/s', y2Label: 'fdatasyncs/s', x: s.intervals.map((i) => i.t), series: [
-        { label: 'docs/s (1 s)', values: s.intervals.map((i) => Math.round(i.docs / Math.max(i.seconds, 1e-9))) },
-        { label: 'fdatasyncs/s (10 s)', values: s.intervals.map((i) => { const f = s.fdatasyncs_per_s_10s.find((x) => x.t >= i.t - 1e-6); return f ? round(f.fdatasyncs, 1) : null; }), axis: 'y2' },
-      ] },
-      { id: 'sustained-latency', title: 'sustained: insert latency per 1-s interval (ms): p50, p99, max', xLabel: 's', yLabel: 'ms', logY: true, x: s.intervals.map((i) => i.t), series: [
-        { label: 'p50', values: s.intervals.map((i) => i.p50 ?? null) },
-        { label: 'p99', values: s.intervals.map((i) => i.p99 ?? null) },
-        { label: 'max', values: s.intervals.map((i) => i.max ?? null) },
-      ] },
-    ],
-    samples: { seconds, ...s },
-  };
+  const budgetMb = ctx.memoryBudgetMb ?? SUSTAINED_MEMORY_BUDGET_MB;
+  const rows: Row[] = [];
+  const charts: ChartSpec[] = [];
+  const samples: Record<string, unknown> = { seconds, memory_budget_mb: budgetMb };
+  const errors: string[] = [];
+  for (const target of ['embedded', 'server'] as const) {
+    ctx.log(`sustained (${target}): the loader at full speed for ${seconds} s, memory budget ${budgetMb} MiB, point gets at ${SUSTAINED_READS_PER_S}/s …`);
+    try {
+      const s = await worker<SustainedOut>(ctx, ['sustained', '--target', target, '--dir', join(ctx.dir, `sustained-${target}`), '--seconds', String(seconds),
+        '--memory-budget-mb', String(budgetMb), '--reads-per-s', String(SUSTAINED_READS_PER_S)]);
+      ctx.log(`  ${s.docs.toLocaleString('en-US')} docs (${fmtBytes(s.bytes_loaded)}, ${(s.bytes_loaded / s.memory_budget_bytes).toFixed(1)}× the budget) in ${s.wall_s.toFixed(1)} s, ${fmtRate(s.docs_per_s)}, max latency ${round(s.latency_ms.max, 1)} ms, get p99 ${s.reads.ms ? round(s.reads.ms.p99, 2) : '–'} ms, peak RSS ${s.peak_rss_mb} MB`);
+      if (s.stopped_for_memory) ctx.log(`  STOPPED EARLY at ${s.stopped_for_memory.at_s} s: RSS ${s.stopped_for_memory.rss_mb} MB > limit ${s.rss_limit_mb} MB`);
+      rows.push(...rowsFor(s, seconds, budgetMb));
+      charts.push(...chartsFor(s));
+      samples[target] = s;
+    } catch (e) {
+      const msg = (e as Error).message ?? String(e);
+      ctx.log(`sustained (${target}) FAILED: ${(e as Error).stack ?? msg}`);
+      errors.push(`${target}: ${msg}`);
+      rows.push({ scenario: 'sustained', measure: `${target}: FAILED`, value: msg.split('\n')[0]!.slice(0, 200) });
+    }
+  }
+  if (errors.length === 2) throw new Error(errors.join('; '));
+  return { name: 'sustained', rows, charts, samples, ...(errors.length ? { error: errors.join('\n') } : {}) };
 }

@@ -4,19 +4,20 @@
 //   node --import tsx scripts/bench/scenarios/workers.ts <mode> --dir D [...]
 //
 // modes: sqlite-seq, sqlite-blocks, wharf-blocks, driver-seq, driver-blocks, pg-seq, pg-copy,
-//        kv-js, sustained
+//        kv-js, sustained (--target embedded|server --memory-budget-mb N)
 
 import Sqlite from 'better-sqlite3';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { createHistogram } from 'node:perf_hooks';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Database } from '@wharf/engine';
 import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
 import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
-import { docLine, docLines, prng, smallDoc } from '../lib/docs.js';
-import { startServerProc, serverEngineStats } from '../lib/server-proc.js';
+import { docKey, docLine, docLines, prng, smallDoc } from '../lib/docs.js';
+import { procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
 import { summarize } from '../lib/stats.js';
 import { blockLine } from './blocks.js';
 
@@ -235,59 +236,182 @@ async function kvJs(dir: string, n: number, batch: number) {
   };
 }
 
-// ---- sustained import (seed 003) ------------------------------------------------------------
+// ---- sustained import (seed 003, and the larger-than-memory issue's acceptance) --------------
+
+/** The engine fields the sustained scenario samples every second (names as in db.stats()). */
+const SAMPLED = [
+  'fdatasyncs', 'groups', 'segmentRotations', 'checkpoints', 'merges', 'documentsWritten',
+  'memoryBudget', 'memtableBytes', 'frozenMemtableBytes', 'cacheBytes', 'cacheHits', 'cacheMisses',
+  'runs', 'runBytes', 'runIndexBytes', 'writeRateLimitBps', 'pacingDebtBytes', 'mergeBacklogRuns',
+  'flushRateBps', 'mergeRateBps', 'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
+  'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved', 'compressionRatio', 'segmentsRecycled',
+] as const;
+type Sampled = Record<(typeof SAMPLED)[number], number>;
+
+function pick(stats: Record<string, unknown>): Sampled {
+  const out = {} as Sampled;
+  for (const k of SAMPLED) {
+    const v = stats[k];
+    out[k] = typeof v === 'number' ? v : 0;
+  }
+  return out;
+}
+
+/** What the two targets differ in: where the loader sends, engine stats, point gets, RSS. */
+interface SustainedTarget {
+  name: 'embedded' | 'server';
+  loaderTarget: string | EmbeddedTarget;
+  stats(): Promise<Record<string, unknown>>;
+  /** One point get; resolves true when the document was found. */
+  get(key: string): Promise<boolean>;
+  /** RSS of the process that holds the engine. */
+  rss(): number;
+  close(): Promise<void>;
+}
+
+async function embeddedTarget(dir: string, memoryBudget: number): Promise<SustainedTarget> {
+  const db = await Database.open(dir, { memoryBudget });
+  const target = new EmbeddedTarget(db as never);
+  let table: ReturnType<Database['table']> | undefined;
+  return {
+    name: 'embedded',
+    loaderTarget: target,
+    stats: async () => db.stats() as unknown as Record<string, unknown>,
+    get: async (key) => (await (table ??= db.table('sustained')).get(key)) !== null,
+    rss: () => process.memoryUsage.rss(),
+    close: () => db.close(),
+  };
+}
+
+async function serverTarget(dir: string, memoryBudgetMb: number): Promise<SustainedTarget> {
+  const server = await startServerProc(ROOT, dir, { memoryBudgetMb });
+  const budget = (await serverEngineStats(server.url)).memoryBudget;
+  if (budget !== undefined && Math.abs(budget - memoryBudgetMb * 2 ** 20) > 1) {
+    await server.stop();
+    throw new Error(`the server reports memoryBudget ${budget}, expected ${memoryBudgetMb} MiB: WHARF_MEMORY_BUDGET_MB was not applied`);
+  }
+  return {
+    name: 'server',
+    loaderTarget: `wharf://127.0.0.1:${server.httpPort}`,
+    stats: async () => (await fetch(`${server.url}/api/stats`).then((r) => r.json()) as { engine: Record<string, unknown> }).engine,
+    get: async (key) => {
+      const res = await fetch(`${server.url}/api/tables/sustained/documents/${encodeURIComponent(key)}`);
+      await res.arrayBuffer();
+      if (res.status !== 200 && res.status !== 404) throw new Error(`GET document ${key}: HTTP ${res.status}`);
+      return res.status === 200;
+    },
+    rss: () => procRssBytes(server.proc.pid) ?? 0,
+    close: async () => { await server.stop(); },
+  };
+}
 
 /**
- * The loader (batched soft writes) on the embedded engine, fed generated ~150 B documents as fast
- * as it takes them for `seconds`, then end() (final sync). Per 10 s: docs, latency, fdatasyncs.
+ * The loader (batched soft writes, 4 in flight) fed generated ~150 B documents as fast as it takes
+ * them for `seconds`, then end() (final sync), into the embedded engine (in this process) or a
+ * server process over wharf://, either one opened with a memory budget. Alongside, one reader
+ * makes point gets of already-acknowledged keys at a fixed rate. Per second: engine memory and
+ * pacing; per 10 s: docs, latency, fdatasyncs. A safety net stops feeding when the RSS of the
+ * process holding the engine passes a limit (judged against the budget).
  */
-async function sustained(dir: string, seconds: number) {
+async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined) {
   fresh(dir);
-  const db = await Database.open(dir);
-  const target = new EmbeddedTarget(db as never);
+  const budget = Math.round(budgetMb * 2 ** 20);
+  const tgt = which === 'server' ? await serverTarget(dir, budgetMb) : which === 'embedded' ? await embeddedTarget(dir, budget) : null;
+  if (!tgt) throw new Error(`--target must be embedded or server, got ${which}`);
+  const rssStart = tgt.rss();
+  // The engine no longer keeps tables in memory: RSS should stay near the budget. Stop feeding
+  // (and say so) if it does not: RSS at start + 8 × budget + 1 GiB, at most half the RAM.
+  const rssLimit = maxRssMb !== undefined ? maxRssMb * 2 ** 20 : Math.min(os.totalmem() * 0.5, rssStart + 8 * budget + 2 ** 30);
+  let stoppedForMemory: { at_s: number; rss_mb: number } | null = null;
+  let peakRss = rssStart;
+
+  const samples: ({ t: number; rss: number } & Sampled)[] = [];
   const fds: { t: number; fdatasyncs: number; checkpoints: number }[] = [];
   const t0 = now();
-  let last = db.stats();
-  let lastT = t0;
+  const first = pick(await tgt.stats());
+  let last10 = { t: t0, s: first };
+  let sampling = false;
   const sampler = setInterval(() => {
-    const s = db.stats();
-    const t = now();
-    fds.push({ t: (t - t0) / 1000, fdatasyncs: (s.fdatasyncs - last.fdatasyncs) / ((t - lastT) / 1000), checkpoints: s.checkpoints - last.checkpoints });
-    last = s;
-    lastT = t;
-  }, 10_000);
+    if (sampling) return; // a slow /api/stats: skip a beat rather than pile up
+    sampling = true;
+    void tgt.stats().then((raw) => {
+      const t = now();
+      const s = pick(raw);
+      const rss = tgt.rss();
+      peakRss = Math.max(peakRss, rss);
+      if (rss > rssLimit && !stoppedForMemory) stoppedForMemory = { at_s: Math.round((t - t0) / 100) / 10, rss_mb: Math.round(rss / 2 ** 20) };
+      samples.push({ t: (t - t0) / 1000, rss, ...s });
+      if (t - last10.t >= 9_995) {
+        fds.push({ t: (t - t0) / 1000, fdatasyncs: (s.fdatasyncs - last10.s.fdatasyncs) / ((t - last10.t) / 1000), checkpoints: s.checkpoints - last10.s.checkpoints });
+        last10 = { t, s };
+      }
+    }).catch(() => undefined).finally(() => { sampling = false; });
+  }, 1000);
+
   const intervals: Interval[] = [];
-  const loader = createLoader({ target, table: 'sustained', onInterval: (i) => intervals.push(i) });
+  const loader = createLoader({ target: tgt.loaderTarget, table: 'sustained', onInterval: (i) => intervals.push(i) });
   await loader.ready();
+
+  // The reader: point gets of random already-acknowledged keys at a fixed rate, each timed from
+  // its call to its result (perf_hooks histogram, ns). Keys below written − concurrency × batch
+  // size are acknowledged whatever order the batches in flight complete in.
+  const getHist = createHistogram();
+  const readRand = prng(7);
+  let gets = 0, misses = 0, getErrors = 0, readsInFlight = 0, readsSkipped = 0;
+  const MARGIN = 4 * 5000;
+  // Issued on a 5-ms timer, catching up when the event loop was late, so the rate holds.
+  let readT0 = -1, issued = 0;
+  const issueOne = (n: number) => {
+    const key = docKey(Math.floor(readRand() * n));
+    const a = now();
+    readsInFlight++;
+    tgt.get(key).then(
+      (found) => { getHist.record(Math.max(1, Math.round((now() - a) * 1e6))); gets++; if (!found) misses++; },
+      () => { getErrors++; },
+    ).finally(() => { readsInFlight--; });
+  };
+  const reader = setInterval(() => {
+    const n = loader.progress().written - MARGIN;
+    if (n <= 0) return;
+    if (readT0 < 0) readT0 = now();
+    const due = Math.floor(((now() - readT0) / 1000) * readsPerSec) + 1 - issued;
+    for (let k = 0; k < Math.min(due, 20); k++, issued++) {
+      if (readsInFlight >= 64) { readsSkipped++; continue; }
+      issueOne(n);
+    }
+    if (due > 20) { readsSkipped += due - 20; issued += due - 20; }
+  }, 5);
+
   const rand = prng(42);
   const deadline = now() + seconds * 1000;
-  // The engine keeps every table in memory: stop feeding (and say so) before the machine runs out.
-  const rssLimit = numOpt(parseArgs(process.argv.slice(2)).opts, 'max-rss-mb', Math.round((os.totalmem() * 0.5) / 2 ** 20)) * 2 ** 20;
-  let stoppedForMemory: { at_s: number; rss_mb: number } | null = null;
-  let peakRss = 0;
   let i = 0;
-  while (now() < deadline) {
-    if ((i & 0xffff) < 1000) {
-      const rss = process.memoryUsage.rss();
-      peakRss = Math.max(peakRss, rss);
-      if (rss > rssLimit) {
-        stoppedForMemory = { at_s: Math.round((now() - t0) / 100) / 10, rss_mb: Math.round(rss / 2 ** 20) };
-        break;
-      }
-    }
+  let bytesPushed = 0;
+  while (now() < deadline && !stoppedForMemory) {
     for (let k = 0; k < 1000; k++, i++) {
-      if (!loader.push(docLine(i, rand))) await loader.whenWritable();
+      const line = docLine(i, rand);
+      bytesPushed += line.length + 1;
+      if (!loader.push(line)) await loader.whenWritable();
     }
-    // Yield as a stream reader would, so the loader's interval timer and acks run on time.
+    // Yield as a stream reader would, so the loader's interval timer, acks and the reader run on time.
     await new Promise((res) => setImmediate(res));
   }
+  clearInterval(reader);
   const summary = await loader.end();
   clearInterval(sampler);
-  const s1 = db.stats();
-  await db.close();
+  while (sampling || readsInFlight > 0) await new Promise((res) => setTimeout(res, 10));
+  const end = pick(await tgt.stats());
+  peakRss = Math.max(peakRss, tgt.rss());
+  await tgt.close();
+  const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
+  const docs = summary.documents.written;
   return {
+    target: tgt.name,
     seconds_target: seconds,
-    docs: summary.documents.written,
+    memory_budget_bytes: budget,
+    engine_memory_budget: end.memoryBudget,
+    docs,
+    bytes_loaded: Math.round(bytesPushed * (docs / Math.max(1, summary.documents.read))),
+    missing: summary.documents.missing,
     wall_s: summary.wallSeconds,
     docs_per_s: summary.docsPerSec,
     latency_ms: summary.latencyMs,
@@ -296,12 +420,25 @@ async function sustained(dir: string, seconds: number) {
     intervals: summary.intervals,
     intervals10s: summary.intervals10s,
     fdatasyncs_per_s_10s: fds,
-    fdatasyncs: s1.fdatasyncs,
-    checkpoints: s1.checkpoints,
-    segments_recycled: s1.segmentsRecycled,
-    peak_rss_mb: Math.round(Math.max(peakRss, process.memoryUsage.rss()) / 2 ** 20),
+    fdatasyncs: end.fdatasyncs,
+    groups: end.groups,
+    segment_rotations: end.segmentRotations,
+    checkpoints: end.checkpoints,
+    segments_recycled: end.segmentsRecycled,
+    engine_end: end,
+    engine_samples: samples.map(({ t, rss, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided }) =>
+      ({ t: Math.round(t * 10) / 10, rss, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided })),
+    max_write_rate_limit_bps: Math.max(0, ...samples.map((x) => x.writeRateLimitBps), end.writeRateLimitBps),
+    max_pacing_debt_bytes: Math.max(0, ...samples.map((x) => x.pacingDebtBytes), end.pacingDebtBytes),
+    peak_engine_memory_bytes: Math.max(0, ...samples.map((x) => x.memtableBytes + x.frozenMemtableBytes + x.cacheBytes)),
+    reads: {
+      rate_per_s: readsPerSec, gets, misses, errors: getErrors, skipped: readsSkipped,
+      ms: gets ? { p50: ms(getHist.percentile(50)), p99: ms(getHist.percentile(99)), 'p99.9': ms(getHist.percentile(99.9)), max: ms(getHist.max), mean: ms(getHist.mean) } : null,
+    },
+    rss_start_mb: Math.round(rssStart / 2 ** 20),
+    peak_rss_mb: Math.round(peakRss / 2 ** 20),
     rss_limit_mb: Math.round(rssLimit / 2 ** 20),
-    stopped_for_memory: stoppedForMemory,
+    stopped_for_memory: stoppedForMemory as { at_s: number; rss_mb: number } | null,
   };
 }
 
@@ -321,7 +458,11 @@ async function main() {
     case 'pg-copy': out = await pgCopy(port, user, strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)); break;
     case 'copy-file': out = writeCopyFile(strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)); break;
     case 'kv-js': out = await kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000)); break;
-    case 'sustained': out = await sustained(dir, numOpt(opts, 'seconds', 60)); break;
+    case 'sustained': {
+      const maxRss = opts.get('max-rss-mb');
+      out = await sustained(dir, numOpt(opts, 'seconds', 60), strOpt(opts, 'target', 'embedded'), numOpt(opts, 'memory-budget-mb', 64), numOpt(opts, 'reads-per-s', 200), maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0));
+      break;
+    }
     default: throw new Error(`unknown mode ${positional[0]}`);
   }
   if (dir && !opts.has('keep')) rmSync(dir, { recursive: true, force: true });

@@ -51,6 +51,8 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
       groups: [xs, col(points, (p) => p.docsPerGroup), col(points, (p) => p.opsPerGroup)] as [number[], ...(number | null)[][]],
       requests: [xs, col(points, (p) => p.httpRequestsPerSec), col(points, (p) => p.driverQueriesPerSec)] as [number[], ...(number | null)[][]],
       journal: [xs, col(points, (p) => p.journalBytesSinceCheckpoint), col(points, (p) => p.journalBytesPerSec)] as [number[], ...(number | null)[][]],
+      memory: [xs, col(points, (p) => p.memtableBytes), col(points, (p) => p.cacheBytes), col(points, (p) => p.memoryBudget)] as [number[], ...(number | null)[][]],
+      pacing: [xs, col(points, (p) => p.writeRateLimitBps), col(points, (p) => p.pacingDebtBytes)] as [number[], ...(number | null)[][]],
     };
   }, [points]);
 
@@ -63,6 +65,17 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
   const e = latest.engine;
   const s = latest.server;
   const n = (v: number | null, suffix = ''): string => (v === null ? '–' : `${formatNumber(v)}${suffix}`);
+  // Memory, pacing, runs and compression (engines with a memory budget; '–' when a field is absent).
+  const f = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const bytes = (v: unknown): string => { const x = f(v); return x === null ? '–' : formatBytes(x); };
+  const count = (v: unknown): string => { const x = f(v); return x === null ? '–' : formatCount(x); };
+  const memtables = f(e.memtableBytes) === null ? null : (f(e.memtableBytes) ?? 0) + (f(e.frozenMemtableBytes) ?? 0);
+  const budget = f(e.memoryBudget);
+  const used = memtables === null ? null : memtables + (f(e.cacheBytes) ?? 0);
+  const hits = f(e.cacheHits) ?? 0;
+  const lookups = hits + (f(e.cacheMisses) ?? 0);
+  const limit = f(e.writeRateLimitBps);
+  const ratio = f(e.compressionRatio);
 
   return html`<section class="view" data-testid="view-dashboard">
     <h2>Dashboard</h2>
@@ -76,6 +89,11 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
       <${Stat} id="requests" label="HTTP requests / s" value=${n(last(points, (p) => p.httpRequestsPerSec))} hint=${`driver queries: ${n(last(points, (p) => p.driverQueriesPerSec), '/s')}`} />
       <${Stat} id="journal" label="journal since checkpoint" value=${formatBytes(e.journalBytesSinceCheckpoint)} hint=${`${formatBytes(e.bytesJournaled)} journaled since open`} />
       <${Stat} id="checkpoints" label="checkpoints" value=${formatCount(e.checkpoints)} hint=${`${formatNumber(e.merges)} merges, ${formatNumber(e.segmentsCreated)} segments created, ${formatNumber(e.segmentsRecycled)} recycled`} />
+      <${Stat} id="memory" label="memory: memtables + cache / budget" value=${`${used === null ? '–' : formatBytes(used)} / ${budget === null ? '–' : formatBytes(budget)}`} hint=${`memtables ${memtables === null ? '–' : formatBytes(memtables)} (${bytes(e.frozenMemtableBytes)} being checkpointed), cache ${bytes(e.cacheBytes)}${lookups > 0 ? ` (${formatNumber((100 * hits) / lookups)} % hits)` : ''}`} />
+      <${Stat} id="write-rate-limit" label="write-rate limit" value=${limit === null ? '–' : limit > 0 ? `${formatBytes(limit)}/s` : 'none'} hint=${`pacing debt ${bytes(e.pacingDebtBytes)}; flush ${bytes(e.flushRateBps)}/s, merge ${bytes(e.mergeRateBps)}/s`} />
+      <${Stat} id="stalls" label="stalls avoided / write stops" value=${`${count(e.stallsAvoided)} / ${count(e.writeStops)}`} hint=${`${count(e.pacedGroups)} paced groups (${formatDuration(f(e.pacingDelayMs) ?? 0)} waited), stops ${formatDuration(f(e.writeStopMs) ?? 0)}`} />
+      <${Stat} id="runs" label="runs / merges" value=${`${count(e.runs)} / ${count(e.merges)}`} hint=${`${bytes(e.runBytes)} on disk, ${bytes(e.runIndexBytes)} of indexes and filters; ${count(e.mergeBacklogRuns)} runs waiting to merge`} />
+      <${Stat} id="compression" label="journal compression ratio" value=${ratio === null ? '–' : ratio > 0 ? formatNumber(ratio) : 'none yet'} hint=${`${bytes(e.journalBytesSaved)} saved of ${bytes(e.journalBytesUncompressed)}; ${count(e.groupsCompressed)} groups compressed`} />
       <${Stat} id="durable" label="durable / applied seq" value=${`${e.durableSeq} / ${e.appliedSeq}`} hint=${`${formatNumber(s.inflightWrites)} writes in flight`} />
       <${Stat} id="uptime" label="server uptime" value=${formatDuration(s.uptimeMs)} hint=${`${s.wsConnections} ws, ${s.driverConnections} driver connections`} />
     </div>
@@ -97,6 +115,15 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
         { label: 'bytes since checkpoint', color: '#4b5563', format: formatBytes },
         { label: 'journaled/s', color: '#2563eb', scale: 'y2', format: (v: number) => `${formatBytes(v)}/s` },
       ]} yFormat=${formatBytes} y2Format=${(v: number) => `${formatBytes(v)}/s`} />
+      <${TimeChart} id="chart-memory" title="Memory vs budget" data=${data.memory} series=${[
+        { label: 'memtables', color: '#2563eb', format: formatBytes },
+        { label: 'block cache', color: '#059669', format: formatBytes },
+        { label: 'budget', color: '#dc2626', format: formatBytes },
+      ]} yFormat=${formatBytes} />
+      <${TimeChart} id="chart-pacing" title="Write pacing" data=${data.pacing} series=${[
+        { label: 'write-rate limit (0 = none)', color: '#7c3aed', format: (v: number) => `${formatBytes(v)}/s` },
+        { label: 'pacing debt', color: '#d97706', scale: 'y2', format: formatBytes },
+      ]} yFormat=${(v: number) => `${formatBytes(v)}/s`} y2Format=${formatBytes} />
     </div>
     <p class="muted small" data-testid="dashboard-notes">
       Live from <code>/ws/stats</code> (one snapshot a second, the last ${Math.round(300 / 60)} minutes, kept while this page is open).

@@ -5,7 +5,8 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import type { EngineDatabase, EngineOpenOptions } from '../engine-types.js';
+import type { EngineDatabase } from '../engine-types.js';
+import type { ServerEngineOpenOptions } from '../options.js';
 import type { ServerState } from '../state.js';
 
 declare module 'fastify' {
@@ -20,9 +21,10 @@ export interface EnginePluginOptions {
 }
 
 /** Open the engine lazily, so the server's modules load (and unit tests run) without the addon. */
-export async function openDatabase(dir: string, options: EngineOpenOptions): Promise<EngineDatabase> {
+/** `options.memoryBudget` (bytes) bounds the engine's memtables and block cache (see options.ts). */
+export async function openDatabase(dir: string, options: ServerEngineOpenOptions): Promise<EngineDatabase> {
   const engine = (await import('@wharf/engine')) as unknown as {
-    Database: { open(dir: string, options?: EngineOpenOptions): Promise<EngineDatabase> };
+    Database: { open(dir: string, options?: ServerEngineOpenOptions): Promise<EngineDatabase> };
   };
   return engine.Database.open(dir, options);
 }
