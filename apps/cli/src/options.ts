@@ -4,6 +4,13 @@
  */
 import type { CsvTypes, Format } from './commands/import/formats/index.js';
 
+/** One `--index name=field[:multi]`. */
+export interface IndexOption {
+  name: string;
+  field: string;
+  multi: boolean;
+}
+
 export interface ImportOptions {
   /** Input file, or '-' for standard input. */
   file: string;
@@ -31,6 +38,8 @@ export interface ImportOptions {
   delimiter?: string;
   csvTypes: CsvTypes;
   progress: 'auto' | 'bar' | 'lines' | 'none';
+  /** Secondary indexes built after the load. */
+  indexes: IndexOption[];
 }
 
 export interface GenOptions {
@@ -125,6 +134,26 @@ export function parseMs(v: string): number {
   return Number(m[1]) * f;
 }
 
+const INDEX_NAME = /^[A-Za-z0-9_.-]{1,127}$/;
+
+/** 'by_city=address.city', 'by_tag=tags:multi' → an index definition. */
+export function parseIndex(v: string): IndexOption {
+  const eq = v.indexOf('=');
+  if (eq <= 0) throw new Error(`expected name=field or name=field:multi, got ${JSON.stringify(v)}`);
+  const name = v.slice(0, eq);
+  let field = v.slice(eq + 1);
+  let multi = false;
+  if (field.endsWith(':multi')) {
+    multi = true;
+    field = field.slice(0, -':multi'.length);
+  }
+  if (!INDEX_NAME.test(name)) throw new Error(`index name must be 1 to 127 letters, digits, '_', '-' or '.', got ${JSON.stringify(name)}`);
+  if (!field || field.split('.').some((p) => p.length === 0) || field.includes(':')) {
+    throw new Error(`expected a field path such as city or address.city after '${name}=', got ${JSON.stringify(v.slice(eq + 1))}`);
+  }
+  return { name, field, multi };
+}
+
 function choice<T extends string>(choices: readonly T[]) {
   return (v: string): T => {
     if (!choices.includes(v as T)) throw new Error(`expected one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
@@ -166,6 +195,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     { flag: 'report', key: 'report', arg: '<file.json>', description: 'Write the JSON report here (schema in apps/cli/README.md).' },
     { flag: 'chart', key: 'chart', arg: '<file.html>', description: 'Write a self-contained HTML page with throughput and latency percentiles over time.' },
     { flag: 'fail-if', key: 'failIf', arg: '<threshold>', repeatable: true, default: [], defaultText: 'none', description: "A k6-style threshold that must hold at the end, else exit 4: --fail-if 'p99<5ms' fails the run when p99 is not below 5 ms. Metrics: p50 p90 p99 p99.9 max mean final_sync wall rate rejected written read missing stalls retries. Repeatable." },
+    { flag: 'index', key: 'indexes', arg: '<name=field[:multi]>', parse: parseIndex, repeatable: true, default: [], defaultText: 'none', description: "A secondary index to build once every document is loaded and synced (one bulk build, not an index update per batch): --index by_city=address.city, or --index by_tag=tags:multi to index each element of an array. The report gives each index's build time. Repeatable." },
     { flag: 'dry-run', key: 'dryRun', default: false, description: 'Parse and validate only; write nothing.' },
     { flag: 'delimiter', key: 'delimiter', arg: '<char>', description: 'CSV field delimiter. Default: \',\' (tab for .tsv).' },
     { flag: 'csv-types', key: 'csvTypes', arg: '<none|auto|header>', choices: ['none', 'auto', 'header'], parse: choice(['none', 'auto', 'header'] as const), default: 'none', description: 'CSV values: none keeps strings; auto infers numbers, booleans and null and drops empty fields; header reads name:type from each header cell (string, number, int, boolean, json, auto).' },
@@ -177,6 +207,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     "wharf import orders.csv -t orders --csv-types auto --rejects rejects.ndjson --max-errors 100",
     "wharf import big.json -t t --target wharf://127.0.0.1:8080 --fail-if 'p99<50ms' --fail-if 'rejected==0'",
     'wharf import big.ndjson -t t --resume',
+    'wharf import people.ndjson -t people --index by_city=address.city --index by_tag=tags:multi',
   ],
 };
 

@@ -30,8 +30,20 @@ describe('parse (pure)', () => {
         dryRun: false,
         csvTypes: 'none',
         progress: 'auto',
+        indexes: [],
       },
     });
+  });
+
+  it('reads repeated --index name=field[:multi]', () => {
+    const p = parse(['import', 'x.ndjson', '-t', 't', '--index', 'by_city=address.city', '--index', 'by_tag=tags:multi']);
+    expect(p.command === 'import' && p.options.indexes).toEqual([
+      { name: 'by_city', field: 'address.city', multi: false },
+      { name: 'by_tag', field: 'tags', multi: true },
+    ]);
+    const bad = parse(['import', 'x.ndjson', '-t', 't', '--index', 'by_city=']);
+    expect(bad).toMatchObject({ command: 'error', exitCode: 2 });
+    expect(bad.command === 'error' && bad.message).toMatch(/field path/);
   });
 
   it('reads the full set of options', () => {

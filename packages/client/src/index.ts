@@ -1,5 +1,5 @@
 /** @wharf/client: the batching loader. */
-export { createLoader, resolveLoaderOptions } from './loader.js';
+export { createLoader, resolveLoaderOptions, checkIndexSpecs } from './loader.js';
 export type { Loader, LoaderOptions, LoaderProgress, WriteMeta } from './loader.js';
 export { LoaderError, errorCode } from './errors.js';
 export type { LoaderErrorCode } from './errors.js';

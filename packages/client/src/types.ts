@@ -8,6 +8,27 @@
 export type { Conflict, Durability, WriteResult } from '@wharf/wire';
 import type { Conflict, Durability, WriteResult } from '@wharf/wire';
 
+/** A secondary index the loader builds once every document is loaded and synced. */
+export interface IndexSpec {
+  /** 1 to 127 letters, digits, '_', '-' or '.' (the table-name rule). */
+  name: string;
+  /** Dotted field path, e.g. `address.city`. */
+  field: string;
+  /** Each element of an array value is an entry. Default false. */
+  multi?: boolean;
+}
+
+/** How one index build went (in `LoadSummary.indexes`). */
+export interface IndexBuild {
+  name: string;
+  field: string;
+  multi: boolean;
+  /** From the creation request to the index being ready and caught up (ms). */
+  buildMs: number;
+  /** The index existed already (e.g. a re-run): it was waited for, not created. */
+  existed: boolean;
+}
+
 /** Where a document came from in the caller's input. Both fields are optional. */
 export interface SourcePosition {
   /** 1-based line where the document starts. */
@@ -127,6 +148,13 @@ export interface LoadSummary {
   zeroIntervals: number;
   /** Engine counters (embedded target), null otherwise. */
   engine: TargetStats | null;
+  /**
+   * The indexes built after the load (option `indexes`), each with its build time; empty when
+   * none were asked for or the load failed before them. Their time is not in wallSeconds.
+   */
+  indexes: IndexBuild[];
+  /** From the first index creation to the last index ready (ms); null when none were built. */
+  indexBuildMs: number | null;
   /** Set when the load stopped early (fatal error, max errors, abort). */
   error?: { code: string; message: string };
 }

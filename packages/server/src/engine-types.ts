@@ -19,6 +19,29 @@ export interface TableInfo {
 export interface WriteOptions {
   durability?: Durability;
   conflict?: Conflict;
+  /** The write resolves only once every index of the table reflects it. */
+  waitForIndexes?: boolean;
+}
+
+/** A value a secondary index holds (and getAll/between take). */
+export type IndexValue = string | number | boolean | null;
+
+export interface IndexInfo {
+  name: string;
+  /** Dotted field path, e.g. `address.city`. */
+  field: string;
+  multi: boolean;
+  ready: boolean;
+  /** Documents indexed so far by the build. */
+  indexed: number;
+}
+
+export interface BetweenOptions {
+  leftBound?: 'closed' | 'open';
+  rightBound?: 'open' | 'closed';
+  limit?: number;
+  reverse?: boolean;
+  fresh?: boolean;
 }
 
 export interface ScanOptions {
@@ -39,6 +62,22 @@ export interface EngineTable {
   delete(key: Key | Key[], opts?: { durability?: Durability }): Promise<WriteResult>;
   scan(opts?: ScanOptions): Promise<object[]>;
   count(): Promise<number>;
+  // Secondary indexes (optional so that in-memory stand-ins need not implement them).
+  createIndex?(name: string, field: string, options?: { multi?: boolean }): Promise<void>;
+  dropIndex?(name: string): Promise<void>;
+  listIndexes?(): Promise<IndexInfo[]>;
+  indexWait?(names?: string[], options?: { timeoutMs?: number }): Promise<IndexInfo[]>;
+  getAll?(index: string, values: IndexValue[], options?: { fresh?: boolean }): Promise<object[]>;
+  between?(index: string, lower: IndexValue | null, upper: IndexValue | null, options?: BetweenOptions): Promise<object[]>;
+}
+
+/** The table's index API, or a clear error when the engine in use has none. */
+export function indexApi(table: EngineTable): Required<Pick<EngineTable, 'createIndex' | 'dropIndex' | 'listIndexes' | 'indexWait' | 'getAll' | 'between'>> {
+  const t = table as Required<EngineTable>;
+  if (typeof t.createIndex !== 'function' || typeof t.getAll !== 'function' || typeof t.between !== 'function') {
+    throw Object.assign(new Error('this engine does not support secondary indexes'), { code: 'WHARF_UNSUPPORTED' });
+  }
+  return t;
 }
 
 /** Engine counters; field names as in packages/engine/core/src/stats.rs, camelCase. */

@@ -24,6 +24,9 @@ export const catalog = {
   WHARF_ERR_NOT_FOUND: { status: 404, message: 'Route %s not found', fix: 'See /openapi.json for the routes.' },
   WHARF_ERR_TABLE_NOT_FOUND: { status: 404, message: 'Table `%s` does not exist', fix: 'Create it first (POST /api/tables), or check the name.' },
   WHARF_ERR_TABLE_EXISTS: { status: 409, message: 'Table `%s` already exists', fix: 'Use the existing table, or drop it first.' },
+  WHARF_ERR_INDEX_NOT_FOUND: { status: 404, message: 'Index `%s` does not exist on table `%s`', fix: 'Create it first (POST /api/tables/:table/indexes), or check the name (GET /api/tables/:table/indexes).' },
+  WHARF_ERR_INDEX_EXISTS: { status: 409, message: 'Index `%s` already exists on table `%s`', fix: 'Use the existing index, or drop it first.' },
+  WHARF_ERR_INDEX_NOT_READY: { status: 503, message: 'Index `%s` on table `%s` is still building', fix: 'Wait for it (POST /api/tables/:table/indexes/wait), or query with fresh=true, which waits.' },
   WHARF_ERR_DOCUMENT_NOT_FOUND: { status: 404, message: 'No document with key %s in table `%s`', fix: 'Check the key and its type (keyType=string|number).' },
   WHARF_ERR_SHUTTING_DOWN: { status: 503, message: 'The server is shutting down', fix: 'Retry against the restarted server.' },
   WHARF_ERR_ENGINE_POISONED: { status: 503, message: 'The engine stopped accepting writes after an I/O failure: %s', fix: 'Check the disk, then restart the server (recovery replays the journal).' },
@@ -66,6 +69,9 @@ const ENGINE_CODES: Record<string, ErrorCode> = {
   WHARF_TABLE_EXISTS: 'WHARF_ERR_TABLE_EXISTS',
   WHARF_POISONED: 'WHARF_ERR_ENGINE_POISONED',
   WHARF_CLOSED: 'WHARF_ERR_ENGINE_CLOSED',
+  WHARF_INDEX_NOT_FOUND: 'WHARF_ERR_INDEX_NOT_FOUND',
+  WHARF_INDEX_EXISTS: 'WHARF_ERR_INDEX_EXISTS',
+  WHARF_INDEX_NOT_READY: 'WHARF_ERR_INDEX_NOT_READY',
 };
 
 /** The engine's error code, if `err` is an engine error. */
@@ -78,7 +84,7 @@ export function engineCodeOf(err: unknown): string | undefined {
  * Map any error into the catalog. Engine errors keep their message (it names the table or the
  * argument), catalog errors pass through, anything else becomes WHARF_ERR_INTERNAL.
  */
-export function fromEngineError(err: unknown, context: { table?: string } = {}): WharfServerError {
+export function fromEngineError(err: unknown, context: { table?: string; index?: string } = {}): WharfServerError {
   if (err instanceof WharfServerError) return err;
   const engineCode = engineCodeOf(err);
   const message = err instanceof Error ? err.message : String(err);
@@ -87,6 +93,8 @@ export function fromEngineError(err: unknown, context: { table?: string } = {}):
     let e: WharfServerError;
     if (code === 'WHARF_ERR_TABLE_NOT_FOUND' || code === 'WHARF_ERR_TABLE_EXISTS') {
       e = new WharfServerError(code, [context.table ?? '?'], { engineCode, cause: err });
+    } else if (code === 'WHARF_ERR_INDEX_NOT_FOUND' || code === 'WHARF_ERR_INDEX_EXISTS' || code === 'WHARF_ERR_INDEX_NOT_READY') {
+      e = new WharfServerError(code, [context.index ?? indexNameIn(message) ?? '?', context.table ?? '?'], { engineCode, cause: err });
     } else if (code === 'WHARF_ERR_ENGINE_CLOSED') {
       e = new WharfServerError(code, [], { engineCode, cause: err });
     } else {
@@ -95,6 +103,12 @@ export function fromEngineError(err: unknown, context: { table?: string } = {}):
     return e;
   }
   return new WharfServerError('WHARF_ERR_INTERNAL', [message], { cause: err });
+}
+
+/** The first backquoted or quoted name in an engine message ("index `by_city` …"), if any. */
+function indexNameIn(message: string): string | undefined {
+  const m = /index [`'"]([^`'"]+)[`'"]/i.exec(message);
+  return m?.[1];
 }
 
 /**

@@ -4,18 +4,21 @@
  * Batches go to the engine's bulk path, `table.insertNdjson`, parsed in Rust.
  */
 import { LoaderError, errorCode } from '../errors.js';
-import type { TargetStats, WriteResult } from '../types.js';
+import type { IndexSpec, TargetStats, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
 /** The part of @wharf/engine's API this target uses (docs/CONTRACTS.md §1). */
 export interface EngineTable {
   insertNdjson(buf: Buffer | string, opts: InsertOptions): Promise<WriteResult>;
+  /** Secondary indexes (optional: only needed for the loader's `indexes` option). */
+  createIndex?(name: string, field: string, options?: { multi?: boolean }): Promise<void>;
+  indexWait?(names?: string[], options?: { timeoutMs?: number }): Promise<unknown>;
 }
 export interface EngineDatabase {
   createTable(name: string, opts?: { primaryKey?: string }): Promise<unknown>;
   table(name: string): EngineTable;
   sync(): Promise<unknown>;
-  stats(): Record<string, unknown>;
+  stats(): object;
   close(): Promise<unknown>;
 }
 interface EngineModule {
@@ -89,6 +92,24 @@ export class EmbeddedTarget implements Target {
 
   async sync(): Promise<void> {
     await this.#handle().sync();
+  }
+
+  async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
+    const t = this.#handle().table(table);
+    if (typeof t.createIndex !== 'function') {
+      throw new LoaderError('WHARF_TARGET_ERROR', 'this version of @wharf/engine has no secondary indexes');
+    }
+    try {
+      await t.createIndex(spec.name, spec.field, { multi: spec.multi === true });
+      return { existed: false };
+    } catch (err) {
+      if (errorCode(err) === 'WHARF_INDEX_EXISTS') return { existed: true };
+      throw err;
+    }
+  }
+
+  async waitIndex(table: string, name: string): Promise<void> {
+    await this.#handle().table(table).indexWait!([name]);
   }
 
   async stats(): Promise<TargetStats | null> {

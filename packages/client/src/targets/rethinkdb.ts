@@ -10,7 +10,7 @@
  */
 import { LoaderError } from '../errors.js';
 import type { TargetSpec } from './target.js';
-import type { WriteResult } from '../types.js';
+import type { IndexSpec, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
 /** The driver's query builder. Its published types lack r.json, table.sync and camelCase
@@ -113,6 +113,30 @@ export class RethinkdbTarget implements Target {
 
   async sync(table: string): Promise<void> {
     await this.#run((r) => r.db(this.#spec.db).table(table).sync());
+  }
+
+  /**
+   * index_create with a function reading the field path (`doc('address')('city')`), so a real
+   * RethinkDB indexes the same nested field (a string would name one field called "address.city").
+   */
+  async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
+    const parts = spec.field.split('.');
+    try {
+      await this.#run((r) =>
+        r
+          .db(this.#spec.db)
+          .table(table)
+          .indexCreate(spec.name, (doc: R) => parts.reduce((d: R, p: string) => d(p), doc), { multi: spec.multi === true }),
+      );
+      return { existed: false };
+    } catch (err) {
+      if (/already exists/i.test((err as Error).message)) return { existed: true };
+      throw err;
+    }
+  }
+
+  async waitIndex(table: string, name: string): Promise<void> {
+    await this.#run((r) => r.db(this.#spec.db).table(table).indexWait(name));
   }
 
   isTransient(err: unknown): boolean {

@@ -5,7 +5,7 @@
  */
 import { LoaderError } from '../errors.js';
 import type { PayloadFormat } from '../batcher.js';
-import type { Conflict, Durability, TargetStats, WriteResult } from '../types.js';
+import type { Conflict, Durability, IndexSpec, TargetStats, WriteResult } from '../types.js';
 
 export interface InsertOptions {
   durability: Durability;
@@ -35,6 +35,13 @@ export interface Target {
   insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult>;
   /** Resolves once everything acknowledged before the call is durable. */
   sync(table: string): Promise<void>;
+  /**
+   * Creates a secondary index (its build runs in the background). Resolves `{ existed: true }`
+   * instead of failing when an index of that name is already there.
+   */
+  createIndex?(table: string, spec: IndexSpec): Promise<{ existed: boolean }>;
+  /** Resolves once the index is built and reflects every write acknowledged before the call. */
+  waitIndex?(table: string, name: string): Promise<void>;
   /** Engine counters, when the target has them (embedded). */
   stats?(): Promise<TargetStats | null>;
   /** True for failures worth retrying (a lost connection); false for errors that will repeat. */

@@ -7,7 +7,7 @@
 import type WebSocket from 'ws';
 import { closeCodes, decodeServerMessage, encodeFrameParts, limits, paths, type ClientMessage, type ServerMessage } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
-import type { WriteResult } from '../types.js';
+import type { IndexSpec, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
 type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void };
@@ -24,6 +24,8 @@ export class WharfTarget implements Target {
   #endpoint: string;
   #ws: WebSocket | null = null;
   #connecting: Promise<WebSocket> | null = null;
+  /** Base URL of the server's HTTP API (same host and port as the ws ingest path). */
+  #http: string;
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
@@ -32,6 +34,48 @@ export class WharfTarget implements Target {
     const h = host.includes(':') ? `[${host}]` : host;
     this.url = `${secure ? 'wharfs' : 'wharf'}://${h}:${port}`;
     this.#endpoint = `${secure ? 'wss' : 'ws'}://${h}:${port}${paths.ingest}`;
+    this.#http = `${secure ? 'https' : 'http'}://${h}:${port}`;
+  }
+
+  /** One HTTP API request; an error answer becomes a LoaderError with the server's code. */
+  async #api(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.#http}${path}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new LoaderError('WHARF_TRANSPORT', `${method} ${this.#http}${path} failed: ${(err as Error).message}`, { cause: err });
+    }
+    const text = await res.text();
+    let json: Record<string, unknown> = {};
+    try {
+      json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      // not JSON: reported below if the status is an error
+    }
+    if (res.status >= 400) {
+      const code = typeof json.code === 'string' ? json.code : 'WHARF_TARGET_ERROR';
+      const message = typeof json.message === 'string' ? json.message : text.slice(0, 300);
+      throw new LoaderError(code, `${this.url}: ${method} ${path}: ${res.status} ${message}`);
+    }
+    return { status: res.status, json };
+  }
+
+  async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
+    try {
+      await this.#api('POST', `/api/tables/${encodeURIComponent(table)}/indexes`, { name: spec.name, field: spec.field, multi: spec.multi === true });
+      return { existed: false };
+    } catch (err) {
+      if ((err as LoaderError).code === 'WHARF_ERR_INDEX_EXISTS') return { existed: true };
+      throw err;
+    }
+  }
+
+  async waitIndex(table: string, name: string): Promise<void> {
+    await this.#api('POST', `/api/tables/${encodeURIComponent(table)}/indexes/wait`, { names: [name] });
   }
 
   async open(): Promise<void> {

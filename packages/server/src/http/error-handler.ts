@@ -9,7 +9,7 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Internal Server Error', 503: 'Service Unavailable',
 };
 
-export function toServerError(err: FastifyError | Error, tableHint?: string, contentType?: string): WharfServerError {
+export function toServerError(err: FastifyError | Error, tableHint?: string, contentType?: string, indexHint?: string): WharfServerError {
   if (err instanceof WharfServerError) return err;
   const fe = err as FastifyError;
   if (fe.validation) return new WharfServerError('WHARF_ERR_BAD_REQUEST', [fe.message], { cause: err });
@@ -23,7 +23,7 @@ export function toServerError(err: FastifyError | Error, tableHint?: string, con
       return new WharfServerError('WHARF_ERR_MALFORMED_JSON', [fe.message], { cause: err });
   }
   if (err instanceof SyntaxError) return new WharfServerError('WHARF_ERR_MALFORMED_JSON', [err.message], { cause: err });
-  if (engineCodeOf(err) !== undefined) return fromEngineError(err, { table: tableHint });
+  if (engineCodeOf(err) !== undefined) return fromEngineError(err, { table: tableHint, index: indexHint });
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new WharfServerError('WHARF_ERR_BAD_REQUEST', [fe.message], { cause: err });
   }
@@ -43,8 +43,8 @@ export function sendError(reply: FastifyReply, e: WharfServerError): FastifyRepl
 
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const table = (request.params as { table?: string } | undefined)?.table;
-    const e = toServerError(err, table, request.headers['content-type']);
+    const params = request.params as { table?: string; name?: string } | undefined;
+    const e = toServerError(err, params?.table, request.headers['content-type'], params?.name);
     if (e.statusCode >= 500) request.log.error({ err }, e.message);
     else request.log.info({ code: e.code }, e.message);
     return sendError(reply, e);

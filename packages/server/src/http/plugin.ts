@@ -11,6 +11,7 @@ import tablesRoutes from './routes/tables.js';
 import documentsRoutes from './routes/documents.js';
 import insertRoute from './routes/insert.js';
 import operationsRoutes from './routes/operations.js';
+import indexesRoutes from './routes/indexes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,7 +33,7 @@ async function httpApi(app: FastifyInstance): Promise<void> {
         version: '0.1.0',
       },
       tags: [
-        { name: 'tables' }, { name: 'documents' }, { name: 'sync' }, { name: 'operations' },
+        { name: 'tables' }, { name: 'documents' }, { name: 'indexes' }, { name: 'sync' }, { name: 'operations' },
       ],
     },
     refResolver: {
@@ -51,6 +52,7 @@ async function httpApi(app: FastifyInstance): Promise<void> {
   await app.register(documentsRoutes);
   await app.register(insertRoute);
   await app.register(operationsRoutes);
+  await app.register(indexesRoutes);
 
   app.get('/openapi.json', {
     schema: { hide: true, response: { 200: { type: 'object', additionalProperties: true } } },

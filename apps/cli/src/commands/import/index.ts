@@ -206,6 +206,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       naive: o.naive,
       conflict: o.conflict,
       maxErrors: o.maxErrors < 0 ? undefined : o.maxErrors,
+      indexes: o.indexes ?? [],
       onDocumentError,
       onDispatch: (high) => {
         if (high.offset !== undefined && high.offset > state.high.offset) {
@@ -352,6 +353,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     : null;
   if (summary) {
     Object.assign(report, figuresOf(summary));
+    report.indexes = summary.indexes ?? [];
+    report.indexBuildMs = summary.indexBuildMs ?? null;
     report.run = { read: summary.documents.read, written: summary.documents.written, rejected: summary.documents.rejected };
     report.documents = {
       read: base.docs + summary.documents.read,
@@ -456,6 +459,8 @@ function emptyReport(): ImportReport {
     intervals10s: [],
     zeroIntervals: 0,
     engine: null,
+    indexes: [],
+    indexBuildMs: null,
     thresholds: [],
     rejects: { file: null, count: 0, first: [] },
     checkpoint: { path: null, complete: false },

@@ -3,7 +3,7 @@
  * in apps/cli/README.md; `version` changes when a field changes meaning or goes away.
  */
 import { writeFileSync } from 'node:fs';
-import type { DocumentError, LatencyMs, LoadSummary, TargetStats, Interval } from '@wharf/client';
+import type { DocumentError, IndexBuild, LatencyMs, LoadSummary, TargetStats, Interval } from '@wharf/client';
 import type { ThresholdResult } from './thresholds.js';
 import { fmtBytes } from './progress.js';
 
@@ -62,6 +62,10 @@ export interface ImportReport {
   intervals10s: Interval[];
   zeroIntervals: number;
   engine: TargetStats | null;
+  /** Secondary indexes built after the load (--index), each with its build time (ms). */
+  indexes: IndexBuild[];
+  /** From the first index creation to the last one ready (ms); null when none were built. */
+  indexBuildMs: number | null;
   thresholds: ThresholdResult[];
   rejects: { file: string | null; count: number; first: DocumentError[] };
   checkpoint: { path: string | null; complete: boolean };
@@ -105,6 +109,9 @@ export function summaryText(r: ImportReport): string {
     lines.push(
       `  intervals ${r.intervals.length} × ${r.intervalMs / 1000} s, ${r.zeroIntervals} with no completion (stalls)${r.retries ? `, ${r.retries} retries` : ''}`,
     );
+    for (const ix of r.indexes ?? []) {
+      lines.push(`  index ${ix.name} on ${ix.field}${ix.multi ? ' (multi)' : ''}: ${ix.existed ? 'existed; caught up' : 'built'} in ${ms(ix.buildMs)} ms`);
+    }
     if (r.engine) {
       const e = r.engine;
       lines.push(`  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`);

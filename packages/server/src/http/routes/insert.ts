@@ -9,7 +9,7 @@ import { fromInsertError } from '../../errors.js';
 import type { WriteOptions, WriteResult } from '../../engine-types.js';
 import { errorResponses } from '../schemas/index.js';
 
-interface InsertQuery { durability?: 'soft' | 'hard'; conflict?: 'error' | 'replace' | 'update' }
+interface InsertQuery { durability?: 'soft' | 'hard'; conflict?: 'error' | 'replace' | 'update'; waitForIndexes?: boolean }
 
 const JSON_TYPES = ['application/json'];
 const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'text/plain'];
@@ -36,13 +36,15 @@ export default async function insertRoute(app: FastifyInstance): Promise<void> {
       description:
         'durability: soft answers when the documents are visible, hard when they are durable (default: the engine default, hard). ' +
         'conflict: what to do when the primary key exists (default error: the document is counted in errors, the rest is written). ' +
-        'Bad documents are reported in document_errors by index (NDJSON line, blank lines count, or array element).',
+        'Bad documents are reported in document_errors by index (NDJSON line, blank lines count, or array element). ' +
+        'waitForIndexes: answer only once every secondary index of the table reflects the write.',
       params: { $ref: 'TableParams#' },
       querystring: {
         type: 'object',
         properties: {
           durability: { type: 'string', enum: ['soft', 'hard'] },
           conflict: { type: 'string', enum: ['error', 'replace', 'update'] },
+          waitForIndexes: { type: 'boolean' },
         },
       },
       response: { 200: { $ref: 'WriteResult#' }, 413: { $ref: 'ErrorResponse#' }, 415: { $ref: 'ErrorResponse#' }, ...errorResponses },
@@ -64,6 +66,7 @@ export default async function insertRoute(app: FastifyInstance): Promise<void> {
     const opts: WriteOptions = {};
     if (request.query.durability) opts.durability = request.query.durability;
     if (request.query.conflict) opts.conflict = request.query.conflict;
+    if (request.query.waitForIndexes) opts.waitForIndexes = true;
     const t = app.db.table(table);
     const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     const first = firstNonSpace(body);

@@ -44,6 +44,19 @@ export const TableInfo = {
   },
 } as const;
 
+export const IndexInfo = {
+  $id: 'IndexInfo',
+  type: 'object',
+  required: ['name', 'field', 'multi', 'ready', 'indexed'],
+  properties: {
+    name: { type: 'string' },
+    field: { type: 'string', description: 'Dotted field path, e.g. address.city' },
+    multi: { type: 'boolean', description: 'Each element of an array value is an entry.' },
+    ready: { type: 'boolean', description: 'The background build finished.' },
+    indexed: { type: 'integer', description: 'Documents indexed so far by the build.' },
+  },
+} as const;
+
 export const ErrorResponse = {
   $id: 'ErrorResponse',
   type: 'object',
@@ -89,5 +102,5 @@ export const errorResponses = {
 } as const;
 
 export function registerSchemas(app: FastifyInstance): void {
-  for (const s of [WriteResult, TableInfo, ErrorResponse, Document, Synced, TableParams]) app.addSchema(s);
+  for (const s of [WriteResult, TableInfo, IndexInfo, ErrorResponse, Document, Synced, TableParams]) app.addSchema(s);
 }

@@ -5,7 +5,7 @@
  * source for a cursor).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { Durability, EngineDatabase, Key, ScanOptions } from '../../engine-types.js';
+import type { BetweenOptions, Durability, EngineDatabase, IndexInfo, IndexValue, Key, ScanOptions } from '../../engine-types.js';
 import { engineCodeOf } from '../../errors.js';
 import {
   internalError, nonExistence, opFailed, queryLogic, ReqlError, ReqlRuntimeError, resourceLimit,
@@ -18,6 +18,7 @@ import {
   truthy, validateTime, type Datum, type DatumObject, type TimeDatum,
 } from './datum.js';
 import { T, termName } from './names.js';
+import { checkIndexName, hasIndexes, indexes, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
 import { buildSelector, deepMerge, getField, hasFields, matchesObject, pluck, without } from './objects.js';
 import { Bound, DbRef, Env, Func, isDatumValue, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
 import { deleteRows, insert, replaceRows, updateRows } from './writes.js';
@@ -244,11 +245,18 @@ export class Evaluator {
   }
 
   /** Map an engine failure to a ReQL error naming the table. */
-  engineError(err: unknown, ref?: { fullName: string }): ReqlError {
+  engineError(err: unknown, ref?: { fullName: string }, index?: string): ReqlError {
     if (err instanceof ReqlError) return err;
     const code = engineCodeOf(err);
     const message = err instanceof Error ? err.message : String(err);
+    const indexName = index ?? /index [`'"]([^`'"]+)[`'"]/i.exec(message)?.[1] ?? '?';
     switch (code) {
+      case 'WHARF_INDEX_NOT_FOUND':
+        return opFailed(`Index \`${indexName}\` was not found on table \`${ref?.fullName ?? '?'}\`.`);
+      case 'WHARF_INDEX_EXISTS':
+        return opFailed(`Index \`${indexName}\` already exists on table \`${ref?.fullName ?? '?'}\`.`);
+      case 'WHARF_INDEX_NOT_READY':
+        return opFailed(`Index \`${indexName}\` on table \`${ref?.fullName ?? '?'}\` was accessed before its construction was finished.`);
       case 'WHARF_TABLE_NOT_FOUND':
         this.deps.catalog.invalidate();
         return opFailed(`Table \`${ref?.fullName ?? '?'}\` does not exist.`);
@@ -309,10 +317,25 @@ export class Evaluator {
       case T.GET_ALL: {
         const t = await this.eval(a[0] as Node, env);
         if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-        await this.checkIndex(node, t, env);
+        const index = await this.secondaryIndex(node, t, env);
+        const evaluator = this;
+        if (index !== null) {
+          const api = indexes(t, index);
+          const values: IndexValue[] = [];
+          for (const n of a.slice(1)) values.push(indexValue(await this.evalDatum(n, env)));
+          return Seq.fromStream(async function* () {
+            if (values.length === 0) return;
+            let rows: object[];
+            try {
+              rows = await api.getAll(index, values);
+            } catch (err) {
+              throw evaluator.engineError(err, t, index);
+            }
+            for (const r of rows) yield r as Datum;
+          }, t);
+        }
         const keys: Key[] = [];
         for (const n of a.slice(1)) keys.push(this.primaryKeyOf(await this.evalDatum(n, env)));
-        const evaluator = this;
         return Seq.fromStream(async function* () {
           if (keys.length === 0) return;
           let rows: (object | null)[];
@@ -475,11 +498,12 @@ export class Evaluator {
       case T.TABLE_DROP:
       case T.TABLE_LIST:
         return this.tableAdmin(node, env);
-      case T.INDEX_LIST: {
-        const t = await this.eval(a[0] as Node, env);
-        if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-        return [];
-      }
+      case T.INDEX_LIST:
+      case T.INDEX_CREATE:
+      case T.INDEX_DROP:
+      case T.INDEX_STATUS:
+      case T.INDEX_WAIT:
+        return this.indexAdmin(node, env);
       case T.CONFIG: {
         const t = await this.eval(a[0] as Node, env);
         if (t instanceof DbRef) {
@@ -487,7 +511,15 @@ export class Evaluator {
           return { id: nameUuid(`db:${t.name}`), name: t.name };
         }
         if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-        return this.tableConfig(t);
+        const config = this.tableConfig(t);
+        if (hasIndexes(t)) {
+          try {
+            config.indexes = (await indexes(t).listIndexes()).map((i) => i.name).sort();
+          } catch (err) {
+            throw this.engineError(err, t);
+          }
+        }
+        return config;
       }
       case T.STATUS: {
         const t = await this.eval(a[0] as Node, env);
@@ -611,11 +643,72 @@ export class Evaluator {
     throw queryLogic(`Wharf does not support the term ${termName(node.type)} (${node.type}).`);
   }
 
-  async checkIndex(node: TermNode, t: TableRef, env: Env | null): Promise<void> {
+  /** The `index` optarg when it names a secondary index; null for the primary key or none. */
+  async secondaryIndex(node: TermNode, t: TableRef, env: Env | null): Promise<string | null> {
     const index = await this.optDatum(node, 'index', env);
-    if (index !== undefined && index !== t.primaryKey) {
-      throw opFailed(`Index \`${String(index)}\` was not found on table \`${t.fullName}\`.`);
+    if (index === undefined || index === t.primaryKey) return null;
+    if (typeof index !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(index)}.`);
+    return index;
+  }
+
+  /** INDEX_CREATE, INDEX_DROP, INDEX_LIST, INDEX_STATUS, INDEX_WAIT. */
+  async indexAdmin(node: TermNode, env: Env | null): Promise<Value> {
+    const a = node.args;
+    const t = await this.eval(a[0] as Node, env);
+    if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+    if (!hasIndexes(t) && node.type !== T.INDEX_CREATE && node.args.length === 1) return [];
+    const api = indexes(t);
+    switch (node.type) {
+      case T.INDEX_CREATE: {
+        const name = checkIndexName(await this.evalDatum(a[1] as Node, env));
+        const field = indexFieldPath(a[2], name);
+        const multi = (await this.optDatum(node, 'multi', env)) ?? false;
+        if (typeof multi !== 'boolean') throw queryLogic(`Expected type BOOL but found ${datumTypeName(multi)}.`);
+        const geo = (await this.optDatum(node, 'geo', env)) ?? false;
+        if (geo !== false) throw queryLogic('Wharf does not support geospatial indexes (geo: true).');
+        try {
+          await this.deps.trackWrite(api.createIndex(name, field, { multi }));
+        } catch (err) {
+          throw this.engineError(err, t, name);
+        }
+        return { created: 1 };
+      }
+      case T.INDEX_DROP: {
+        const name = checkIndexName(await this.evalDatum(a[1] as Node, env));
+        try {
+          await this.deps.trackWrite(api.dropIndex(name));
+        } catch (err) {
+          throw this.engineError(err, t, name);
+        }
+        return { dropped: 1 };
+      }
     }
+    const names: string[] = [];
+    for (const n of a.slice(1)) {
+      const v = await this.evalDatum(n, env);
+      for (const x of Array.isArray(v) ? v : [v]) {
+        if (typeof x !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(x)}.`);
+        names.push(x);
+      }
+    }
+    let all: IndexInfo[];
+    try {
+      all = await api.listIndexes();
+    } catch (err) {
+      throw this.engineError(err, t);
+    }
+    if (node.type === T.INDEX_LIST) return all.map((i) => i.name).sort();
+    let selected = selectIndexes(all, names, t);
+    if (node.type === T.INDEX_WAIT && selected.length > 0) {
+      try {
+        const waited = await api.indexWait(selected.map((i) => i.name));
+        selected = selected.map((i) => waited.find((w) => w.name === i.name) ?? { ...i, ready: true });
+      } catch (err) {
+        throw this.engineError(err, t);
+      }
+    }
+    const documents = this.deps.catalog.tableInfo(t.engineName)?.documents;
+    return selected.map((i) => indexStatus(i, documents));
   }
 
   tableConfig(t: TableRef): DatumObject {
@@ -760,8 +853,9 @@ export class Evaluator {
     if (indexNode !== undefined) {
       if (!(input instanceof TableRef)) throw queryLogic(`Indexed order_by can only be performed on a TABLE or TABLE_SLICE.`);
       const index = await readKey(indexNode);
-      if (index.by !== input.primaryKey) throw opFailed(`Index \`${typeof index.by === 'string' ? index.by : 'function'}\` was not found on table \`${input.fullName}\`.`);
-      seq = this.tableSeq(input, { reverse: index.desc });
+      if (typeof index.by !== 'string') throw opFailed(`Index \`function\` was not found on table \`${input.fullName}\`.`);
+      if (index.by === input.primaryKey) seq = this.tableSeq(input, { reverse: index.desc });
+      else seq = this.indexSeq(input, index.by, null, null, { reverse: index.desc });
       if (keys.length === 0) return seq;
     } else {
       if (keys.length === 0) throw queryLogic('Expected 2 or more arguments but found 1.');
@@ -797,17 +891,38 @@ export class Evaluator {
     return Seq.fromArray(order.map((i) => rows[i] as Datum), seq.table);
   }
 
+  /** Rows of a secondary index between two values (null: unbounded), in index order. */
+  indexSeq(t: TableRef, index: string, lower: IndexValue | null, upper: IndexValue | null, opts: BetweenOptions): Seq {
+    const api = indexes(t, index);
+    const evaluator = this;
+    return Seq.fromStream(async function* () {
+      let rows: object[];
+      try {
+        rows = await api.between(index, lower, upper, opts);
+      } catch (err) {
+        throw evaluator.engineError(err, t, index);
+      }
+      for (const r of rows) yield r as Datum;
+    }, t);
+  }
+
   async between(node: TermNode, env: Env | null): Promise<Value> {
     const a = node.args;
     const t = await this.eval(a[0] as Node, env);
     if (!(t instanceof TableRef)) expectType(t, 'TABLE_SLICE');
-    await this.checkIndex(node, t, env);
+    const index = await this.secondaryIndex(node, t, env);
     const lower = await this.eval(a[1] as Node, env);
     const upper = await this.eval(a[2] as Node, env);
     const leftBound = (await this.optDatum(node, 'left_bound', env)) ?? 'closed';
     const rightBound = (await this.optDatum(node, 'right_bound', env)) ?? 'open';
     for (const [name, v] of [['left_bound', leftBound], ['right_bound', rightBound]] as const) {
       if (v !== 'open' && v !== 'closed') throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
+    }
+    if (index !== null) {
+      if (lower === Bound.MAX || upper === Bound.MIN) return Seq.fromArray([], t);
+      const lo = lower === Bound.MIN ? null : indexValue(await this.datum(lower));
+      const hi = upper === Bound.MAX ? null : indexValue(await this.datum(upper));
+      return this.indexSeq(t, index, lo, hi, { leftBound: leftBound as 'open' | 'closed', rightBound: rightBound as 'open' | 'closed' });
     }
     const bounds: ScanOptions = {};
     if (lower !== Bound.MIN) {
