@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::io::Vfs;
-use crate::journal::{Position, SegmentPool};
+use crate::journal::{Position, SegmentPool, SyncTicket};
 use crate::manifest::{self, IndexSpec, Manifest, RunEntry, TableEntry};
 use crate::merge::MergeSignal;
 use crate::pacing::Rates;
@@ -47,6 +47,8 @@ pub(crate) fn remove_orphans(vfs: &dyn Vfs, m: &Manifest) -> Result<()> {
 pub(crate) struct CheckpointJob {
     /// Replay starts here after this checkpoint; the journal is synced up to it.
     pub position: Position,
+    /// Syncs the journal up to `position`.
+    pub sync: SyncTicket,
     pub next_table_id: u32,
     pub next_index_tree_id: u32,
     /// Every tree (tables and index trees) at the cut.
@@ -179,10 +181,14 @@ impl Maintenance {
     }
 
     fn checkpoint(&self, job: CheckpointJob) -> Result<()> {
+        let t = &job.sync;
+        t.file.sync_data().map_err(|e| Error::io(format!("fdatasync for a checkpoint in {}", t.name), e))?;
+        self.bg.counters().fdatasyncs.fetch_add(1, Relaxed);
+        self.bg.counters().durable_seq.fetch_max(t.seq, Relaxed);
         let mut flushed = Vec::new();
         for cut in &job.tables {
             if let Some(m) = &cut.frozen {
-                let frozen_bytes = cut.table.data.read().unwrap().frozen_bytes();
+                let frozen_bytes = cut.table.data.read().frozen_bytes();
                 flushed.push((cut.table.clone(), self.flush(cut.table.id, m)?, frozen_bytes));
             }
         }
@@ -225,7 +231,7 @@ impl Maintenance {
         drop(current);
         // Readers switch from the frozen memtable to the run it became.
         for (table, (_, run), frozen_bytes) in flushed {
-            let mut data = table.data.write().unwrap();
+            let mut data = table.data.write();
             data.runs.push(run);
             data.frozen = None;
             self.bg.counters().frozen_memtable_bytes.fetch_sub(frozen_bytes, Relaxed);

@@ -23,7 +23,7 @@ use crate::manifest::IndexSpec;
 use crate::pacing::{Debt, Decision, Pacer};
 use crate::doc::PreparedDocs;
 use crate::error::{Error, ErrorCode, Result};
-use crate::journal::Journal;
+use crate::journal::{Flusher, Journal};
 use crate::key::Key;
 use crate::mutation::{self, GroupEncoder};
 use crate::options::{Durability, Options, WriteOptions};
@@ -61,6 +61,8 @@ pub(crate) struct Shared {
 #[derive(Default)]
 pub(crate) struct Queue {
     pub requests: VecDeque<Request>,
+    /// The flusher finished a background sync: the committer should take its outcome.
+    pub synced_in_background: bool,
     /// The committer is waiting on the condvar. Notifying costs a syscall, so only then.
     pub parked: bool,
 }
@@ -92,6 +94,7 @@ impl Shared {
 pub(crate) struct Committer {
     pub shared: Arc<Shared>,
     pub journal: Journal,
+    pub flusher: Arc<Flusher>,
     pub pacer: Pacer,
     pub background: Arc<Background>,
     pub options: Options,
@@ -105,6 +108,10 @@ pub(crate) struct Committer {
     /// Journal payload bytes of the last group (what pacing meters).
     pub last_group_bytes: u64,
 }
+
+/// Unsynced journal bytes that start a background sync before `flush_interval` runs out, so no
+/// later fdatasync (a rotation's, a hard write's) has much to flush.
+const BYTES_PER_SYNC: u64 = 4 << 20;
 
 /// How long an idle committer spins before it parks (see `spin_for_requests`).
 const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(100);
@@ -130,14 +137,19 @@ impl Committer {
     pub fn run(mut self) {
         let mut last_sync = Instant::now();
         loop {
+            self.take_background_sync();
             let batch = self.next_batch(last_sync);
             if batch.is_empty() {
-                // The flush window of unsynced soft writes ran out.
-                self.sync_or_poison();
-                last_sync = Instant::now();
+                // A background sync finished, or the flush window of soft writes ran out.
+                if self.flush_due(last_sync) && self.flush_in_background() {
+                    last_sync = Instant::now();
+                }
                 continue;
             }
             let closing = self.commit_group(batch, &mut last_sync);
+            if (self.flush_due(last_sync) || self.journal.unsynced_bytes() >= BYTES_PER_SYNC) && self.flush_in_background() {
+                last_sync = Instant::now();
+            }
             self.after_group();
             if closing.is_none() {
                 self.pace();
@@ -196,12 +208,46 @@ impl Committer {
         }
     }
 
+    /// Soft writes are due on disk: unsynced bytes older than `flush_interval`.
+    fn flush_due(&self, last_sync: Instant) -> bool {
+        // A poisoned journal is never synced again, so there is nothing to flush.
+        self.journal.has_unsynced()
+            && !self.journal.background_sync_pending()
+            && self.shared.poisoned().is_none()
+            && Instant::now() >= last_sync + self.options.flush_interval
+    }
+
+    /// Hands a sync of everything written so far to the flusher thread.
+    fn flush_in_background(&mut self) -> bool {
+        match self.journal.sync_ticket() {
+            Some(ticket) => {
+                self.flusher.request(ticket);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes the outcome of a finished background sync; a failure poisons, as on the committer.
+    fn take_background_sync(&mut self) {
+        match self.flusher.take_done() {
+            Some(Ok((segment_id, offset))) => self.journal.synced_in_background(segment_id, offset),
+            Some(Err(e)) => {
+                self.journal.synced_in_background(u64::MAX, 0);
+                self.shared.poison_with(&e);
+            }
+            None => {}
+        }
+    }
+
     fn wait_for_requests(&self, last_sync: Instant) -> std::sync::MutexGuard<'_, Queue> {
         self.spin_for_requests();
         let mut queue = self.shared.queue.lock().unwrap();
         while queue.requests.is_empty() {
-            // A poisoned journal is never synced again, so there is nothing to flush.
-            if self.journal.has_unsynced() && self.shared.poisoned().is_none() {
+            if std::mem::take(&mut queue.synced_in_background) {
+                return queue;
+            }
+            if self.journal.has_unsynced() && !self.journal.background_sync_pending() && self.shared.poisoned().is_none() {
                 let deadline = last_sync + self.options.flush_interval;
                 let now = Instant::now();
                 if now >= deadline {
@@ -444,10 +490,8 @@ impl Committer {
         if let Some(e) = self.shared.poisoned() {
             return Err(e);
         }
-        // The manifest will name this position, so everything before it must be on disk.
-        if let Some(e) = self.sync_or_poison() {
-            return Err(e);
-        }
+        // The manifest will name this position, so everything before it must be on disk: the
+        // maintenance thread syncs it first (not here, where it would hold every write).
         let position = self.journal.position();
         let catalog = self.shared.catalog.read().unwrap();
         let c = &self.shared.counters;
@@ -462,14 +506,20 @@ impl Committer {
             .by_id
             .values()
             .map(|t| {
-                let mut data = t.data.write().unwrap();
+                let mut data = t.data.write();
                 let frozen = data.freeze();
                 c.memtable_bytes.fetch_sub(data.frozen_bytes(), Relaxed);
                 c.frozen_memtable_bytes.fetch_add(data.frozen_bytes(), Relaxed);
                 TableCut { table: t.clone(), frozen, documents: data.documents, bytes: data.bytes, index: specs.remove(&t.id) }
             })
             .collect();
-        let job = CheckpointJob { position, next_table_id: catalog.next_table_id, next_index_tree_id: catalog.next_index_tree_id, tables };
+        let job = CheckpointJob {
+            position,
+            sync: self.journal.cut_ticket(),
+            next_table_id: catalog.next_table_id,
+            next_index_tree_id: catalog.next_index_tree_id,
+            tables,
+        };
         drop(catalog);
         c.journal_bytes_since_checkpoint.store(0, Relaxed);
         self.shared.maintenance.lock().unwrap().in_flight = true;

@@ -314,7 +314,7 @@ fn apply(catalog: &RwLock<Catalog>, changes: Vec<Change>) {
             }
             let before = old.as_ref().map(|d| index.values(d)).unwrap_or_default();
             let after = new.as_ref().map(|d| index.values(d)).unwrap_or_default();
-            let mut tree = index.tree.data.write().unwrap();
+            let mut tree = index.tree.data.write();
             for v in before.difference(&after) {
                 index.tree.write_entry(&mut tree, entry_key(v, &change.key), None);
             }
@@ -335,14 +335,14 @@ fn build_step(catalog: &RwLock<Catalog>) -> bool {
             let Build::Building { after, indexed } = index.build.lock().unwrap().clone() else { continue };
             let range = KeyRange { lower: after.clone().map_or(Bound::Unbounded, Bound::Excluded), upper: Bound::Unbounded };
             let rows = {
-                let data = table.data.read().unwrap();
+                let data = table.data.read();
                 match data.scan(&range, BUILD_STEP, false, &table.env.cache) {
                     Ok(rows) => rows,
                     Err(_) => continue, // a damaged run: reads report it; the build stays unready
                 }
             };
             {
-                let mut tree = index.tree.data.write().unwrap();
+                let mut tree = index.tree.data.write();
                 for (key, doc) in &rows {
                     let Ok(doc) = serde_json::from_str::<Value>(doc) else { continue };
                     let pk: Doc = key.to_json().into();
@@ -425,7 +425,7 @@ impl Index {
         let start = out.len();
         loop {
             let want = (limit - (out.len() - start)).min(1024);
-            let entries = self.tree.data.read().unwrap().scan(&range, want, reverse, &self.tree.env.cache)?;
+            let entries = self.tree.data.read().scan(&range, want, reverse, &self.tree.env.cache)?;
             for (_, pk) in &entries {
                 let key = match serde_json::from_str::<Value>(pk) {
                     Ok(Value::Number(n)) => Key::Num(n.as_f64().unwrap_or(f64::NAN)),

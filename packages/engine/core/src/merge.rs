@@ -118,7 +118,7 @@ impl Merger {
     fn merge(&self, table_id: u32, inputs: &[String], level: u32, oldest: bool) -> Result<bool> {
         let Some(table) = self.catalog.read().unwrap().by_id.get(&table_id).cloned() else { return Ok(false) };
         let runs: Vec<Arc<Run>> = {
-            let data = table.data.read().unwrap();
+            let data = table.data.read();
             let found: Vec<_> = inputs.iter().filter_map(|n| data.runs.iter().find(|r| r.name == *n).cloned()).collect();
             if found.len() != inputs.len() {
                 return Ok(false);
@@ -180,7 +180,7 @@ impl Merger {
         self.bg.note_shape(&next);
         *current = next;
         {
-            let mut data = table.data.write().unwrap();
+            let mut data = table.data.write();
             if let Some(at) = data.runs.iter().position(|r| r.name == inputs[0]) {
                 data.runs.splice(at..at + inputs.len(), run);
             }

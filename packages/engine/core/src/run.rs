@@ -142,6 +142,9 @@ impl RunWriter {
 
     fn flush_out(&mut self) -> Result<()> {
         self.file.write_at(&self.out, self.written).map_err(|e| Error::io(format!("writing run file {}", self.name), e))?;
+        // Write back as we go (RocksDB's bytes_per_sync): one large flush at the final fdatasync
+        // would make the filesystem's journal commit long, and every other writer wait behind it.
+        self.file.start_writeback(self.written, self.out.len() as u64);
         self.written += self.out.len() as u64;
         self.out.clear();
         Ok(())

@@ -65,11 +65,15 @@ pub(crate) struct Env {
     pub counters: Arc<Counters>,
 }
 
+/// Documents a write applies between two chances for readers to take the table's lock.
+const YIELD_EVERY: usize = 256;
+
 pub(crate) struct Table {
     pub id: u32,
     pub name: String,
     pub primary_key: String,
-    pub data: RwLock<Tree>,
+    /// parking_lot's lock, for `bump`: a long insert yields it to waiting readers.
+    pub data: parking_lot::RwLock<Tree>,
     pub env: Env,
     /// Secondary indexes on this table (empty for an index's own hidden tree).
     pub indexes: RwLock<Vec<Arc<Index>>>,
@@ -81,7 +85,7 @@ impl Table {
             id,
             name,
             primary_key,
-            data: RwLock::new(Tree::default()),
+            data: parking_lot::RwLock::new(Tree::default()),
             env: env.clone(),
             indexes: RwLock::default(),
         })
@@ -89,7 +93,7 @@ impl Table {
 
     /// The current document for `key`.
     pub fn get(&self, key: &Key) -> Result<Option<Doc>> {
-        self.data.read().unwrap().get(key, &self.env.cache)
+        self.data.read().get(key, &self.env.cache)
     }
 
     /// Records a change in the tree and the memtable-size counter.
@@ -115,7 +119,7 @@ impl Table {
 
     /// Applies a mutation read back from the journal during recovery.
     pub fn replay(&self, key: Key, doc: Option<Doc>) -> Result<()> {
-        let mut tree = self.data.write().unwrap();
+        let mut tree = self.data.write();
         let old = tree.get(&key, &self.env.cache)?;
         if old.is_some() || doc.is_some() {
             self.set(&mut tree, key, doc, old.as_ref());
@@ -134,8 +138,13 @@ impl Table {
         }
         let mut result = WriteResult::default();
         let indexed = !self.indexes.read().unwrap().is_empty();
-        let mut tree = self.data.write().unwrap();
-        for doc in docs.docs {
+        let mut tree = self.data.write();
+        for (i, doc) in docs.docs.into_iter().enumerate() {
+            // Let readers in every so often: a 10 000-document batch must not hold gets for its
+            // whole apply (fair handover, so the committer cannot take the lock straight back).
+            if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                parking_lot::RwLockWriteGuard::bump(&mut tree);
+            }
             let (index, key, json, generated) = match doc {
                 PreparedDoc::Err { index, message } => {
                     result.fail(index, message);
@@ -196,8 +205,11 @@ impl Table {
     pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<WriteResult> {
         let mut result = WriteResult::default();
         let indexed = !self.indexes.read().unwrap().is_empty();
-        let mut tree = self.data.write().unwrap();
-        for key in keys {
+        let mut tree = self.data.write();
+        for (i, key) in keys.into_iter().enumerate() {
+            if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                parking_lot::RwLockWriteGuard::bump(&mut tree);
+            }
             match tree.get(&key, &self.env.cache)? {
                 Some(old) => {
                     result.deleted += 1;
@@ -303,7 +315,7 @@ impl Catalog {
     /// and deletes them.
     fn forget(&mut self, id: u32) {
         if let Some(t) = self.by_id.remove(&id) {
-            self.env.counters.memtable_bytes.fetch_sub(t.data.read().unwrap().active_bytes, Relaxed);
+            self.env.counters.memtable_bytes.fetch_sub(t.data.read().active_bytes, Relaxed);
         }
     }
 
@@ -313,7 +325,7 @@ impl Catalog {
             for index in t.indexes.read().unwrap().iter() {
                 self.forget(index.tree.id);
             }
-            self.env.counters.memtable_bytes.fetch_sub(t.data.read().unwrap().active_bytes, Relaxed);
+            self.env.counters.memtable_bytes.fetch_sub(t.data.read().active_bytes, Relaxed);
         }
     }
 

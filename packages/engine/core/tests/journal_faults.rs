@@ -5,7 +5,7 @@ mod support;
 use support::*;
 use wharf_engine::internals::{segment_file_name, RECORD_HEADER_SIZE, SEGMENT_HEADER_SIZE};
 use wharf_engine::io::{CrashMode, SimVfs};
-use wharf_engine::{wait, Durability, ErrorCode, Key};
+use wharf_engine::{wait, Durability, ErrorCode, Key, Options};
 
 #[test]
 fn stale_records_of_a_recycled_segment_are_never_replayed() {
@@ -94,4 +94,23 @@ fn a_failed_journal_write_poisons_the_handle() {
     vfs.fail_write_after(1);
     assert_eq!(insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap_err().code, ErrorCode::Poisoned);
     assert_eq!(insert(&db, "t", &doc(2, 10), Durability::Hard).unwrap_err().code, ErrorCode::Poisoned);
+}
+
+#[test]
+fn a_failed_background_fdatasync_of_soft_writes_poisons_the_handle() {
+    let vfs = SimVfs::new();
+    let options = Options { flush_interval: std::time::Duration::from_millis(5), ..small_options() };
+    let db = open(&vfs, options).unwrap();
+    create(&db, "t");
+    vfs.fail_sync_after(1);
+    insert(&db, "t", &doc(1, 10), Durability::Soft).unwrap();
+    // The flusher thread's fdatasync fails; the committer takes the outcome and poisons.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !db.stats().poisoned {
+        assert!(std::time::Instant::now() < deadline, "a failed background sync went unnoticed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(insert(&db, "t", &doc(2, 10), Durability::Soft).unwrap_err().code, ErrorCode::Poisoned);
+    assert_eq!(wait(|done| db.sync(done)).unwrap_err().code, ErrorCode::Poisoned);
+    let _ = db.close();
 }

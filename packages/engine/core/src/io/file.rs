@@ -38,6 +38,14 @@ impl Storage for FileStorage {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
     }
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&self, offset: u64, len: u64) {
+        use std::os::fd::AsRawFd;
+        unsafe {
+            libc::sync_file_range(self.0.as_raw_fd(), offset as i64, len as i64, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+
     fn sync_data(&self) -> io::Result<()> {
         self.0.sync_data()
     }

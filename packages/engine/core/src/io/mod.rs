@@ -26,6 +26,10 @@ pub trait Storage: Send + Sync {
     /// Makes every completed write durable (`fdatasync`). After an error nothing is promised:
     /// the caller must stop, never retry and claim durability.
     fn sync_data(&self) -> io::Result<()>;
+    /// Starts writing `len` bytes from `offset` back to disk without waiting or promising
+    /// anything (`sync_file_range(SYNC_FILE_RANGE_WRITE)`), so that a later `sync_data` has
+    /// little left to do. A hint: the default does nothing.
+    fn start_writeback(&self, _offset: u64, _len: u64) {}
 }
 
 /// One directory of files.

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::flusher::SyncTicket;
 use super::segment::{encode_header, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
@@ -114,6 +115,8 @@ pub(crate) struct Journal {
     /// Uncompressed and stored payload bytes of the groups stored compressed.
     compressed_in: u64,
     compressed_out: u64,
+    /// A background sync was handed out and its outcome not yet taken.
+    background_sync: bool,
 }
 
 impl Journal {
@@ -148,6 +151,7 @@ impl Journal {
             unsynced_large: false,
             compressed_in: 0,
             compressed_out: 0,
+            background_sync: false,
         };
         journal.write_segment_header()?;
         Ok(journal)
@@ -170,6 +174,51 @@ impl Journal {
 
     pub fn has_unsynced(&self) -> bool {
         self.offset > self.synced
+    }
+
+    /// Bytes of the active segment written since its last sync.
+    pub fn unsynced_bytes(&self) -> u64 {
+        self.offset.saturating_sub(self.synced)
+    }
+
+    /// A sync of everything written so far, for the flusher thread; `None` if one is pending
+    /// or nothing is unsynced.
+    pub fn sync_ticket(&mut self) -> Option<SyncTicket> {
+        if self.background_sync || !self.has_unsynced() {
+            return None;
+        }
+        self.background_sync = true;
+        Some(SyncTicket {
+            file: self.active.file.clone(),
+            name: self.active.name.clone(),
+            segment_id: self.active_id,
+            offset: self.offset,
+            seq: self.next_seq - 1,
+        })
+    }
+
+    /// A sync of everything written so far for a checkpoint to make before its manifest names
+    /// this position (older segments were synced when the journal left them).
+    pub fn cut_ticket(&self) -> SyncTicket {
+        SyncTicket {
+            file: self.active.file.clone(),
+            name: self.active.name.clone(),
+            segment_id: self.active_id,
+            offset: self.offset,
+            seq: self.next_seq - 1,
+        }
+    }
+
+    /// The flusher synced `segment_id` up to `offset` (a rotation since then synced it all).
+    pub fn synced_in_background(&mut self, segment_id: u64, offset: u64) {
+        self.background_sync = false;
+        if segment_id == self.active_id && offset > self.synced {
+            self.synced = offset;
+        }
+    }
+
+    pub fn background_sync_pending(&self) -> bool {
+        self.background_sync
     }
 
     fn write_segment_header(&mut self) -> Result<()> {
