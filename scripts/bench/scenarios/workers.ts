@@ -11,7 +11,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
 import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Database } from '@wharf/engine';
 import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
 import rethinkdb from 'rethinkdb';
@@ -257,9 +258,62 @@ function pick(stats: Record<string, unknown>): Sampled {
   return out;
 }
 
+interface ReadResult { gets: number; misses: number; errors: number; skipped: number; ms: { p50: number; p99: number; 'p99.9': number; max: number; mean: number } | null }
+interface Reader { acknowledged(n: number): void; stop(): Promise<ReadResult> }
+
+/** Point gets on this thread's event loop (the embedded target). */
+function startLocalReader(tgt: SustainedTarget, rate: number): Reader {
+  const hist = createHistogram();
+  const rand = prng(7);
+  let n = 0, gets = 0, misses = 0, errors = 0, inFlight = 0, skipped = 0, issued = 0, t0 = -1;
+  const timer = setInterval(() => {
+    if (n <= 0) return;
+    if (t0 < 0) t0 = now();
+    const due = Math.floor(((now() - t0) / 1000) * rate) + 1 - issued;
+    for (let k = 0; k < Math.min(due, 20); k++, issued++) {
+      if (inFlight >= 64) { skipped++; continue; }
+      const a = now();
+      inFlight++;
+      tgt.get(docKey(Math.floor(rand() * n))).then(
+        (found) => { hist.record(Math.max(1, Math.round((now() - a) * 1e6))); gets++; if (!found) misses++; },
+        () => { errors++; },
+      ).finally(() => { inFlight--; });
+    }
+    if (due > 20) { skipped += due - 20; issued += due - 20; }
+  }, 5);
+  return {
+    acknowledged: (upto) => { n = upto; },
+    stop: async () => {
+      clearInterval(timer);
+      while (inFlight > 0) await new Promise((res) => setTimeout(res, 10));
+      const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
+      return { gets, misses, errors, skipped, ms: gets ? { p50: ms(hist.percentile(50)), p99: ms(hist.percentile(99)), 'p99.9': ms(hist.percentile(99.9)), max: ms(hist.max), mean: ms(hist.mean) } : null };
+    },
+  };
+}
+
+/** Point gets over HTTP from a worker thread (lib/http-reader.ts): a separate client. */
+function startHttpReader(url: string, rate: number): Reader {
+  const acked = new Int32Array(new SharedArrayBuffer(4));
+  // A worker does not inherit `--import tsx` (Node 20): it registers tsx, then loads the TS file.
+  const file = pathToFileURL(join(ROOT, 'scripts/bench/lib/http-reader.ts')).href;
+  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`;
+  const worker = new Worker(boot, { eval: true, workerData: { url, rate, acked } });
+  return {
+    acknowledged: (n) => Atomics.store(acked, 0, Math.max(0, Math.min(n, 2 ** 31 - 1))),
+    stop: () => new Promise<ReadResult>((res, rej) => {
+      worker.once('message', (r: ReadResult) => { void worker.terminate(); res(r); });
+      worker.once('error', rej);
+      worker.postMessage('stop');
+    }),
+  };
+}
+
 /** What the two targets differ in: where the loader sends, engine stats, point gets, RSS. */
 interface SustainedTarget {
   name: 'embedded' | 'server';
+  /** The server's base URL (server target only). */
+  url?: string;
   loaderTarget: string | EmbeddedTarget;
   stats(): Promise<Record<string, unknown>>;
   /** One point get; resolves true when the document was found. */
@@ -292,6 +346,7 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
   }
   return {
     name: 'server',
+    url: server.url,
     loaderTarget: `wharf://127.0.0.1:${server.httpPort}`,
     stats: async () => (await fetch(`${server.url}/api/stats`).then((r) => r.json()) as { engine: Record<string, unknown> }).engine,
     get: async (key) => {
@@ -313,7 +368,7 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
  * pacing; per 10 s: docs, latency, fdatasyncs. A safety net stops feeding when the RSS of the
  * process holding the engine passes a limit (judged against the budget).
  */
-async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined) {
+async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined, batchSize: number) {
   fresh(dir);
   const budget = Math.round(budgetMb * 2 ** 20);
   const tgt = which === 'server' ? await serverTarget(dir, budgetMb) : which === 'embedded' ? await embeddedTarget(dir, budget) : null;
@@ -349,45 +404,26 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   }, 1000);
 
   const intervals: Interval[] = [];
-  const loader = createLoader({ target: tgt.loaderTarget, table: 'sustained', onInterval: (i) => intervals.push(i) });
+  // Batches of 500: each insert call is a few milliseconds of engine work, so its latency says
+  // whether the engine stalls (larger batches only add their own apply time to every figure).
+  const loader = createLoader({ target: tgt.loaderTarget, table: 'sustained', batchSize, onInterval: (i) => intervals.push(i) });
   await loader.ready();
 
   // The reader: point gets of random already-acknowledged keys at a fixed rate, each timed from
   // its call to its result (perf_hooks histogram, ns). Keys below written − concurrency × batch
-  // size are acknowledged whatever order the batches in flight complete in.
-  const getHist = createHistogram();
-  const readRand = prng(7);
-  let gets = 0, misses = 0, getErrors = 0, readsInFlight = 0, readsSkipped = 0;
-  const MARGIN = 4 * 5000;
-  // Issued on a 5-ms timer, catching up when the event loop was late, so the rate holds.
-  let readT0 = -1, issued = 0;
-  const issueOne = (n: number) => {
-    const key = docKey(Math.floor(readRand() * n));
-    const a = now();
-    readsInFlight++;
-    tgt.get(key).then(
-      (found) => { getHist.record(Math.max(1, Math.round((now() - a) * 1e6))); gets++; if (!found) misses++; },
-      () => { getErrors++; },
-    ).finally(() => { readsInFlight--; });
-  };
-  const reader = setInterval(() => {
-    const n = loader.progress().written - MARGIN;
-    if (n <= 0) return;
-    if (readT0 < 0) readT0 = now();
-    const due = Math.floor(((now() - readT0) / 1000) * readsPerSec) + 1 - issued;
-    for (let k = 0; k < Math.min(due, 20); k++, issued++) {
-      if (readsInFlight >= 64) { readsSkipped++; continue; }
-      issueOne(n);
-    }
-    if (due > 20) { readsSkipped += due - 20; issued += due - 20; }
-  }, 5);
+  // size are acknowledged whatever order the batches in flight complete in. Against the server
+  // it is a separate client on its own thread; embedded, it shares the loader's event loop, as
+  // an application reading from its own embedded database would.
+  const MARGIN = 4 * batchSize;
+  const reader = tgt.url ? startHttpReader(tgt.url, readsPerSec) : startLocalReader(tgt, readsPerSec);
+  const publish = setInterval(() => reader.acknowledged(loader.progress().written - MARGIN), 5);
 
   const rand = prng(42);
   const deadline = now() + seconds * 1000;
   let i = 0;
   let bytesPushed = 0;
   while (now() < deadline && !stoppedForMemory) {
-    for (let k = 0; k < 1000; k++, i++) {
+    for (let k = 0; k < 100; k++, i++) {
       const line = docLine(i, rand);
       bytesPushed += line.length + 1;
       if (!loader.push(line)) await loader.whenWritable();
@@ -395,14 +431,14 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     // Yield as a stream reader would, so the loader's interval timer, acks and the reader run on time.
     await new Promise((res) => setImmediate(res));
   }
-  clearInterval(reader);
+  clearInterval(publish);
+  const reads = await reader.stop();
   const summary = await loader.end();
   clearInterval(sampler);
-  while (sampling || readsInFlight > 0) await new Promise((res) => setTimeout(res, 10));
+  while (sampling) await new Promise((res) => setTimeout(res, 10));
   const end = pick(await tgt.stats());
   peakRss = Math.max(peakRss, tgt.rss());
   await tgt.close();
-  const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
   const docs = summary.documents.written;
   return {
     target: tgt.name,
@@ -415,6 +451,8 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     wall_s: summary.wallSeconds,
     docs_per_s: summary.docsPerSec,
     latency_ms: summary.latencyMs,
+    batch_latency_ms: summary.batchLatencyMs,
+    batch_size: batchSize,
     final_sync_ms: summary.finalSyncMs,
     zero_intervals: summary.zeroIntervals,
     intervals: summary.intervals,
@@ -431,10 +469,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     max_write_rate_limit_bps: Math.max(0, ...samples.map((x) => x.writeRateLimitBps), end.writeRateLimitBps),
     max_pacing_debt_bytes: Math.max(0, ...samples.map((x) => x.pacingDebtBytes), end.pacingDebtBytes),
     peak_engine_memory_bytes: Math.max(0, ...samples.map((x) => x.memtableBytes + x.frozenMemtableBytes + x.cacheBytes)),
-    reads: {
-      rate_per_s: readsPerSec, gets, misses, errors: getErrors, skipped: readsSkipped,
-      ms: gets ? { p50: ms(getHist.percentile(50)), p99: ms(getHist.percentile(99)), 'p99.9': ms(getHist.percentile(99.9)), max: ms(getHist.max), mean: ms(getHist.mean) } : null,
-    },
+    reads: { rate_per_s: readsPerSec, ...reads },
     rss_start_mb: Math.round(rssStart / 2 ** 20),
     peak_rss_mb: Math.round(peakRss / 2 ** 20),
     rss_limit_mb: Math.round(rssLimit / 2 ** 20),
@@ -460,7 +495,7 @@ async function main() {
     case 'kv-js': out = await kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000)); break;
     case 'sustained': {
       const maxRss = opts.get('max-rss-mb');
-      out = await sustained(dir, numOpt(opts, 'seconds', 60), strOpt(opts, 'target', 'embedded'), numOpt(opts, 'memory-budget-mb', 64), numOpt(opts, 'reads-per-s', 200), maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0));
+      out = await sustained(dir, numOpt(opts, 'seconds', 60), strOpt(opts, 'target', 'embedded'), numOpt(opts, 'memory-budget-mb', 64), numOpt(opts, 'reads-per-s', 200), maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0), numOpt(opts, 'batch', 500));
       break;
     }
     default: throw new Error(`unknown mode ${positional[0]}`);

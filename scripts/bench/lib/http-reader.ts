@@ -1,0 +1,54 @@
+// A point-get client on its own thread, for the sustained scenario's server target: like a
+// separate application reading while the import runs, its latency is not held up by the
+// loader's event loop. Reads `acked[0]` (keys below it are acknowledged) from shared memory,
+// makes `rate` GETs per second of random such keys, and posts the latency percentiles (ms)
+// when told to stop.
+import { createHistogram } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import { docKey, prng } from './docs.js';
+
+const { url, rate, acked } = workerData as { url: string; rate: number; acked: Int32Array };
+const hist = createHistogram();
+const rand = prng(7);
+let gets = 0, misses = 0, errors = 0, inFlight = 0, skipped = 0, issued = 0, t0 = -1, stop = false;
+
+async function getOne(key: string) {
+  const started = performance.now();
+  inFlight++;
+  try {
+    const res = await fetch(`${url}/api/tables/sustained/documents/${encodeURIComponent(key)}`);
+    await res.arrayBuffer();
+    hist.record(Math.max(1, Math.round((performance.now() - started) * 1e6)));
+    gets++;
+    if (res.status === 404) misses++;
+    else if (res.status !== 200) errors++;
+  } catch {
+    errors++;
+  } finally {
+    inFlight--;
+  }
+}
+
+const timer = setInterval(() => {
+  const n = Atomics.load(acked, 0);
+  if (n <= 0) return;
+  if (t0 < 0) t0 = performance.now();
+  const due = Math.floor(((performance.now() - t0) / 1000) * rate) + 1 - issued;
+  for (let k = 0; k < Math.min(due, 20); k++, issued++) {
+    if (inFlight >= 64) { skipped++; continue; }
+    void getOne(docKey(Math.floor(rand() * n)));
+  }
+  if (due > 20) { skipped += due - 20; issued += due - 20; }
+}, 5);
+
+parentPort!.on('message', async () => {
+  if (stop) return;
+  stop = true;
+  clearInterval(timer);
+  while (inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+  const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
+  parentPort!.postMessage({
+    gets, misses, errors, skipped,
+    ms: gets ? { p50: ms(hist.percentile(50)), p99: ms(hist.percentile(99)), 'p99.9': ms(hist.percentile(99.9)), max: ms(hist.max), mean: ms(hist.mean) } : null,
+  });
+});
