@@ -57,6 +57,7 @@ export interface ServeOptions {
   host?: string;
   port?: number;
   driverPort?: number;
+  memoryBudgetMb?: number;
 }
 
 export interface BenchOptions {
@@ -67,6 +68,7 @@ export interface BenchOptions {
   dir?: string;
   rounds?: number;
   minutes?: number;
+  memoryBudgetMb?: number;
   docs?: number;
   blocks?: number;
   kvPuts?: number;
@@ -237,8 +239,9 @@ export const serveCommand: CommandDef<ServeOptions> = {
     { flag: 'host', key: 'host', arg: '<addr>', description: 'Interface to listen on (server default: 127.0.0.1).' },
     { flag: 'port', short: 'p', key: 'port', arg: '<port>', parse: parseIntStrict(0), description: 'HTTP and ws port (server default: 8080).' },
     { flag: 'driver-port', key: 'driverPort', arg: '<port>', parse: parseIntStrict(0), description: 'RethinkDB driver port (server default: 28015).' },
+    { flag: 'memory-budget-mb', key: 'memoryBudgetMb', arg: '<mib>', parse: parseIntStrict(4), description: 'Engine memory for memtables and the block cache, in MiB (server default: 256). Tables may be far larger.' },
   ],
-  examples: ['wharf serve --data ./wharf-data --port 8080'],
+  examples: ['wharf serve --data ./wharf-data --port 8080', 'wharf serve --data ./big --memory-budget-mb 1024'],
 };
 
 // ── wharf bench ───────────────────────────────────────────────────────────────────────────────
@@ -255,6 +258,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
     { flag: 'dir', key: 'dir', arg: '<dir>', defaultText: '<out>/data', description: 'Scratch directory for the data, on the disk to measure (removed at the end unless given).' },
     { flag: 'rounds', key: 'rounds', arg: '<n>', parse: parseIntStrict(3), defaultText: '5 (quick: 3)', description: 'Interleaved rounds per measurement (at least 3).' },
     { flag: 'minutes', key: 'minutes', arg: '<n>', parse: (v: string) => { const n = Number(v); if (!(n > 0)) throw new Error(`expected a positive number of minutes, got ${JSON.stringify(v)}`); return n; }, defaultText: '10 (quick: 1)', description: 'sustained: how long the import runs.' },
+    { flag: 'memory-budget-mb', key: 'memoryBudgetMb', arg: '<mib>', parse: parseIntStrict(4), defaultText: '64', description: 'sustained: the engine\'s memory budget, in MiB (the import writes many times more).' },
     { flag: 'docs', key: 'docs', arg: '<n>', parse: parseIntStrict(1), defaultText: '1000000 (quick: 100000)', description: 'bulk: documents of ~150 B.' },
     { flag: 'blocks', key: 'blocks', arg: '<n>', parse: parseIntStrict(1), defaultText: '10000 (quick: 100)', description: 'bulk: blocks of ~900 KB (seed 002).' },
     { flag: 'kv-puts', key: 'kvPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '100000000 (quick: 10000000)', description: 'kv: puts through the Rust core (cargo example kv).' },

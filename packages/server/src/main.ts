@@ -15,6 +15,7 @@ export const USAGE = `Usage: wharf-server --data DIR [options]
   --driver-port N|off   RethinkDB driver port (0: any free port)              28015
   --password TEXT       admin password for the driver port (prefer env WHARF_PASSWORD)
   --server-name NAME    name reported to drivers                              wharf
+  --memory-budget-mb N  engine memory for memtables and block cache (MiB; env WHARF_MEMORY_BUDGET_MB)  256
   --log-level LEVEL     fatal|error|warn|info|debug|trace|silent              info
   --limit NAME=N        change one documented limit (repeatable), e.g. --limit httpBodyBytes=1048576
   --help                print this help`;
@@ -56,6 +57,13 @@ export function parseArgs(args: string[]): ServerOptions | 'help' {
       case '--password': opts.password = next(); break;
       case '--server-name': opts.serverName = next(); break;
       case '--log-level': opts.logger = { level: next() }; break;
+      case '--memory-budget-mb': {
+        const v = next();
+        const n = Number(v);
+        if (!(n >= 4)) throw new Error(`--memory-budget-mb must be a number of MiB, at least 4, got ${v}`);
+        opts.memoryBudgetMb = n;
+        break;
+      }
       case '--limit': {
         const v = next();
         const eq = v.indexOf('=');

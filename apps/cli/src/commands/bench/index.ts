@@ -46,6 +46,7 @@ export async function runBench(
       dataDir: options.dir,
       rounds: options.rounds,
       minutes: options.minutes,
+      memoryBudgetMb: options.memoryBudgetMb,
       docs: options.docs,
       blocks: options.blocks,
       kvPuts: options.kvPuts,

@@ -31,6 +31,7 @@ export async function runServe(o: ServeOptions, io: { stdout: NodeJS.WritableStr
   if (o.host !== undefined) opts.host = o.host;
   if (o.port !== undefined) opts.httpPort = o.port;
   if (o.driverPort !== undefined) opts.driverPort = o.driverPort;
+  if (o.memoryBudgetMb !== undefined) opts.memoryBudgetMb = o.memoryBudgetMb;
   const handle = await mod.startServer(opts);
   io.stdout.write(
     `wharf serve: data ${o.data}; http + ws on ${handle.http.host}:${handle.http.port}` +
