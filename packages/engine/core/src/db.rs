@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
 use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
-use crate::merge::Merger;
+use crate::merge::{Merger, LARGE_LEVELS, SMALL_LEVELS};
 use crate::pacing::Pacer;
 pub use crate::committer::Callback;
 use crate::committer::{Committer, Queue, Request, Shared};
@@ -215,12 +215,14 @@ impl Database {
             delay_per_mib: options.background_delay_per_mib,
         });
         let maintenance = Maintenance { bg: background.clone(), pool, state: maintenance_state.clone(), spare_segments: 1 };
-        let merger = Merger {
+        let merger = |levels| Merger {
             bg: background.clone(),
             catalog: shared.catalog.clone(),
-            state: maintenance_state,
+            state: maintenance_state.clone(),
             fan_in: options.merge_fan_in,
+            levels,
         };
+        let (small_merger, large_merger) = (merger(SMALL_LEVELS), merger(LARGE_LEVELS));
         // Runs left over from before (a crash mid-merge, or a backlog) are merged from the start.
         background.note_shape(&background.manifest.lock().unwrap());
         background.merges.checkpoint_done();
@@ -270,12 +272,19 @@ impl Database {
                     .map_err(|e| Error::io("starting the flush thread", e))?
             },
             std::thread::Builder::new()
-                .name("wharf-merge".into())
+                .name("wharf-merge-small".into())
                 .spawn(move || {
                     background_priority(10);
-                    merger.run()
+                    small_merger.run()
                 })
-                .map_err(|e| Error::io("starting the merge thread", e))?,
+                .map_err(|e| Error::io("starting a merge thread", e))?,
+            std::thread::Builder::new()
+                .name("wharf-merge-large".into())
+                .spawn(move || {
+                    background_priority(10);
+                    large_merger.run()
+                })
+                .map_err(|e| Error::io("starting a merge thread", e))?,
             std::thread::Builder::new()
                 .name("wharf-committer".into())
                 .spawn(move || committer.run())

@@ -11,12 +11,13 @@
 //! care about write throughput first. A merge that includes the table's oldest run drops
 //! deletes, since nothing older remains for them to hide.
 //!
-//! The merge thread yields to checkpoints (flushes free memory and let segments recycle; merges
-//! only make reads cheaper), streams with bounded memory, and reports its measured rate to
+//! Two merge threads share the work by level (see [`SMALL_LEVELS`]). They yield to checkpoints (flushes free memory and let segments recycle; merges
+//! only make reads cheaper), stream with bounded memory, and report their measured rate to
 //! pacing.
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::ops::RangeInclusive;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,10 +28,11 @@ use crate::run::{Run, RunWriter};
 use crate::table::Catalog;
 use crate::tree::{MergingIter, Source};
 
-/// Wakes the merge thread, and tells it when a checkpoint is running.
+/// Wakes the merge threads, and tells them when a checkpoint is running.
 #[derive(Default)]
 pub(crate) struct MergeSignal {
-    state: Mutex<(bool, bool)>,
+    /// (generation, stop): the generation moves on whenever runs change.
+    state: Mutex<(u64, bool)>,
     wake: Condvar,
     pub checkpoint_running: AtomicBool,
 }
@@ -42,43 +44,49 @@ impl MergeSignal {
 
     pub fn checkpoint_done(&self) {
         self.checkpoint_running.store(false, Relaxed);
-        self.state.lock().unwrap().0 = true;
-        self.wake.notify_one();
+        self.runs_changed();
+    }
+
+    /// New runs exist (a checkpoint's, or a merge's output, which may complete a level).
+    fn runs_changed(&self) {
+        self.state.lock().unwrap().0 += 1;
+        self.wake.notify_all();
     }
 
     pub fn stop(&self) {
         self.state.lock().unwrap().1 = true;
-        self.wake.notify_one();
+        self.wake.notify_all();
     }
 
     fn stopping(&self) -> bool {
         self.state.lock().unwrap().1
     }
 
-    /// Waits for new runs; false once stopping.
-    fn wait(&self) -> bool {
+    /// Waits until runs changed since generation `seen`; the new generation, or `None` once
+    /// stopping.
+    fn wait(&self, seen: u64) -> Option<u64> {
         let mut s = self.state.lock().unwrap();
-        while !s.0 && !s.1 {
+        while s.0 == seen && !s.1 {
             s = self.wake.wait(s).unwrap();
         }
-        s.0 = false;
-        !s.1
+        (!s.1).then_some(s.0)
     }
 }
 
 /// The most inputs one merge takes (a backlog merges in one pass rather than many).
 const MAX_INPUTS: usize = 16;
 
-/// Picks the next merge: the lowest level, in any table, holding `fan_in` runs or more.
-/// Returns the table id and the input runs' file names, oldest first.
-pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize) -> Option<(u32, Vec<String>, u32, bool)> {
+/// Picks the next merge: the lowest level within `levels`, in any table, holding `fan_in` runs
+/// or more. Returns the table id, the input runs' file names (oldest first), their level, and
+/// whether they include the table's oldest run.
+pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize, levels: &RangeInclusive<u32>) -> Option<(u32, Vec<String>, u32, bool)> {
     let mut best: Option<(u32, Vec<String>, u32, bool)> = None;
     for (id, runs) in tables {
         let mut i = 0;
         while i < runs.len() {
             let level = runs[i].level;
             let j = i + runs[i..].iter().take_while(|r| r.level == level).count();
-            if j - i >= fan_in && best.as_ref().is_none_or(|b| level < b.2) {
+            if j - i >= fan_in && levels.contains(&level) && best.as_ref().is_none_or(|b| level < b.2) {
                 let inputs = runs[i..j.min(i + MAX_INPUTS)].iter().map(|r| r.file.clone()).collect();
                 best = Some((*id, inputs, level, i == 0));
             }
@@ -88,22 +96,32 @@ pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize) -> Option<(u3
     best
 }
 
+/// Levels the small-merge thread takes; the large-merge thread takes the rest. Two threads, so
+/// that a merge of gigabytes at a high level never holds up the small, frequent merges of new
+/// runs: without them level 0 grows and pacing would slow writes to a crawl for minutes.
+pub(crate) const SMALL_LEVELS: RangeInclusive<u32> = 0..=1;
+pub(crate) const LARGE_LEVELS: RangeInclusive<u32> = 2..=u32::MAX;
+
 pub(crate) struct Merger {
     pub bg: Arc<Background>,
     pub catalog: Arc<std::sync::RwLock<Catalog>>,
     pub state: Arc<Mutex<MaintenanceState>>,
     pub fan_in: usize,
+    /// The levels this thread merges (disjoint between the two threads, so their inputs are too).
+    pub levels: RangeInclusive<u32>,
 }
 
 impl Merger {
     pub fn run(self) {
-        while self.bg.merges.wait() {
+        let mut seen = u64::MAX; // look at the runs once at start
+        while let Some(generation) = self.bg.merges.wait(seen) {
+            seen = generation;
             loop {
                 let tables: Vec<(u32, Vec<RunEntry>)> =
                     self.bg.manifest.lock().unwrap().tables.iter().map(|t| (t.id, t.runs.clone())).collect();
-                let Some((table_id, inputs, level, oldest)) = pick(&tables, self.fan_in) else { break };
+                let Some((table_id, inputs, level, oldest)) = pick(&tables, self.fan_in, &self.levels) else { break };
                 match self.merge(table_id, &inputs, level + 1, oldest) {
-                    Ok(true) => {}
+                    Ok(true) => self.bg.merges.runs_changed(),
                     Ok(false) => break, // stopping, or the table went away
                     Err(e) => {
                         self.state.lock().unwrap().failure = Some(e);
@@ -204,10 +222,15 @@ mod tests {
 
     #[test]
     fn picks_the_lowest_full_level_and_knows_when_it_holds_the_oldest_run() {
-        assert_eq!(pick(&[(1, runs(&[1, 0, 0, 0]))], 4), None);
-        let (id, inputs, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0, 0, 0, 0])), (2, runs(&[2, 1]))], 4).unwrap();
+        let all = 0..=u32::MAX;
+        assert_eq!(pick(&[(1, runs(&[1, 0, 0, 0]))], 4, &all), None);
+        let (id, inputs, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0, 0, 0, 0])), (2, runs(&[2, 1]))], 4, &all).unwrap();
         assert_eq!((id, inputs, level, oldest), (1, vec!["r4".into(), "r5".into(), "r6".into(), "r7".into()], 0, false));
-        let (_, _, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0]))], 4).unwrap();
+        let (_, _, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0]))], 4, &all).unwrap();
         assert_eq!((level, oldest), (1, true));
+        // The two threads never pick the same runs: each keeps to its levels.
+        let shape = [(1, runs(&[2, 2, 2, 2, 0, 0, 0, 0]))];
+        assert_eq!(pick(&shape, 4, &SMALL_LEVELS).unwrap().2, 0);
+        assert_eq!(pick(&shape, 4, &LARGE_LEVELS).unwrap().2, 2);
     }
 }
