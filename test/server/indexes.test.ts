@@ -4,6 +4,7 @@
  * checked against a filter over a full scan after random inserts, replaces and deletes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rng } from '../helpers/rng.js';
 import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 
 type Doc = Record<string, unknown> & { id: number };
@@ -28,18 +29,6 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
   });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : null };
-}
-
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const CITIES = ['Paris', 'Lyon', 'Nice', 'Lille', 'Brest', 'Metz'];

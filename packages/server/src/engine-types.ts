@@ -2,6 +2,7 @@
  * The part of @wharf/engine's API (docs/CONTRACTS.md §1) the server uses, as structural types.
  * The real `Database` satisfies them; tests may pass an in-memory stand-in.
  */
+import type { IndexInfo, IndexValue } from '@wharf/engine';
 import type { WriteResult } from '@wharf/wire';
 
 export type { WriteResult };
@@ -23,18 +24,7 @@ export interface WriteOptions {
   waitForIndexes?: boolean;
 }
 
-/** A value a secondary index holds (and getAll/between take). */
-export type IndexValue = string | number | boolean | null;
-
-export interface IndexInfo {
-  name: string;
-  /** Dotted field path, e.g. `address.city`. */
-  field: string;
-  multi: boolean;
-  ready: boolean;
-  /** Documents indexed so far by the build. */
-  indexed: number;
-}
+export type { IndexInfo, IndexValue } from '@wharf/engine';
 
 export interface BetweenOptions {
   leftBound?: 'closed' | 'open';
