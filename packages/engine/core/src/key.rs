@@ -69,6 +69,30 @@ impl Key {
     }
 }
 
+/// Compares the key encoded at the start of `buf` (by [`Key::encode`]) with `key`, without
+/// decoding it into a `Key` (point reads scan a block this way); returns the order of the
+/// encoded key relative to `key` and the bytes it used.
+pub(crate) fn cmp_encoded(buf: &[u8], key: &Key) -> Option<(Ordering, usize)> {
+    match *buf.first()? {
+        0 => {
+            let n = f64::from_le_bytes(buf.get(1..9)?.try_into().ok()?);
+            Some((match key {
+                Key::Num(k) => n.total_cmp(k),
+                Key::Str(_) => Ordering::Less,
+            }, 9))
+        }
+        1 => {
+            let len = u16::from_le_bytes(buf.get(1..3)?.try_into().ok()?) as usize;
+            let bytes = buf.get(3..3 + len)?;
+            Some((match key {
+                Key::Num(_) => Ordering::Greater,
+                Key::Str(k) => bytes.cmp(k.as_bytes()),
+            }, 3 + len))
+        }
+        _ => None,
+    }
+}
+
 impl From<f64> for Key {
     fn from(n: f64) -> Self {
         Key::Num(n)
@@ -129,10 +153,13 @@ mod tests {
         let mut keys = vec![Key::from("b"), Key::from(2.0), Key::from("a"), Key::from(-1.5)];
         keys.sort();
         assert_eq!(keys, vec![Key::from(-1.5), Key::from(2.0), Key::from("a"), Key::from("b")]);
-        for k in keys {
+        for k in &keys {
             let mut buf = Vec::new();
             k.encode(&mut buf);
-            assert_eq!(Key::decode(&buf), Some((k, buf.len())));
+            assert_eq!(Key::decode(&buf), Some((k.clone(), buf.len())));
+            for other in &keys {
+                assert_eq!(cmp_encoded(&buf, other), Some((k.cmp(other), buf.len())), "{k:?} vs {other:?}");
+            }
         }
     }
 

@@ -27,7 +27,7 @@ use crate::cache::BlockCache;
 use crate::checksum::crc32c;
 use crate::error::{Error, Result};
 use crate::io::{Storage, Vfs};
-use crate::key::Key;
+use crate::key::{cmp_encoded, Key};
 use crate::table::Doc;
 
 const MAGIC: &[u8; 8] = b"WHARFRUN";
@@ -287,12 +287,30 @@ impl Run {
         }
         let i = self.first_keys.partition_point(|k| k <= key) - 1;
         let block = self.block(i, Some(cache))?;
-        for entry in Entries::new(&block, &self.name) {
-            let (k, doc) = entry?;
-            match k.cmp(key) {
+        // Compare keys in place and skip documents: decoding every entry would allocate each.
+        let bad = || damaged(&self.name, "bad entry in a block whose checksum matched (a bug)");
+        let mut at = 0;
+        while at < block.len() {
+            let kind = block[at];
+            let (order, used) = cmp_encoded(&block[at + 1..], key).ok_or_else(bad)?;
+            at += 1 + used;
+            let doc = if kind == PUT {
+                let len = u32::from_le_bytes(block.get(at..at + 4).ok_or_else(bad)?.try_into().unwrap()) as usize;
+                let doc = block.get(at + 4..at + 4 + len).ok_or_else(bad)?;
+                at += 4 + len;
+                Some(doc)
+            } else {
+                None
+            };
+            match order {
                 std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal => return Ok(Some(doc)),
                 std::cmp::Ordering::Greater => break,
+                std::cmp::Ordering::Equal => {
+                    return Ok(Some(match doc {
+                        Some(d) => Some(std::str::from_utf8(d).map_err(|_| bad())?.into()),
+                        None => None,
+                    }))
+                }
             }
         }
         Ok(None)
