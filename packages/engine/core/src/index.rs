@@ -163,6 +163,21 @@ fn value_range(value: &str) -> (Bound<Key>, Bound<Key>) {
     (Bound::Included(Key::Str(format!("{value}\0\0").into())), Bound::Excluded(Key::Str(format!("{value}\0\u{1}").into())))
 }
 
+/// The entry-key bound for one side of `between`, and the encoded value with whether it is
+/// closed (to re-check documents). A value's entries lie between `value NUL NUL` and
+/// `value NUL 0x01`: a closed lower bound starts before them, an open one after them; a closed
+/// upper bound ends after them, an open one before them.
+fn entry_bound(bound: &ValueBound, lower: bool) -> Result<(Bound<Key>, Option<(String, bool)>)> {
+    let (v, closed) = match bound {
+        ValueBound::Unbounded => return Ok((Bound::Unbounded, None)),
+        ValueBound::Closed(v) => (v, true),
+        ValueBound::Open(v) => (v, false),
+    };
+    let e = encode_value(v).ok_or_else(|| Error::invalid(format!("index bounds are strings, numbers, booleans or null; got {v}")))?;
+    let key = Key::Str(if closed == lower { format!("{e}\0\0") } else { format!("{e}\0\u{1}") }.into());
+    Ok((if lower { Bound::Included(key) } else { Bound::Excluded(key) }, Some((e, closed))))
+}
+
 /// A change to an indexed table, as the committer saw it.
 pub(crate) struct Change {
     pub table_id: u32,
@@ -388,29 +403,8 @@ impl Index {
 
     /// Documents whose field value lies between the bounds, in index order.
     pub fn between(&self, table: &Table, lower: &ValueBound, upper: &ValueBound, limit: usize, reverse: bool) -> Result<Vec<(Key, Doc)>> {
-        let enc = |v: &Value| encode_value(v).ok_or_else(|| Error::invalid(format!("index bounds are strings, numbers, booleans or null; got {v}")));
-        let (lower, lo) = match lower {
-            ValueBound::Unbounded => (Bound::Unbounded, None),
-            ValueBound::Closed(v) => {
-                let e = enc(v)?;
-                (Bound::Included(Key::Str(format!("{e}\0\0").into())), Some((e, true)))
-            }
-            ValueBound::Open(v) => {
-                let e = enc(v)?;
-                (Bound::Included(Key::Str(format!("{e}\0\u{1}").into())), Some((e, false)))
-            }
-        };
-        let (upper, hi) = match upper {
-            ValueBound::Unbounded => (Bound::Unbounded, None),
-            ValueBound::Closed(v) => {
-                let e = enc(v)?;
-                (Bound::Excluded(Key::Str(format!("{e}\0\u{1}").into())), Some((e, true)))
-            }
-            ValueBound::Open(v) => {
-                let e = enc(v)?;
-                (Bound::Excluded(Key::Str(format!("{e}\0\0").into())), Some((e, false)))
-            }
-        };
+        let (lower, lo) = entry_bound(lower, true)?;
+        let (upper, hi) = entry_bound(upper, false)?;
         let within = |v: &str| {
             lo.as_ref().is_none_or(|(l, closed)| if *closed { v >= l.as_str() } else { v > l.as_str() })
                 && hi.as_ref().is_none_or(|(h, closed)| if *closed { v <= h.as_str() } else { v < h.as_str() })

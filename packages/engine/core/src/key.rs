@@ -69,6 +69,16 @@ impl Key {
     }
 }
 
+/// The length of the key encoded at the start of `buf`, if it is all there.
+pub(crate) fn encoded_len(buf: &[u8]) -> Option<usize> {
+    let len = match *buf.first()? {
+        0 => 9,
+        1 => 3 + u16::from_le_bytes(buf.get(1..3)?.try_into().ok()?) as usize,
+        _ => return None,
+    };
+    (buf.len() >= len).then_some(len)
+}
+
 /// Compares the key encoded at the start of `buf` (by [`Key::encode`]) with `key`, without
 /// decoding it into a `Key` (point reads scan a block this way); returns the order of the
 /// encoded key relative to `key` and the bytes it used.

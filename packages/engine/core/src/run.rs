@@ -27,7 +27,7 @@ use crate::cache::BlockCache;
 use crate::checksum::crc32c;
 use crate::error::{Error, Result};
 use crate::io::{Storage, Vfs};
-use crate::key::{cmp_encoded, Key};
+use crate::key::{cmp_encoded, encoded_len, Key};
 use crate::table::Doc;
 
 const MAGIC: &[u8; 8] = b"WHARFRUN";
@@ -287,30 +287,14 @@ impl Run {
         }
         let i = self.first_keys.partition_point(|k| k <= key) - 1;
         let block = self.block(i, Some(cache))?;
-        // Compare keys in place and skip documents: decoding every entry would allocate each.
-        let bad = || damaged(&self.name, "bad entry in a block whose checksum matched (a bug)");
-        let mut at = 0;
-        while at < block.len() {
-            let kind = block[at];
-            let (order, used) = cmp_encoded(&block[at + 1..], key).ok_or_else(bad)?;
-            at += 1 + used;
-            let doc = if kind == PUT {
-                let len = u32::from_le_bytes(block.get(at..at + 4).ok_or_else(bad)?.try_into().unwrap()) as usize;
-                let doc = block.get(at + 4..at + 4 + len).ok_or_else(bad)?;
-                at += 4 + len;
-                Some(doc)
-            } else {
-                None
-            };
+        // Compare keys in place: decoding every entry would allocate each key and document.
+        for entry in RawEntries::new(&block, &self.name) {
+            let (k, doc) = entry?;
+            let (order, _) = cmp_encoded(k, key).ok_or_else(|| bad_entry(&self.name))?;
             match order {
                 std::cmp::Ordering::Less => continue,
                 std::cmp::Ordering::Greater => break,
-                std::cmp::Ordering::Equal => {
-                    return Ok(Some(match doc {
-                        Some(d) => Some(std::str::from_utf8(d).map_err(|_| bad())?.into()),
-                        None => None,
-                    }))
-                }
+                std::cmp::Ordering::Equal => return Ok(Some(doc.map(|d| to_doc(d, &self.name)).transpose()?)),
             }
         }
         Ok(None)
@@ -328,42 +312,64 @@ impl Run {
     }
 }
 
-/// Decodes the entries of one block.
-struct Entries<'a> {
+fn bad_entry(name: &str) -> Error {
+    damaged(name, "bad entry in a block whose checksum matched (a bug)")
+}
+
+fn to_doc(bytes: &[u8], name: &str) -> Result<Doc> {
+    Ok(std::str::from_utf8(bytes).map_err(|_| bad_entry(name))?.into())
+}
+
+/// The entries of one block as they are stored: the encoded key, and the document (`None`
+/// for a delete).
+struct RawEntries<'a> {
     buf: &'a [u8],
     at: usize,
     name: &'a str,
 }
 
-impl<'a> Entries<'a> {
+impl<'a> RawEntries<'a> {
     fn new(buf: &'a [u8], name: &'a str) -> Self {
-        Entries { buf, at: 0, name }
+        RawEntries { buf, at: 0, name }
+    }
+
+    fn entry(&mut self) -> Option<(&'a [u8], Option<&'a [u8]>)> {
+        let kind = self.buf[self.at];
+        let key_at = self.at + 1;
+        let key = self.buf.get(key_at..key_at + encoded_len(&self.buf[key_at..])?)?;
+        self.at = key_at + key.len();
+        if kind == DELETE {
+            return Some((key, None));
+        }
+        let len = u32::from_le_bytes(self.buf.get(self.at..self.at + 4)?.try_into().ok()?) as usize;
+        let doc = self.buf.get(self.at + 4..self.at + 4 + len)?;
+        self.at += 4 + len;
+        Some((key, Some(doc)))
     }
 }
 
-impl Iterator for Entries<'_> {
-    type Item = Result<(Key, Option<Doc>)>;
+impl<'a> Iterator for RawEntries<'a> {
+    type Item = Result<(&'a [u8], Option<&'a [u8]>)>;
     fn next(&mut self) -> Option<Self::Item> {
         if self.at >= self.buf.len() {
             return None;
         }
-        let bad = || {
-            Some(Err(damaged(self.name, "bad entry in a block whose checksum matched (a bug)")))
-        };
-        let kind = self.buf[self.at];
-        let Some((key, used)) = Key::decode(&self.buf[self.at + 1..]) else { return bad() };
-        self.at += 1 + used;
-        if kind == DELETE {
-            return Some(Ok((key, None)));
-        }
-        let Some(len) = self.buf.get(self.at..self.at + 4) else { return bad() };
-        let len = u32::from_le_bytes(len.try_into().unwrap()) as usize;
-        let Some(doc) = self.buf.get(self.at + 4..self.at + 4 + len).and_then(|d| std::str::from_utf8(d).ok()) else {
-            return bad();
-        };
-        self.at += 4 + len;
-        Some(Ok((key, Some(doc.into()))))
+        Some(self.entry().ok_or_else(|| {
+            self.at = self.buf.len();
+            bad_entry(self.name)
+        }))
     }
+}
+
+/// Decodes the entries of one block.
+fn entries(block: &[u8], name: &str) -> Result<Vec<(Key, Option<Doc>)>> {
+    RawEntries::new(block, name)
+        .map(|e| {
+            let (k, doc) = e?;
+            let (key, _) = Key::decode(k).ok_or_else(|| bad_entry(name))?;
+            Ok((key, doc.map(|d| to_doc(d, name)).transpose()?))
+        })
+        .collect()
 }
 
 /// Iterates over a run in key order (or reverse), decoding one block at a time.
@@ -385,7 +391,7 @@ impl RunIter {
                 return Ok(false);
             }
             let block = self.run.block(self.next_block as usize, self.cache.as_deref())?;
-            let mut entries = Entries::new(&block, &self.run.name).collect::<Result<Vec<_>>>()?;
+            let mut entries = entries(&block, &self.run.name)?;
             if let Some(from) = self.from.take() {
                 entries.retain(|(k, _)| if self.reverse { *k <= from } else { *k >= from });
             }
