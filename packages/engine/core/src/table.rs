@@ -319,14 +319,14 @@ impl Catalog {
         }
     }
 
+    /// Drops a table and its indexes' trees.
     pub fn remove(&mut self, table_id: u32) {
-        if let Some(t) = self.by_id.remove(&table_id) {
-            self.by_name.remove(&t.name);
-            for index in t.indexes.read().unwrap().iter() {
-                self.forget(index.tree.id);
-            }
-            self.env.counters.memtable_bytes.fetch_sub(t.data.read().active_bytes, Relaxed);
+        let Some(t) = self.by_id.get(&table_id).cloned() else { return };
+        self.by_name.remove(&t.name);
+        for index in t.indexes.read().unwrap().iter() {
+            self.forget(index.tree.id);
         }
+        self.forget(table_id);
     }
 
     /// Applies a mutation read back from the journal during recovery.
