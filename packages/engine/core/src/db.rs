@@ -353,9 +353,7 @@ impl Database {
     }
 
     pub fn get_many(&self, table: &str, keys: &[Key]) -> Result<Vec<Option<Arc<str>>>> {
-        let table = self.table(table)?;
-        let data = table.data.read();
-        let docs = keys.iter().map(|k| data.get(k, &table.env.cache)).collect::<Result<Vec<_>>>()?;
+        let docs = self.table(table)?.get_many(keys)?;
         self.inner.shared.counters.record_read(docs.iter().filter(|d| d.is_some()).count() as u64);
         Ok(docs)
     }

@@ -458,6 +458,31 @@ mod tests {
         assert_eq!(run.iter(None, true, None).count(), 2000);
     }
 
+    /// Readers search a snapshot of a table's runs without its lock, so a merge may delete a
+    /// run file while one of them still reads it: the open handle must keep serving.
+    #[test]
+    fn a_removed_run_file_stays_readable_through_its_handle() {
+        let vfs = SimVfs::new();
+        let run = write(&vfs, 2000);
+        vfs.remove(&run.name).unwrap();
+        let cache = BlockCache::new(0);
+        let mut enc = Vec::new();
+        Key::from(1999.0).encode(&mut enc);
+        let got = run.get(&Key::from(1999.0), &enc, &cache).unwrap();
+        assert!(matches!(got, Some(Some(doc)) if doc.contains("\"id\":1999")));
+
+        let dir = tempfile::tempdir().unwrap();
+        let disk: Arc<dyn Vfs> = Arc::new(crate::io::FileVfs::new(dir.path()).unwrap());
+        let mut w = RunWriter::create(&*disk, "run-00000002.wrun", 3).unwrap();
+        w.add(&Key::from(7.0), Some("{\"id\":7}")).unwrap();
+        w.finish().unwrap();
+        let run = Run::open(&*disk, "run-00000002.wrun").unwrap();
+        disk.remove("run-00000002.wrun").unwrap();
+        enc.clear();
+        Key::from(7.0).encode(&mut enc);
+        assert_eq!(run.get(&Key::from(7.0), &enc, &BlockCache::new(0)).unwrap(), Some(Some("{\"id\":7}".into())));
+    }
+
     #[test]
     fn a_damaged_block_is_an_error_not_wrong_data() {
         let vfs = SimVfs::new();

@@ -14,7 +14,7 @@ use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
 use crate::stats::Counters;
-use crate::tree::Tree;
+use crate::tree::{get_in_runs, Tree};
 
 pub(crate) type Doc = Arc<str>;
 
@@ -93,7 +93,25 @@ impl Table {
 
     /// The current document for `key`.
     pub fn get(&self, key: &Key) -> Result<Option<Doc>> {
-        self.data.read().get(key, &self.env.cache)
+        Ok(self.get_many(std::slice::from_ref(key))?.pop().flatten())
+    }
+
+    /// The documents for `keys`, in order. Memtables are read under the table's lock; runs
+    /// after it is released, from a snapshot of the list: a read that misses the block cache
+    /// waits on the disk, and must not hold the committer's write lock meanwhile. (A run a
+    /// merge deletes stays readable through the handle the snapshot holds.)
+    pub fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Doc>>> {
+        let (mut docs, runs) = {
+            let tree = self.data.read();
+            (keys.iter().map(|k| tree.get_in_memory(k)).collect::<Vec<_>>(), tree.runs.clone())
+        };
+        keys.iter()
+            .zip(docs.iter_mut())
+            .map(|(key, doc)| match doc.take() {
+                Some(entry) => Ok(entry),
+                None => get_in_runs(&runs, key, &self.env.cache),
+            })
+            .collect()
     }
 
     /// Records a change in the tree and the memtable-size counter.

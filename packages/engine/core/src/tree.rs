@@ -39,24 +39,39 @@ pub(crate) struct Tree {
 impl Tree {
     /// The current document for `key`.
     pub fn get(&self, key: &Key, cache: &BlockCache) -> Result<Option<Doc>> {
-        if let Some(entry) = self.active.get(key) {
-            return Ok(entry.clone());
+        match self.get_in_memory(key) {
+            Some(entry) => Ok(entry),
+            None => get_in_runs(&self.runs, key, cache),
         }
-        if let Some(entry) = self.frozen.as_ref().and_then(|(m, _)| m.get(key)) {
-            return Ok(entry.clone());
-        }
-        if self.runs.is_empty() {
-            return Ok(None);
-        }
-        let mut encoded = Vec::with_capacity(32);
-        key.encode(&mut encoded);
-        for run in self.runs.iter().rev() {
-            if let Some(entry) = run.get(key, &encoded, cache)? {
-                return Ok(entry);
-            }
-        }
-        Ok(None)
     }
+
+    /// The memtables' entry for `key` (a document or a delete), if they hold one; `None` means
+    /// the answer is in the runs.
+    pub fn get_in_memory(&self, key: &Key) -> Option<Option<Doc>> {
+        if let Some(entry) = self.active.get(key) {
+            return Some(entry.clone());
+        }
+        self.frozen.as_ref().and_then(|(m, _)| m.get(key)).cloned()
+    }
+}
+
+/// The entry for `key` in `runs` (oldest first), newest run first. Runs are immutable, so a
+/// reader may search a snapshot of them without the table's lock.
+pub(crate) fn get_in_runs(runs: &[Arc<Run>], key: &Key, cache: &BlockCache) -> Result<Option<Doc>> {
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let mut encoded = Vec::with_capacity(32);
+    key.encode(&mut encoded);
+    for run in runs.iter().rev() {
+        if let Some(entry) = run.get(key, &encoded, cache)? {
+            return Ok(entry);
+        }
+    }
+    Ok(None)
+}
+
+impl Tree {
 
     /// Records a change whose previous document was `old`; returns the memtable bytes added.
     pub fn set(&mut self, key: Key, doc: Option<Doc>, old: Option<&Doc>) -> i64 {
