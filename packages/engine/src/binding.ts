@@ -68,6 +68,9 @@ export interface NativeDatabase {
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
   getMany(table: string, keys: Key[]): Promise<string>;
+  /** Synchronous: JSON text when no wait is needed, null when `get` must read on the pool. */
+  getFromMemory(table: string, key: Key): string | null;
+  getManyFromMemory(table: string, keys: Key[]): string | null;
   scan(
     table: string,
     lower: Key | undefined,

@@ -57,6 +57,8 @@ export interface EngineStats {
   /** Read calls (get, get_many, scan, count) and the documents they returned. */
   reads: number;
   documentsRead: number;
+  /** Point reads (get, getMany) answered from memory on the calling thread, with no disk wait. */
+  readsFromMemory: number;
   /** Group commit latency (taking the group → its fdatasync returning): bucket i is 2^i..2^(i+1)-1 µs. */
   commitLatencyHistogramUs: number[];
   /** Percentiles of that histogram since open (bucket upper bounds, µs; 0 before any commit). */

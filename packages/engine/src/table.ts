@@ -78,15 +78,23 @@ export class Table<Doc extends object = Document> {
     return this.#insert(bulkData(data), 'json', durability, conflict, waitForIndexes);
   }
 
-  /** The document with this key, or null. */
+  /**
+   * The document with this key, or null. Answered on the calling thread when the answer is in
+   * memory (memtables, block cache, OS page cache), without a trip to the thread pool; a read
+   * that would wait on the disk goes to the pool.
+   */
   async get(key: Key): Promise<Doc | null> {
     const k = checkKey(key);
+    const text = this.#handle.call((native) => native.getFromMemory(this.name, k));
+    if (text !== null) return JSON.parse(text) as Doc | null;
     return this.#handle.read((native) => native.get(this.name, k));
   }
 
-  /** The documents with these keys, in the same order, null where absent. */
+  /** The documents with these keys, in the same order, null where absent (in memory as `get`). */
   async getMany(keys: readonly Key[]): Promise<(Doc | null)[]> {
     const ks = checkKeys(keys);
+    const text = this.#handle.call((native) => native.getManyFromMemory(this.name, ks));
+    if (text !== null) return JSON.parse(text) as (Doc | null)[];
     return this.#handle.read((native) => native.getMany(this.name, ks));
   }
 

@@ -75,6 +75,30 @@ describe('documents', () => {
     expect(await t.get(1)).toBeNull();
   });
 
+  it('answers point reads from memory on the calling thread, and from run files after a reopen', async () => {
+    const dir = await tempDir();
+    let db = await Database.open(dir);
+    await db.createTable('t');
+    await db.table('t').insertNdjson(Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, v: 'x'.repeat(50) })).join('\n'));
+    const before = db.stats().readsFromMemory;
+    expect(await db.table('t').get(7)).toEqual({ id: 7, v: 'x'.repeat(50) });
+    expect(await db.table('t').getMany([8, 'none'])).toEqual([{ id: 8, v: 'x'.repeat(50) }, null]);
+    // Both were memtable hits: no thread pool.
+    expect(db.stats().readsFromMemory).toBe(before + 2);
+    await db.close();
+
+    // Reopened, the documents are in run files: from the page cache or the disk, same answers.
+    db = await Database.open(dir);
+    try {
+      expect(db.stats().runs).toBeGreaterThan(0);
+      expect(await db.table('t').get(2999)).toEqual({ id: 2999, v: 'x'.repeat(50) });
+      expect(await db.table('t').getMany([0, 1500, 3000])).toEqual([{ id: 0, v: 'x'.repeat(50) }, { id: 1500, v: 'x'.repeat(50) }, null]);
+      expect(db.stats().reads).toBe(2);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('keeps unicode, numbers and escapes exactly', async () => {
     const { db } = await openTemp();
     await db.createTable('t');

@@ -30,7 +30,7 @@ export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnap
  */
 const ENGINE_COUNTERS = new Set([
   'commits', 'documentsWritten', 'groups', 'fdatasyncs', 'segmentRotations', 'bytesJournaled', 'checkpoints',
-  'merges', 'segmentsCreated', 'segmentsRecycled', 'recordsReplayed', 'reads', 'documentsRead',
+  'merges', 'segmentsCreated', 'segmentsRecycled', 'recordsReplayed', 'reads', 'documentsRead', 'readsFromMemory',
   // block cache
   'cacheHits', 'cacheMisses',
   // adaptive write pacing
@@ -60,6 +60,7 @@ const ENGINE_HELP: Record<string, string> = {
   stallsAvoided: 'Times the memtable filled while a checkpoint still ran and pacing rode through.',
   writeStops: 'Last-resort write stops (memtables at their limit).',
   writeStopMs: 'Total time of write stops (ms).',
+  readsFromMemory: 'Point reads answered from memory on the JS thread (no disk wait, no thread pool).',
   compressionRatio: 'Stored / uncompressed payload bytes of compressed journal groups (0 before any).',
   journalBytesSaved: 'Journal payload bytes kept off the disk by compression.',
 };

@@ -246,6 +246,7 @@ const SAMPLED = [
   'runs', 'runBytes', 'runIndexBytes', 'writeRateLimitBps', 'pacingDebtBytes', 'mergeBacklogRuns',
   'flushRateBps', 'mergeRateBps', 'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
   'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved', 'compressionRatio', 'segmentsRecycled',
+  'reads', 'readsFromMemory',
 ] as const;
 type Sampled = Record<(typeof SAMPLED)[number], number>;
 

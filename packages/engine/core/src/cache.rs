@@ -35,16 +35,17 @@ impl BlockCache {
         }
     }
 
-    /// Block `block` of run `run`, read with `read` on a miss.
-    pub fn get_or_read(&self, run: u64, block: u32, read: impl FnOnce() -> Result<Arc<[u8]>>) -> Result<Arc<[u8]>> {
+    /// Block `block` of run `run`, read with `read` on a miss; `read` may give up (`None`:
+    /// the block is not in memory and the caller will not wait for the disk).
+    pub fn get_or_read(&self, run: u64, block: u32, read: impl FnOnce() -> Result<Option<Arc<[u8]>>>) -> Result<Option<Arc<[u8]>>> {
         if let Some(b) = self.cache.get(&(run, block)) {
             self.hits.fetch_add(1, Relaxed);
-            return Ok(b);
+            return Ok(Some(b));
         }
+        let Some(b) = read()? else { return Ok(None) };
         self.misses.fetch_add(1, Relaxed);
-        let b = read()?;
         self.cache.insert((run, block), b.clone());
-        Ok(b)
+        Ok(Some(b))
     }
 
     /// Bytes held now.

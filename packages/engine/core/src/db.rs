@@ -22,6 +22,7 @@ use crate::io::{FileVfs, Vfs};
 use crate::journal::{self, Flusher, Journal, Position, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::key::{Key, KeyRange};
 use crate::manifest::{self, Manifest};
+use crate::run::Fetch;
 use crate::options::{Durability, Options, WriteOptions};
 use crate::stats::{Counters, Stats};
 use crate::table::{Catalog, Env, Table, WriteResult};
@@ -353,9 +354,20 @@ impl Database {
     }
 
     pub fn get_many(&self, table: &str, keys: &[Key]) -> Result<Vec<Option<Arc<str>>>> {
-        let docs = self.table(table)?.get_many(keys)?;
+        let docs = self.table(table)?.get_many(keys, Fetch::Wait)?.unwrap_or_default();
         self.inner.shared.counters.record_read(docs.iter().filter(|d| d.is_some()).count() as u64);
         Ok(docs)
+    }
+
+    /// `get_many` if it needs no disk wait: every document is in a memtable, the block cache
+    /// or the OS page cache. `None` otherwise (nothing counted: call `get_many`). For callers
+    /// on a thread that must not block, such as Node's: a hit is answered there and then.
+    pub fn get_many_from_memory(&self, table: &str, keys: &[Key]) -> Result<Option<Vec<Option<Arc<str>>>>> {
+        let Some(docs) = self.table(table)?.get_many(keys, Fetch::IfCached)? else { return Ok(None) };
+        let c = &self.inner.shared.counters;
+        c.record_read(docs.iter().filter(|d| d.is_some()).count() as u64);
+        c.reads_from_memory.fetch_add(1, Relaxed);
+        Ok(Some(docs))
     }
 
     /// Documents in key order (or reverse) within `range`, at most `limit`.

@@ -186,6 +186,25 @@ impl RunWriter {
 }
 
 /// An open run: its block index, key range and filter in memory, its blocks on disk.
+/// How a read gets a block that is not in the block cache.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Fetch {
+    /// From the file, waiting on the disk if need be.
+    Wait,
+    /// Only if the OS page cache holds it: a read that would wait on the disk gives up.
+    IfCached,
+}
+
+/// What a point read found in one run (or in a table's runs).
+#[derive(Debug, PartialEq)]
+pub(crate) enum Probe {
+    Absent,
+    /// The newest entry: a document, or `None` for a delete.
+    Entry(Option<Doc>),
+    /// Reading on would wait on the disk (only with `Fetch::IfCached`).
+    NotInMemory,
+}
+
 pub(crate) struct Run {
     pub name: String,
     pub id: u64,
@@ -261,32 +280,42 @@ impl Run {
         self.bloom.memory() + self.blocks.len() * (12 + 32)
     }
 
-    fn read_block(&self, i: usize) -> Result<Arc<[u8]>> {
+    /// Block `i` as stored, checked; `None` when `fetch` is `IfCached` and reading it would
+    /// wait on the disk.
+    fn read_block(&self, i: usize, fetch: Fetch) -> Result<Option<Arc<[u8]>>> {
         let (offset, length) = self.blocks[i];
         let mut buf = vec![0u8; length as usize];
-        self.file.read_at(&mut buf, offset).map_err(|e| Error::io(format!("reading run file {}", self.name), e))?;
+        let io = |e| Error::io(format!("reading run file {}", self.name), e);
+        match fetch {
+            Fetch::Wait => self.file.read_at(&mut buf, offset).map_err(io)?,
+            Fetch::IfCached => {
+                if !self.file.read_at_if_cached(&mut buf, offset).map_err(io)? {
+                    return Ok(None);
+                }
+            }
+        }
         let (body, stored) = buf.split_at(length as usize - 4);
         if crc32c(body).to_le_bytes() != stored {
             return Err(damaged(&self.name, format!("block {i} at offset {offset}: checksum mismatch")));
         }
         buf.truncate(length as usize - 4);
-        Ok(buf.into())
+        Ok(Some(buf.into()))
     }
 
-    fn block(&self, i: usize, cache: Option<&BlockCache>) -> Result<Arc<[u8]>> {
+    fn block(&self, i: usize, cache: Option<&BlockCache>, fetch: Fetch) -> Result<Option<Arc<[u8]>>> {
         match cache {
-            Some(cache) => cache.get_or_read(self.id, i as u32, || self.read_block(i)),
-            None => self.read_block(i),
+            Some(cache) => cache.get_or_read(self.id, i as u32, || self.read_block(i, fetch)),
+            None => self.read_block(i, fetch),
         }
     }
 
-    /// The newest entry for `key` in this run: `Some(None)` is a delete.
-    pub fn get(&self, key: &Key, encoded: &[u8], cache: &BlockCache) -> Result<Option<Option<Doc>>> {
+    /// The newest entry for `key` in this run.
+    pub fn get(&self, key: &Key, encoded: &[u8], cache: &BlockCache, fetch: Fetch) -> Result<Probe> {
         if self.blocks.is_empty() || *key < self.first_keys[0] || *key > self.last_key || !self.bloom.may_contain(encoded) {
-            return Ok(None);
+            return Ok(Probe::Absent);
         }
         let i = self.first_keys.partition_point(|k| k <= key) - 1;
-        let block = self.block(i, Some(cache))?;
+        let Some(block) = self.block(i, Some(cache), fetch)? else { return Ok(Probe::NotInMemory) };
         // Compare keys in place: decoding every entry would allocate each key and document.
         for entry in RawEntries::new(&block, &self.name) {
             let (k, doc) = entry?;
@@ -294,10 +323,10 @@ impl Run {
             match order {
                 std::cmp::Ordering::Less => continue,
                 std::cmp::Ordering::Greater => break,
-                std::cmp::Ordering::Equal => return Ok(Some(doc.map(|d| to_doc(d, &self.name)).transpose()?)),
+                std::cmp::Ordering::Equal => return Ok(Probe::Entry(doc.map(|d| to_doc(d, &self.name)).transpose()?)),
             }
         }
-        Ok(None)
+        Ok(Probe::Absent)
     }
 
     /// Entries from the first key `>= from` (or `<= from` in reverse), block by block.
@@ -390,7 +419,7 @@ impl RunIter {
             if self.next_block < 0 || self.next_block >= self.run.blocks.len() as isize {
                 return Ok(false);
             }
-            let block = self.run.block(self.next_block as usize, self.cache.as_deref())?;
+            let block = self.run.block(self.next_block as usize, self.cache.as_deref(), Fetch::Wait)?.expect("a waiting read always reads");
             let mut entries = entries(&block, &self.run.name)?;
             if let Some(from) = self.from.take() {
                 entries.retain(|(k, _)| if self.reverse { *k <= from } else { *k >= from });
@@ -445,12 +474,12 @@ mod tests {
         for i in [0u32, 1, 3, 500, 1999] {
             enc.clear();
             Key::from(i as f64).encode(&mut enc);
-            let got = run.get(&Key::from(i as f64), &enc, &cache).unwrap();
-            assert_eq!(got.as_ref().map(|d| d.is_some()), Some(i % 7 != 3), "key {i}");
+            let got = run.get(&Key::from(i as f64), &enc, &cache, Fetch::Wait).unwrap();
+            assert!(matches!(got, Probe::Entry(ref d) if d.is_some() == (i % 7 != 3)), "key {i}");
         }
         enc.clear();
         Key::from(5000.0).encode(&mut enc);
-        assert_eq!(run.get(&Key::from(5000.0), &enc, &cache).unwrap(), None);
+        assert_eq!(run.get(&Key::from(5000.0), &enc, &cache, Fetch::Wait).unwrap(), Probe::Absent);
         let keys: Vec<f64> = run.iter(Some(&Key::from(1500.5)), false, None).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
         assert_eq!(keys, (1501..2000).map(|i| i as f64).collect::<Vec<_>>());
         let back: Vec<f64> = run.iter(Some(&Key::from(10.0)), true, None).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
@@ -468,8 +497,8 @@ mod tests {
         let cache = BlockCache::new(0);
         let mut enc = Vec::new();
         Key::from(1999.0).encode(&mut enc);
-        let got = run.get(&Key::from(1999.0), &enc, &cache).unwrap();
-        assert!(matches!(got, Some(Some(doc)) if doc.contains("\"id\":1999")));
+        let got = run.get(&Key::from(1999.0), &enc, &cache, Fetch::Wait).unwrap();
+        assert!(matches!(got, Probe::Entry(Some(doc)) if doc.contains("\"id\":1999")));
 
         let dir = tempfile::tempdir().unwrap();
         let disk: Arc<dyn Vfs> = Arc::new(crate::io::FileVfs::new(dir.path()).unwrap());
@@ -480,7 +509,7 @@ mod tests {
         disk.remove("run-00000002.wrun").unwrap();
         enc.clear();
         Key::from(7.0).encode(&mut enc);
-        assert_eq!(run.get(&Key::from(7.0), &enc, &BlockCache::new(0)).unwrap(), Some(Some("{\"id\":7}".into())));
+        assert_eq!(run.get(&Key::from(7.0), &enc, &BlockCache::new(0), Fetch::Wait).unwrap(), Probe::Entry(Some("{\"id\":7}".into())));
     }
 
     #[test]

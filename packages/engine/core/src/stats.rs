@@ -42,6 +42,9 @@ pub struct Stats {
     /// Read calls (get, get_many, scan, count) and the documents they returned.
     pub reads: u64,
     pub documents_read: u64,
+    /// Point reads (`get`, `get_many`) answered from memory on the caller's thread: memtables,
+    /// block cache or OS page cache, no disk wait and no thread hop.
+    pub reads_from_memory: u64,
     /// Time from the committer taking a group to that group's fdatasync returning, for groups
     /// with hard writes or `sync()` calls: bucket i holds 2^i ..= 2^(i+1)-1 µs.
     pub commit_latency_histogram_us: Vec<u64>,
@@ -117,6 +120,7 @@ pub(crate) struct Counters {
     pub write_ns_per_byte: AtomicU64,
     pub reads: AtomicU64,
     pub documents_read: AtomicU64,
+    pub reads_from_memory: AtomicU64,
     pub commit_latency_histogram_us: [AtomicU64; LATENCY_BUCKETS],
     pub applied_seq: AtomicU64,
     pub durable_seq: AtomicU64,
@@ -179,6 +183,7 @@ impl Counters {
             write_ns_per_byte: f64::from_bits(self.write_ns_per_byte.load(Relaxed)),
             reads: self.reads.load(Relaxed),
             documents_read: self.documents_read.load(Relaxed),
+            reads_from_memory: self.reads_from_memory.load(Relaxed),
             commit_latency_p50_us: percentile(&latency, 0.50),
             commit_latency_p99_us: percentile(&latency, 0.99),
             commit_latency_histogram_us: latency,

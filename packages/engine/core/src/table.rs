@@ -14,6 +14,7 @@ use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
 use crate::stats::Counters;
+use crate::run::{Fetch, Probe};
 use crate::tree::{get_in_runs, Tree};
 
 pub(crate) type Doc = Arc<str>;
@@ -65,8 +66,15 @@ pub(crate) struct Env {
     pub counters: Arc<Counters>,
 }
 
-/// Documents a write applies between two chances for readers to take the table's lock.
-const YIELD_EVERY: usize = 256;
+/// Documents a write applies between two chances for readers to take the table's lock (about
+/// 100 µs of work): a read from memory waits for the lock at most `READ_LOCK_PATIENCE`.
+const YIELD_EVERY: usize = 64;
+
+/// How long a read that must not wait on the disk (`Fetch::IfCached`, on Node's thread) waits
+/// for the table's lock while the committer applies a batch, before it leaves the read to the
+/// thread pool: longer than one `YIELD_EVERY` stretch of an apply, far shorter than a trip
+/// to the pool on a busy machine.
+const READ_LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_micros(250);
 
 pub(crate) struct Table {
     pub id: u32,
@@ -93,25 +101,36 @@ impl Table {
 
     /// The current document for `key`.
     pub fn get(&self, key: &Key) -> Result<Option<Doc>> {
-        Ok(self.get_many(std::slice::from_ref(key))?.pop().flatten())
+        Ok(self.get_many(std::slice::from_ref(key), Fetch::Wait)?.and_then(|mut docs| docs.pop()).flatten())
     }
 
-    /// The documents for `keys`, in order. Memtables are read under the table's lock; runs
-    /// after it is released, from a snapshot of the list: a read that misses the block cache
-    /// waits on the disk, and must not hold the committer's write lock meanwhile. (A run a
-    /// merge deletes stays readable through the handle the snapshot holds.)
-    pub fn get_many(&self, keys: &[Key]) -> Result<Vec<Option<Doc>>> {
-        let (mut docs, runs) = {
-            let tree = self.data.read();
+    /// The documents for `keys`, in order; `None` if `fetch` is `IfCached` and they could only
+    /// be read by waiting: on the disk, or longer than `READ_LOCK_PATIENCE` for the table's
+    /// lock while the committer applies a batch. Memtables are read under that lock; runs after it is released, from a snapshot of
+    /// the list, so a read that waits on the disk never holds up the committer. (A run a merge
+    /// deletes stays readable through the handle the snapshot holds.)
+    pub fn get_many(&self, keys: &[Key], fetch: Fetch) -> Result<Option<Vec<Option<Doc>>>> {
+        let (found, runs) = {
+            let tree = match fetch {
+                Fetch::Wait => self.data.read(),
+                Fetch::IfCached => match self.data.try_read_for(READ_LOCK_PATIENCE) {
+                    Some(tree) => tree,
+                    None => return Ok(None),
+                },
+            };
             (keys.iter().map(|k| tree.get_in_memory(k)).collect::<Vec<_>>(), tree.runs.clone())
         };
-        keys.iter()
-            .zip(docs.iter_mut())
-            .map(|(key, doc)| match doc.take() {
-                Some(entry) => Ok(entry),
-                None => get_in_runs(&runs, key, &self.env.cache),
-            })
-            .collect()
+        let mut docs = Vec::with_capacity(keys.len());
+        for (key, found) in keys.iter().zip(found) {
+            docs.push(match found {
+                Some(entry) => entry,
+                None => match get_in_runs(&runs, key, &self.env.cache, fetch)? {
+                    Probe::NotInMemory => return Ok(None),
+                    probe => probe.into_doc(),
+                },
+            });
+        }
+        Ok(Some(docs))
     }
 
     /// Records a change in the tree and the memtable-size counter.

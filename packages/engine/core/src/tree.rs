@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::cache::BlockCache;
 use crate::error::Result;
 use crate::key::{Key, KeyRange};
-use crate::run::Run;
+use crate::run::{Fetch, Probe, Run};
 use crate::table::Doc;
 
 /// Changes since the last checkpoint, by key; `None` is a delete.
@@ -41,7 +41,7 @@ impl Tree {
     pub fn get(&self, key: &Key, cache: &BlockCache) -> Result<Option<Doc>> {
         match self.get_in_memory(key) {
             Some(entry) => Ok(entry),
-            None => get_in_runs(&self.runs, key, cache),
+            None => get_in_runs(&self.runs, key, cache, Fetch::Wait).map(Probe::into_doc),
         }
     }
 
@@ -57,18 +57,29 @@ impl Tree {
 
 /// The entry for `key` in `runs` (oldest first), newest run first. Runs are immutable, so a
 /// reader may search a snapshot of them without the table's lock.
-pub(crate) fn get_in_runs(runs: &[Arc<Run>], key: &Key, cache: &BlockCache) -> Result<Option<Doc>> {
+pub(crate) fn get_in_runs(runs: &[Arc<Run>], key: &Key, cache: &BlockCache, fetch: Fetch) -> Result<Probe> {
     if runs.is_empty() {
-        return Ok(None);
+        return Ok(Probe::Absent);
     }
     let mut encoded = Vec::with_capacity(32);
     key.encode(&mut encoded);
     for run in runs.iter().rev() {
-        if let Some(entry) = run.get(key, &encoded, cache)? {
-            return Ok(entry);
+        match run.get(key, &encoded, cache, fetch)? {
+            Probe::Absent => continue,
+            found => return Ok(found),
         }
     }
-    Ok(None)
+    Ok(Probe::Absent)
+}
+
+impl Probe {
+    /// The document of a read that was allowed to wait.
+    pub fn into_doc(self) -> Option<Doc> {
+        match self {
+            Probe::Entry(doc) => doc,
+            Probe::Absent | Probe::NotInMemory => None,
+        }
+    }
 }
 
 impl Tree {

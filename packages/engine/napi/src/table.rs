@@ -96,6 +96,24 @@ impl NativeDatabase {
         }))
     }
 
+    /// `get` answered here on the JS thread when that needs no wait (the document, or its
+    /// absence, is in memory: memtables, block cache or page cache); `null` when it would wait,
+    /// and then JS calls `get`, which reads on the pool.
+    #[napi]
+    pub fn get_from_memory(&self, table: String, key: JsKey) -> Result<Option<String>> {
+        let key = key_of(key)?;
+        let docs = self.live()?.0.get_many_from_memory(&table, std::slice::from_ref(&key)).map_err(to_napi)?;
+        Ok(docs.map(|d| d[0].as_deref().unwrap_or("null").to_string()))
+    }
+
+    /// `getMany` answered on the JS thread when no document needs a wait; `null` otherwise.
+    #[napi]
+    pub fn get_many_from_memory(&self, table: String, keys: Vec<JsKey>) -> Result<Option<String>> {
+        let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
+        let docs = self.live()?.0.get_many_from_memory(&table, &keys).map_err(to_napi)?;
+        Ok(docs.map(|d| json_array(d.iter().map(|d| d.as_deref().unwrap_or("null")))))
+    }
+
     /// Documents in key order (reversed if asked) as one JSON array text.
     #[napi(ts_return_type = "Promise<string>")]
     #[allow(clippy::too_many_arguments)]

@@ -32,6 +32,21 @@ impl Storage for FileStorage {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.0.read_exact_at(buf, offset)
     }
+    /// `preadv2(RWF_NOWAIT)` (Linux 4.14+): EAGAIN, or a short read, when the page cache does
+    /// not hold it all; EOPNOTSUPP on file systems without it. Either way: not read here.
+    #[cfg(target_os = "linux")]
+    fn read_at_if_cached(&self, buf: &mut [u8], offset: u64) -> io::Result<bool> {
+        let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        // SAFETY: one iovec over `buf`, valid and writable for its length; an fd we own.
+        let n = unsafe { libc::preadv2(self.0.as_raw_fd(), &iov, 1, offset as i64, libc::RWF_NOWAIT) };
+        if n >= 0 {
+            return Ok(n as usize == buf.len());
+        }
+        match io::Error::last_os_error() {
+            e if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EOPNOTSUPP | libc::EINVAL)) => Ok(false),
+            e => Err(e),
+        }
+    }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.0.write_all_at(buf, offset)
     }

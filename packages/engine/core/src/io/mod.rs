@@ -19,6 +19,12 @@ pub trait Storage: Send + Sync {
     fn len(&self) -> io::Result<u64>;
     /// Fills `buf` from `offset`; an error if the file ends first.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Like `read_at`, but only if no disk wait is needed (the bytes are in the OS page cache):
+    /// `Ok(false)` when it would have to wait, or cannot tell. Lets a point read be answered
+    /// on the caller's thread. The default never reads.
+    fn read_at_if_cached(&self, _buf: &mut [u8], _offset: u64) -> io::Result<bool> {
+        Ok(false)
+    }
     /// Writes all of `buf` at `offset`, growing the file if needed (not durable until `sync_data`).
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Truncates or zero-extends the file.
