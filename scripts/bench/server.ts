@@ -52,6 +52,10 @@ interface SeqSample {
   per_insert_us: number;
   fdatasyncs: number;
   latency_us: ReturnType<typeof summarize>;
+  /** n round trips of `r.expr(i)` on the same connection: the driver and server without the engine. */
+  expr_ms: number;
+  /** CPU of this (the driver's) process per `r.expr` round trip, µs. */
+  driver_cpu_us: number;
 }
 
 async function driverSequential(dir: string, n: number): Promise<SeqSample> {
@@ -71,12 +75,20 @@ async function driverSequential(dir: string, n: number): Promise<SeqSample> {
     }
     const total = performance.now() - t0;
     const after = await engineStats(server.url);
+    // Attribution: the same number of round trips that never reach the engine.
+    const cpu0 = process.cpuUsage();
+    const e0 = performance.now();
+    for (let i = 0; i < n; i++) await r.expr(i).run(conn);
+    const exprMs = performance.now() - e0;
+    const cpu = process.cpuUsage(cpu0);
     await conn.close();
     return {
       total_ms: round(total, 2),
       per_insert_us: round((total * 1000) / n, 1),
       fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0),
       latency_us: summarize(lat),
+      expr_ms: round(exprMs, 2),
+      driver_cpu_us: round((cpu.user + cpu.system) / n, 1),
     };
   } finally {
     await server.stop();
@@ -189,10 +201,12 @@ async function main(): Promise<void> {
 
     const engineRatio = median(pairRatios(engine.map((s) => s.total_ms), raw.map((s) => s.total_ms)));
     const serverRatio = median(pairRatios(driver.map((s) => s.total_ms), engine.map((s) => s.total_ms)));
+    const exprRatio = median(pairRatios(driver.map((s) => s.expr_ms), raw.map((s) => s.total_ms)));
     const rows = [
       ['a. driver 1000 hard inserts / raw fdatasync loop', `${fmtMs(median(driver.map((s) => s.total_ms)))} / ${fmtMs(median(raw.map((s) => s.total_ms)))}`, fmtRatio(seqRatio), '≤ 1.25×', seqRatio <= 1.25 ? 'met' : 'NOT MET'],
       ['   attribution: engine alone / raw loop', `${fmtMs(median(engine.map((s) => s.total_ms)))}`, fmtRatio(engineRatio), '', ''],
       ['   attribution: driver + server / engine alone', '', fmtRatio(serverRatio), '', ''],
+      [`   attribution: ${n} r.expr round trips (no engine) / raw loop`, `${fmtMs(median(driver.map((s) => s.expr_ms)))}; driver CPU ${median(driver.map((s) => s.driver_cpu_us))} µs per query`, fmtRatio(exprRatio), '', ''],
       [`b. ${writers} connections: fdatasyncs per document`, `${median(conc.map((s) => s.fdatasyncs))} / ${conc[0]?.docs ?? 0} docs (${fmtRate(median(conc.map((s) => s.docs_per_s)))})`, String(round(perDoc, 4)), `≤ ${round(1 / 32, 4)}`, perDoc <= 1 / 32 ? 'met' : 'NOT MET'],
     ];
     process.stdout.write(`\n${formatTable(['goal', 'measured', 'figure', 'goal', 'result'], rows)}\n`);
@@ -200,7 +214,7 @@ async function main(): Promise<void> {
     process.stdout.write(`per-insert (a): driver median ${median(driver.map((s) => s.per_insert_us))} µs, raw median ${median(raw.map((s) => s.per_op_us))} µs; driver p50 latency ${median(driver.map((s) => s.latency_us.median))} µs\n`);
     const file = writeResults(ROOT, 'server', {
       started: started.toISOString(), machine, config: { pairs, n, writers, perWriter, concRounds },
-      sequential: { driver, raw, engine, ratios, median_ratio: seqRatio, goal: 1.25, engine_vs_raw: engineRatio, driver_vs_engine: serverRatio },
+      sequential: { driver, raw, engine, ratios, median_ratio: seqRatio, goal: 1.25, engine_vs_raw: engineRatio, driver_vs_engine: serverRatio, expr_vs_raw: exprRatio },
       concurrent: { samples: conc, median_fdatasyncs_per_doc: perDoc, goal: 1 / 32 },
     }, started);
     process.stdout.write(`results: ${file}\n`);

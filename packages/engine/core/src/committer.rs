@@ -107,6 +107,8 @@ pub(crate) struct Committer {
     /// per smaller group, so that a group that waits can grow back to it.
     pub cohort: usize,
     pub last_sync: Duration,
+    /// Recent time from a group's end to the next request (see `spin_for_requests`).
+    pub return_gap: Duration,
     /// Journal payload bytes of the last group (what pacing meters).
     pub last_group_bytes: u64,
 }
@@ -173,8 +175,10 @@ impl Committer {
     /// waiting while requests keep arriving — each within a gap of a quarter of the last
     /// fdatasync or an eighth of the window, whichever is longer — until the recent cohort of
     /// hard writers is queued, for at most `group_commit_window`. A lone writer never waits.
-    fn next_batch(&self, last_sync: Instant) -> Vec<Request> {
+    fn next_batch(&mut self, last_sync: Instant) -> Vec<Request> {
+        let idle_from = Instant::now();
         let mut queue = self.wait_for_requests(last_sync);
+        let came_back = idle_from.elapsed();
         let window = self.options.group_commit_window;
         if !queue.requests.is_empty() && self.last_hard_writers >= 2 && !window.is_zero() {
             let give_up = Instant::now() + window;
@@ -194,15 +198,23 @@ impl Committer {
             }
         }
         self.shared.queued.store(0, Relaxed);
-        queue.requests.drain(..).collect()
+        let batch: Vec<Request> = queue.requests.drain(..).collect();
+        drop(queue);
+        if !batch.is_empty() {
+            // How soon callers come back (EWMA, 1/4): whether spinning for them pays.
+            self.return_gap = (self.return_gap * 3 + came_back) / 4;
+        }
+        batch
     }
 
-    /// Spins briefly before parking: a caller awaiting its last write usually sends the next
-    /// one within microseconds, and waking a parked thread costs far more (30–70 µs measured on
-    /// a 2-vCPU VM, a quarter of an fdatasync). Not after a group with several durable waiters:
-    /// their threads are just being woken, and a spinning committer could hold a CPU they need.
+    /// Spins briefly before parking: a caller awaiting its last write often sends the next one
+    /// within microseconds, and waking a parked thread costs far more (30–70 µs measured on a
+    /// 2-vCPU VM, a quarter of an fdatasync). Only when callers have been coming back within
+    /// the spin (a server's clients, a network round trip away, do not: the spin would only
+    /// take a CPU from the threads serving them), and not after a group with several durable
+    /// waiters: their threads are just being woken, and need the CPUs.
     fn spin_for_requests(&self) {
-        if self.last_hard_writers > 1 {
+        if self.last_hard_writers > 1 || self.return_gap > SPIN_BEFORE_PARKING {
             return;
         }
         let until = Instant::now() + SPIN_BEFORE_PARKING;

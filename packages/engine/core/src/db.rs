@@ -239,6 +239,7 @@ impl Database {
             tasks,
             last_hard_writers: 0,
             cohort: 0,
+            return_gap: std::time::Duration::ZERO,
             last_sync: std::time::Duration::ZERO,
             last_group_bytes: 0,
         };
