@@ -45,6 +45,7 @@ const timer = setInterval(() => {
   if (due > 20) { skipped += due - 20; issued += due - 20; }
 }, 5);
 
+parentPort!.postMessage('ready');
 parentPort!.on('message', async () => {
   if (stop) return;
   stop = true;

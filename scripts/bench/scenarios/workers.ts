@@ -293,13 +293,17 @@ function startLocalReader(tgt: SustainedTarget, rate: number): Reader {
   };
 }
 
-/** Point gets over HTTP from a worker thread (lib/http-reader.ts): a separate client. */
-function startHttpReader(url: string, rate: number): Reader {
+/** Point gets over HTTP from a worker thread (lib/http-reader.ts): a separate client. Resolves once it is loaded. */
+async function startHttpReader(url: string, rate: number): Promise<Reader> {
   const acked = new Int32Array(new SharedArrayBuffer(4));
   // A worker does not inherit `--import tsx` (Node 20): it registers tsx, then loads the TS file.
   const file = pathToFileURL(join(ROOT, 'scripts/bench/lib/http-reader.ts')).href;
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`;
   const worker = new Worker(boot, { eval: true, workerData: { url, rate, acked } });
+  await new Promise<void>((res, rej) => {
+    worker.once('message', () => res()); // 'ready'
+    worker.once('error', rej);
+  });
   return {
     acknowledged: (n) => Atomics.store(acked, 0, Math.max(0, Math.min(n, 2 ** 31 - 1))),
     stop: () => new Promise<ReadResult>((res, rej) => {
@@ -407,6 +411,11 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   const intervals: Interval[] = [];
   // Batches of 500: each insert call is a few milliseconds of engine work, so its latency says
   // whether the engine stalls (larger batches only add their own apply time to every figure).
+  // The reader first, and ready before the load starts: booting its thread (tsx compiling the
+  // TypeScript it loads) takes a core for about a second, which once showed as a one-second
+  // insert latency in the server target's first two seconds.
+  const MARGIN = 4 * batchSize;
+  const reader = tgt.url ? await startHttpReader(tgt.url, readsPerSec) : startLocalReader(tgt, readsPerSec);
   const loader = createLoader({ target: tgt.loaderTarget, table: 'sustained', batchSize, onInterval: (i) => intervals.push(i) });
   await loader.ready();
 
@@ -415,8 +424,6 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // size are acknowledged whatever order the batches in flight complete in. Against the server
   // it is a separate client on its own thread; embedded, it shares the loader's event loop, as
   // an application reading from its own embedded database would.
-  const MARGIN = 4 * batchSize;
-  const reader = tgt.url ? startHttpReader(tgt.url, readsPerSec) : startLocalReader(tgt, readsPerSec);
   const publish = setInterval(() => reader.acknowledged(loader.progress().written - MARGIN), 5);
 
   const rand = prng(42);

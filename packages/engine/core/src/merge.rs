@@ -102,6 +102,11 @@ pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize, levels: &Rang
 pub(crate) const SMALL_LEVELS: RangeInclusive<u32> = 0..=1;
 pub(crate) const LARGE_LEVELS: RangeInclusive<u32> = 2..=u32::MAX;
 
+/// A merged-away run file is cut by this much at a time before it is removed (`delete_run`),
+/// with this pause between cuts.
+const DELETE_CHUNK: u64 = 64 << 20;
+const DELETE_PAUSE: Duration = Duration::from_millis(20);
+
 pub(crate) struct Merger {
     pub bg: Arc<Background>,
     pub catalog: Arc<std::sync::RwLock<Catalog>>,
@@ -135,7 +140,7 @@ impl Merger {
     /// Merges `inputs` into one run at `level`; false when abandoned.
     fn merge(&self, table_id: u32, inputs: &[String], level: u32, oldest: bool) -> Result<bool> {
         let Some(table) = self.catalog.read().unwrap().by_id.get(&table_id).cloned() else { return Ok(false) };
-        let runs: Vec<Arc<Run>> = {
+        let inputs_open: Vec<Arc<Run>> = {
             let data = table.data.read();
             let found: Vec<_> = inputs.iter().filter_map(|n| data.runs.iter().find(|r| r.name == *n).cloned()).collect();
             if found.len() != inputs.len() {
@@ -145,7 +150,7 @@ impl Merger {
         };
         let file = self.bg.new_run_name();
         let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id)?;
-        let sources: Vec<Source<'_>> = runs.iter().rev().map(|r| Box::new(r.iter(None, false, None)) as Source<'_>).collect();
+        let sources: Vec<Source<'_>> = inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false, None)) as Source<'_>).collect();
         let (mut busy, mut since) = (Duration::ZERO, Instant::now());
         let mut reported = 0u64;
         for entry in MergingIter::new(sources, false)? {
@@ -204,11 +209,40 @@ impl Merger {
             }
         }
         drop(current);
-        for name in inputs {
-            let _ = self.bg.vfs.remove(name);
-        }
         self.bg.env.counters.merges.fetch_add(1, Relaxed);
+        for run in inputs_open {
+            self.delete_run(run);
+        }
         Ok(true)
+    }
+
+    /// Deletes the file of a run a merge replaced. A file of gigabytes is first cut from its
+    /// end a chunk at a time, with pauses: unlinking 4 GB at once took 1.5 s here and freed
+    /// every block in one filesystem commit (one discard, on a disk mounted with `discard`),
+    /// while the journal's fdatasyncs beside it reached 107 ms; in chunks, 32–87 ms (RocksDB's
+    /// `DeleteScheduler` does the same). Cutting waits until no reader holds the run: a point
+    /// read searches a snapshot of the run list without the table's lock, and a shortened file
+    /// would fail it. (An unlinked file stays readable, so the plain remove needs no wait.)
+    fn delete_run(&self, run: Arc<Run>) {
+        let name = run.name.clone();
+        let give_up = Instant::now() + Duration::from_secs(1);
+        while Arc::strong_count(&run) > 1 && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if Arc::strong_count(&run) == 1 {
+            if let Ok(file) = self.bg.vfs.open(&name, false) {
+                let mut len = file.len().unwrap_or(0);
+                while len > DELETE_CHUNK && !self.bg.merges.stopping() {
+                    len -= DELETE_CHUNK;
+                    if file.set_len(len).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(DELETE_PAUSE);
+                }
+            }
+        }
+        drop(run);
+        let _ = self.bg.vfs.remove(&name);
     }
 }
 

@@ -185,7 +185,6 @@ impl RunWriter {
     }
 }
 
-/// An open run: its block index, key range and filter in memory, its blocks on disk.
 /// How a read gets a block that is not in the block cache.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Fetch {
@@ -205,6 +204,17 @@ pub(crate) enum Probe {
     NotInMemory,
 }
 
+impl Probe {
+    /// The document of a read that was allowed to wait.
+    pub fn into_doc(self) -> Option<Doc> {
+        match self {
+            Probe::Entry(doc) => doc,
+            Probe::Absent | Probe::NotInMemory => None,
+        }
+    }
+}
+
+/// An open run: its block index, key range and filter in memory, its blocks on disk.
 pub(crate) struct Run {
     pub name: String,
     pub id: u64,

@@ -106,9 +106,10 @@ impl Table {
 
     /// The documents for `keys`, in order; `None` if `fetch` is `IfCached` and they could only
     /// be read by waiting: on the disk, or longer than `READ_LOCK_PATIENCE` for the table's
-    /// lock while the committer applies a batch. Memtables are read under that lock; runs after it is released, from a snapshot of
-    /// the list, so a read that waits on the disk never holds up the committer. (A run a merge
-    /// deletes stays readable through the handle the snapshot holds.)
+    /// lock while the committer applies a batch. Memtables are read under that lock; runs after
+    /// it is released, from a snapshot of the list, so a read that waits on the disk never holds
+    /// up the committer. (A run a merge deletes stays readable through the handle the snapshot
+    /// holds.)
     pub fn get_many(&self, keys: &[Key], fetch: Fetch) -> Result<Option<Vec<Option<Doc>>>> {
         let (found, runs) = {
             let tree = match fetch {

@@ -53,36 +53,6 @@ impl Tree {
         }
         self.frozen.as_ref().and_then(|(m, _)| m.get(key)).cloned()
     }
-}
-
-/// The entry for `key` in `runs` (oldest first), newest run first. Runs are immutable, so a
-/// reader may search a snapshot of them without the table's lock.
-pub(crate) fn get_in_runs(runs: &[Arc<Run>], key: &Key, cache: &BlockCache, fetch: Fetch) -> Result<Probe> {
-    if runs.is_empty() {
-        return Ok(Probe::Absent);
-    }
-    let mut encoded = Vec::with_capacity(32);
-    key.encode(&mut encoded);
-    for run in runs.iter().rev() {
-        match run.get(key, &encoded, cache, fetch)? {
-            Probe::Absent => continue,
-            found => return Ok(found),
-        }
-    }
-    Ok(Probe::Absent)
-}
-
-impl Probe {
-    /// The document of a read that was allowed to wait.
-    pub fn into_doc(self) -> Option<Doc> {
-        match self {
-            Probe::Entry(doc) => doc,
-            Probe::Absent | Probe::NotInMemory => None,
-        }
-    }
-}
-
-impl Tree {
 
     /// Records a change whose previous document was `old`; returns the memtable bytes added.
     pub fn set(&mut self, key: Key, doc: Option<Doc>, old: Option<&Doc>) -> i64 {
@@ -159,6 +129,23 @@ impl Tree {
         }
         Ok(out)
     }
+}
+
+/// The entry for `key` in `runs` (oldest first), newest run first. Runs are immutable, so a
+/// reader may search a snapshot of them without the table's lock.
+pub(crate) fn get_in_runs(runs: &[Arc<Run>], key: &Key, cache: &BlockCache, fetch: Fetch) -> Result<Probe> {
+    if runs.is_empty() {
+        return Ok(Probe::Absent);
+    }
+    let mut encoded = Vec::with_capacity(32);
+    key.encode(&mut encoded);
+    for run in runs.iter().rev() {
+        match run.get(key, &encoded, cache, fetch)? {
+            Probe::Absent => continue,
+            found => return Ok(found),
+        }
+    }
+    Ok(Probe::Absent)
 }
 
 /// True when `k` comes before the range in scan order (so a scan has not reached it yet).
