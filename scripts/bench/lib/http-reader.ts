@@ -20,7 +20,10 @@ const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 function getOne(key: string) {
   const started = performance.now();
   inFlight++;
+  let settled = false;
   const done = (status: number) => {
+    if (settled) return; // an 'error' after 'end' counts once
+    settled = true;
     inFlight--;
     if (status === 0) return void errors++;
     hist.record(Math.max(1, Math.round((performance.now() - started) * 1e6)));
