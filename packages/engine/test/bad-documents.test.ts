@@ -93,6 +93,24 @@ describe('conflicts', () => {
     expect(await t.get(1)).toEqual({ id: 1, v: 'a' });
   });
 
+  it('a key written twice in one batch sees its earlier write, whatever the order of keys', async () => {
+    const t = await table();
+    // Increasing keys, then out of order: 3 comes back after 5, and 1 twice after that.
+    const replaced = await t.insert(
+      [{ id: 1, v: 'a' }, { id: 3, v: 'a' }, { id: 5 }, { id: 3, v: 'b' }, { id: 1, v: 'b' }, { id: 1, v: 'c' }],
+      { conflict: 'replace' },
+    );
+    expect(replaced).toMatchObject({ inserted: 3, replaced: 3, errors: 0 });
+    expect(await t.getMany([1, 3, 5])).toEqual([{ id: 1, v: 'c' }, { id: 3, v: 'b' }, { id: 5 }]);
+    const updated = await t.insert([{ id: 7, n: 1 }, { id: 6 }, { id: 7, m: 2 }], { conflict: 'update' });
+    expect(updated).toMatchObject({ inserted: 2, replaced: 1 });
+    expect(await t.get(7)).toEqual({ id: 7, n: 1, m: 2 });
+    const refused = await t.insert([{ id: 9 }, { id: 8 }, { id: 9, v: 'x' }]);
+    expect(refused).toMatchObject({ inserted: 2, errors: 1 });
+    expect(refused.document_errors).toEqual([{ index: 2, message: expect.stringMatching(/duplicate/i) }]);
+    expect(await t.count()).toBe(7);
+  });
+
   it("conflict 'replace' replaces, and counts identical documents as unchanged", async () => {
     const t = await table();
     await t.insert([{ id: 1, v: 'a', extra: true }, { id: 2, v: 'same' }]);

@@ -1,7 +1,7 @@
 //! Tables, and how a write operation changes them. A table's documents live in a [`Tree`].
 
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, RwLock};
 
@@ -176,63 +176,81 @@ impl Table {
         }
         let mut result = WriteResult::default();
         let indexed = !self.indexes.read().unwrap().is_empty();
-        let mut tree = self.data.write();
-        for (i, doc) in docs.docs.into_iter().enumerate() {
-            // Let readers in every so often: a 10 000-document batch must not hold gets for its
-            // whole apply (fair handover, so the committer cannot take the lock straight back).
-            if i % YIELD_EVERY == YIELD_EVERY - 1 {
-                parking_lot::RwLockWriteGuard::bump(&mut tree);
-            }
-            let (index, key, json, generated) = match doc {
-                PreparedDoc::Err { index, message } => {
-                    result.fail(index, message);
-                    continue;
-                }
-                PreparedDoc::Ok { index, key, json, .. } if json.len() > journal.max_document() => {
-                    let limit = journal.max_document();
-                    result.fail(index, format!("document `{}` is {} bytes, over the limit of {limit} bytes", key.to_json(), json.len()));
-                    continue;
-                }
-                PreparedDoc::Ok { index, key, json, generated } => (index, key, json, generated),
-            };
-            let old = tree.get(&key, &self.env.cache)?;
-            let json: Doc = match &old {
-                None => {
-                    result.inserted += 1;
-                    json
-                }
-                Some(old) => {
-                    let json: Doc = match conflict {
-                        Conflict::Error => {
-                            result.fail(index, format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
-                            continue;
-                        }
-                        Conflict::Replace if same_document(old, &json) => {
-                            result.unchanged += 1;
-                            continue;
-                        }
-                        Conflict::Replace => json,
-                        Conflict::Update => match merge_documents(old, &json) {
-                            None => {
+        // Phase 1, under the read lock, so readers go on meanwhile: decide each document against
+        // its current version and encode its journal record. Only the committer (this thread)
+        // changes memtables, and checkpoints and merges move documents without changing them,
+        // so what phase 1 sees is still current in phase 2.
+        let mut puts: Vec<(Key, Doc, Option<Doc>)> = Vec::with_capacity(docs.docs.len());
+        let mut batch = BatchKeys::default();
+        {
+            let tree = self.data.read();
+            for doc in docs.docs {
+                let (index, key, json, generated) = match doc {
+                    PreparedDoc::Err { index, message } => {
+                        result.fail(index, message);
+                        continue;
+                    }
+                    PreparedDoc::Ok { index, key, json, .. } if json.len() > journal.max_document() => {
+                        let limit = journal.max_document();
+                        result.fail(index, format!("document `{}` is {} bytes, over the limit of {limit} bytes", key.to_json(), json.len()));
+                        continue;
+                    }
+                    PreparedDoc::Ok { index, key, json, generated } => (index, key, json, generated),
+                };
+                // A key written earlier in this batch: its version is that write.
+                let old = match batch.earlier(&key, &puts) {
+                    Some(i) => Some(puts[i].1.clone()),
+                    None => tree.get(&key, &self.env.cache)?,
+                };
+                let json: Doc = match &old {
+                    None => {
+                        result.inserted += 1;
+                        json
+                    }
+                    Some(old) => {
+                        let json: Doc = match conflict {
+                            Conflict::Error => {
+                                result.fail(index, format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
+                                continue;
+                            }
+                            Conflict::Replace if same_document(old, &json) => {
                                 result.unchanged += 1;
                                 continue;
                             }
-                            Some(merged) => merged.into(),
-                        },
-                    };
-                    result.replaced += 1;
-                    json
+                            Conflict::Replace => json,
+                            Conflict::Update => match merge_documents(old, &json) {
+                                None => {
+                                    result.unchanged += 1;
+                                    continue;
+                                }
+                                Some(merged) => merged.into(),
+                            },
+                        };
+                        result.replaced += 1;
+                        json
+                    }
+                };
+                if generated {
+                    if let Key::Str(s) = &key {
+                        result.generated_keys.push(s.to_string());
+                    }
                 }
-            };
-            if generated {
-                if let Key::Str(s) = &key {
-                    result.generated_keys.push(s.to_string());
+                mutation::encode_put(journal.buf(), self.id, &key, &json);
+                journal.boundary();
+                if indexed {
+                    changes.push(Change { table_id: self.id, key: key.clone(), old: old.clone(), new: Some(json.clone()) });
                 }
+                batch.wrote(&key, puts.len());
+                puts.push((key, json, old));
             }
-            mutation::encode_put(journal.buf(), self.id, &key, &json);
-            journal.boundary();
-            if indexed {
-                changes.push(Change { table_id: self.id, key: key.clone(), old: old.clone(), new: Some(json.clone()) });
+        }
+        // Phase 2: the write lock only to put the documents in the memtable (a few µs per hundred),
+        // so a read from the JS thread rarely finds the lock taken.
+        let mut tree = self.data.write();
+        for (i, (key, json, old)) in puts.into_iter().enumerate() {
+            // Let readers in every so often (fair handover: the committer cannot take it straight back).
+            if i % YIELD_EVERY == YIELD_EVERY - 1 {
+                parking_lot::RwLockWriteGuard::bump(&mut tree);
             }
             self.set(&mut tree, key, Some(json), old.as_ref());
         }
@@ -402,6 +420,41 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<()> {
         Err(Error::invalid(format!(
             "{what} `{name}` is not valid: use 1 to 127 letters, digits, `_`, `-` or `.`"
         )))
+    }
+}
+
+/// The keys an insert has written so far in its batch, to find a key written twice. Bulk loads
+/// mostly send keys in increasing order, where no key can repeat: that is checked with one
+/// comparison per document, and a map is built only once the order breaks.
+#[derive(Default)]
+struct BatchKeys {
+    /// Index in `puts` of each key written, once the batch stopped being in increasing order.
+    map: Option<BTreeMap<Key, usize>>,
+    /// Still increasing: the index of the last key written.
+    last: Option<usize>,
+}
+
+impl BatchKeys {
+    /// The index in `puts` of the latest write of `key` in this batch, if any.
+    fn earlier(&mut self, key: &Key, puts: &[(Key, Doc, Option<Doc>)]) -> Option<usize> {
+        if self.map.is_none() {
+            match self.last {
+                Some(last) if puts[last].0 >= *key => {
+                    self.map = Some(puts.iter().enumerate().map(|(i, p)| (p.0.clone(), i)).collect());
+                }
+                _ => return None,
+            }
+        }
+        self.map.as_ref().and_then(|m| m.get(key).copied())
+    }
+
+    fn wrote(&mut self, key: &Key, at: usize) {
+        match &mut self.map {
+            Some(m) => {
+                m.insert(key.clone(), at);
+            }
+            None => self.last = Some(at),
+        }
     }
 }
 
