@@ -11,7 +11,6 @@
 // insert latency, fdatasyncs vs groups + segment rotations, point-get p99, peak RSS vs budget,
 // and the pacing counters at the end.
 
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { median, round } from '../lib/stats.js';
 import { fmtRate } from '../lib/table.js';
@@ -125,12 +124,6 @@ export async function sustained(ctx: BenchContext): Promise<ScenarioResult> {
   const samples: Record<string, unknown> = { seconds, memory_budget_mb: budgetMb };
   const errors: string[] = [];
   for (const target of ['embedded', 'server'] as const) {
-    // The previous target's worker deleted its tens of GB of run files as it exited; on a disk
-    // mounted with `discard` the filesystem frees (and discards) them at its next commits,
-    // which held the next target's first 20 s to one-second stalls. Let that finish first.
-    const settled = performance.now();
-    spawnSync('sync');
-    ctx.log(`sustained (${target}): disk settled (sync) in ${Math.round(performance.now() - settled)} ms`);
     ctx.log(`sustained (${target}): the loader at full speed for ${seconds} s, memory budget ${budgetMb} MiB, point gets at ${SUSTAINED_READS_PER_S}/s …`);
     try {
       const s = await worker<SustainedOut>(ctx, ['sustained', '--target', target, '--dir', join(ctx.dir, `sustained-${target}`), '--seconds', String(seconds),
