@@ -185,7 +185,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     { flag: 'batch-size', key: 'batchSize', arg: '<n>', parse: parseIntStrict(1), default: 5000, description: 'A batch closes at this many documents…' },
     { flag: 'batch-bytes', key: 'batchBytes', arg: '<size>', parse: parseBytes, default: 4 << 20, defaultText: '4MiB', description: '…or at this many bytes…' },
     { flag: 'flush-ms', key: 'flushMs', arg: '<ms>', parse: parseMs, default: 50, description: '…or this long after its first document, whichever comes first.' },
-    { flag: 'concurrency', short: 'c', key: 'concurrency', arg: '<n>', parse: parseIntStrict(1), default: 4, description: 'Batches in flight at once. Reading waits for a free slot, so memory stays bounded.' },
+    { flag: 'concurrency', short: 'c', key: 'concurrency', arg: '<n>', parse: parseIntStrict(1), default: 4, description: 'Batches in flight at once, at most (fewer while the target only queues them). Reading waits for a free slot, so memory stays bounded.' },
     { flag: 'durability', key: 'durability', arg: '<soft|hard>', choices: ['soft', 'hard'], parse: choice(['soft', 'hard'] as const), default: 'soft', description: 'soft: a batch is acknowledged when visible, and one sync at the end makes everything durable. hard: each batch is acknowledged when durable.' },
     { flag: 'no-final-sync', key: 'finalSync', default: true, description: 'Skip the final sync (soft writes then reach disk within the engine\'s flush interval). For comparison only.' },
     { flag: 'naive', key: 'naive', default: false, description: 'One document per insert, hard durability, one at a time: the newbie load, for comparison.' },

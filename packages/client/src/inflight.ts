@@ -6,9 +6,9 @@
  * is released only once every batch before it has finished, so whatever is released (document
  * errors, counters, the resume checkpoint) comes out in input order.
  *
- * Memory stays bounded: `hasSlot` is false while `concurrency` batches run, and also while
- * `maxUnreleased` finished-or-running batches wait behind a slow one (one stuck batch cannot
- * let the window grow without end).
+ * Memory stays bounded: `hasSlot` is false while `limit` (at most `concurrency`; window.ts sets
+ * it) batches run, and also while `maxUnreleased` finished-or-running batches wait behind a slow
+ * one (one stuck batch cannot let the window grow without end).
  */
 
 export interface InflightEntry<T> {
@@ -21,6 +21,7 @@ export interface InflightEntry<T> {
 export class Inflight<T> {
   readonly concurrency: number;
   readonly maxUnreleased: number;
+  #limit: number;
   #active = 0;
   #window: InflightEntry<T>[] = [];
   #nextSeq: number;
@@ -29,6 +30,7 @@ export class Inflight<T> {
   constructor(concurrency: number, maxUnreleased = Math.max(concurrency * 8, concurrency + 1), startSeq = 0) {
     if (!(concurrency >= 1)) throw new RangeError('concurrency must be ≥ 1');
     this.concurrency = concurrency;
+    this.#limit = concurrency;
     this.maxUnreleased = Math.max(maxUnreleased, concurrency);
     this.#nextSeq = startSeq;
     this.#lowSeq = startSeq;
@@ -44,9 +46,18 @@ export class Inflight<T> {
     return this.#window.length;
   }
 
+  /** Batches that may run at once now: 1 to `concurrency`. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  set limit(n: number) {
+    this.#limit = Math.min(this.concurrency, Math.max(1, Math.floor(n)));
+  }
+
   /** True when another batch may be dispatched now. */
   get hasSlot(): boolean {
-    return this.#active < this.concurrency && this.#window.length < this.maxUnreleased;
+    return this.#active < this.#limit && this.#window.length < this.maxUnreleased;
   }
 
   /** Every document before this seq is acknowledged. */

@@ -2,7 +2,8 @@
  * createLoader(): write / load / end, with backpressure.
  *
  * Documents go into the open batch; it closes on count, bytes or time, whichever comes first.
- * Closed batches wait in a queue of at most one or two, then run on up to `concurrency` slots.
+ * Closed batches wait in a queue of at most one or two, then run on up to `concurrency` slots
+ * (fewer while the target only queues them: window.ts).
  * `write()` resolves at once while the queue is empty and waits otherwise, so memory is bounded
  * by (concurrency + 2) batches whatever the input size. The flush timer never waits for a slot:
  * it only closes the batch into the queue, and each completion pumps the queue.
@@ -14,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { BatchBuilder, rawOf, toJsonText, truncateRaw, type Batch, type DocumentInput, type PayloadFormat } from './batcher.js';
 import { LoaderError, errorCode } from './errors.js';
 import { Inflight, type InflightEntry } from './inflight.js';
+import { InflightWindow } from './window.js';
 import { LatencyRecorder, aggregateIntervals, latencyOf } from './latency.js';
 import { DEFAULT_RETRY, withRetry, type RetryOptions } from './retry.js';
 import { DEFAULT_TARGET, createTarget, parseTarget, redact, type Target } from './targets/target.js';
@@ -46,8 +48,14 @@ export interface LoaderOptions {
   batchBytes?: number;
   /** … or this long after its first document. Default 50 ms; 0 disables the timer. */
   flushMs?: number;
-  /** Batches in flight at once. Default 4. */
+  /** Batches in flight at once, at most. Default 4. */
   concurrency?: number;
+  /**
+   * Keep fewer batches in flight while the target only queues them (it is the bottleneck), as
+   * estimated from their latencies: the same throughput, without the queueing in every insert's
+   * latency (window.ts). Default true; false keeps `concurrency` in flight.
+   */
+  adaptiveConcurrency?: boolean;
   /** Default 'soft': each batch is acknowledged when visible, and end() makes one final sync. */
   durability?: Durability;
   /** Make one sync at end() (soft durability only). Default true. */
@@ -105,6 +113,8 @@ export interface LoaderProgress {
   written: number;
   rejected: number;
   inFlight: number;
+  /** Batches allowed in flight now (`concurrency`, or fewer: `adaptiveConcurrency`). */
+  inFlightLimit: number;
   elapsedSeconds: number;
   /** Latency of the interval in progress. */
   current: LatencyMs;
@@ -218,6 +228,7 @@ export function resolveLoaderOptions(o: LoaderOptions) {
     batchBytes: Math.floor(optNumber('batchBytes', o.batchBytes, 4 << 20, 64)),
     flushMs: naive ? 0 : optNumber('flushMs', o.flushMs, 50, 0),
     concurrency: naive ? 1 : Math.floor(optNumber('concurrency', o.concurrency, 4, 1)),
+    adaptiveConcurrency: o.adaptiveConcurrency !== false,
     durability: durability as Durability,
     finalSync: o.finalSync !== false,
     conflict: optEnum('conflict', o.conflict, ['error', 'replace', 'update'], 'error'),
@@ -248,6 +259,7 @@ class LoaderImpl implements Loader {
   #maxPayload = Number.POSITIVE_INFINITY;
   readonly #queue: Batch[] = [];
   readonly #inflight: Inflight<Outcome>;
+  readonly #window: InflightWindow | null;
   readonly #latency = new LatencyRecorder();
   #seq = 0;
   #failed: LoaderError | null = null;
@@ -273,6 +285,7 @@ class LoaderImpl implements Loader {
     this.#o = resolveLoaderOptions(options);
     this.#cb = options;
     this.#inflight = new Inflight<Outcome>(this.#o.concurrency);
+    this.#window = this.#o.adaptiveConcurrency && this.#o.concurrency > 1 ? new InflightWindow(this.#o.concurrency, performance.now()) : null;
     const t = options.target ?? DEFAULT_TARGET;
     this.#ownsTarget = typeof t === 'string';
     this.#targetName = typeof t === 'string' ? redact(t) : t.url;
@@ -453,8 +466,9 @@ class LoaderImpl implements Loader {
     const last = batch.count - 1;
     this.#cb.onDispatch?.({ seq: batch.firstSeq + batch.count, line: num(batch.lines[last]!), offset: num(batch.offsets[last]!) });
     const t0 = performance.now();
+    const inFlight = this.#inflight.active;
     this.#send(batch).then(
-      (res) => this.#complete(batch, entry, res, t0),
+      (res) => this.#complete(batch, entry, res, t0, inFlight),
       (err) => {
         this.#inflight.abandon(entry);
         this.#fail(err);
@@ -550,9 +564,10 @@ class LoaderImpl implements Loader {
     };
   }
 
-  #complete(batch: Batch, entry: InflightEntry<Outcome>, res: WriteResult, t0: number): void {
+  #complete(batch: Batch, entry: InflightEntry<Outcome>, res: WriteResult, t0: number, inFlight: number): void {
     const ack = performance.now();
     this.#latency.recordBatch(ack - t0);
+    if (this.#window) this.#inflight.limit = this.#window.onAck(ack - t0, inFlight, ack);
     if (batch.sent > 0) {
       if (batch.entryOf) {
         const starts = new Float64Array(batch.sent);
@@ -663,6 +678,7 @@ class LoaderImpl implements Loader {
       written: this.#totals.written,
       rejected: this.#totals.rejected,
       inFlight: this.#inflight.active,
+      inFlightLimit: this.#inflight.limit,
       elapsedSeconds: started ? (performance.now() - this.#latency.origin) / 1000 : 0,
       current: this.#latency.current(),
       lastInterval: this.#lastInterval,

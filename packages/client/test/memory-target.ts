@@ -25,6 +25,12 @@ export class MemoryTarget implements Target {
   /** When set, each insert waits until `release()` lets it through (in any order). */
   hold = false;
   #held: (() => void)[] = [];
+  /**
+   * When set, inserts are served one at a time, each taking this long (a target that is the
+   * bottleneck: batches sent together wait for each other).
+   */
+  serialMs = 0;
+  #serial: Promise<void> = Promise.resolve();
   /** Fail this many inserts with a transient error, after writing them (an ambiguous failure). */
   failAfterWrite = 0;
   /** Fail every insert with a non-transient error. */
@@ -55,6 +61,11 @@ export class MemoryTarget implements Target {
     this.maxActive = Math.max(this.maxActive, this.active);
     try {
       if (this.hold) await new Promise<void>((resolve) => this.#held.push(resolve));
+      if (this.serialMs > 0) {
+        const turn = this.#serial.then(() => tick(this.serialMs)).then(() => undefined);
+        this.#serial = turn;
+        await turn;
+      }
       if (this.fatal) throw Object.assign(new Error('disk on fire'), { code: 'WHARF_IO' });
       const text = payload.bytes.toString('utf8');
       this.calls.push({ payload: text, count: payload.count, opts });

@@ -10,11 +10,17 @@
 // loaded ÷ budget, zero-throughput 10-s intervals, worst ÷ median 10-s interval, max and p99.9
 // insert latency, fdatasyncs vs groups + segment rotations, point-get p99, peak RSS vs budget,
 // and the pacing counters at the end.
+//
+// Each target deletes its data (~20 GB in 10 minutes) when it ends. On this disk (mounted with
+// `discard`) that leaves fdatasync 2–4× slower, with 40–95 ms peaks, for more than 30 s: measured
+// once with a 12 GB file and a probe loop. It once showed as one-second insert latencies in the
+// server target's first 20 s. So before each target, and after the last (the next scenario), the
+// scenario waits until the raw fdatasync loop is back to the baseline it measured at the start.
 
 import { join } from 'node:path';
 import { median, round } from '../lib/stats.js';
 import { fmtRate } from '../lib/table.js';
-import { worker, type BenchContext, type ChartSpec, type Row, type ScenarioResult } from './common.js';
+import { limitRun, worker, type BenchContext, type ChartSpec, type Row, type ScenarioResult } from './common.js';
 
 /** The bench's default memory budget: small, so that 10 minutes write far more than 3 × it. */
 export const SUSTAINED_MEMORY_BUDGET_MB = 64;
@@ -116,6 +122,23 @@ function chartsFor(s: SustainedOut): ChartSpec[] {
   ];
 }
 
+/** Probes of the raw loop within 2× the baseline p99 in a row that count as settled; the longest wait. */
+const SETTLED_PROBES = 5;
+const SETTLE_MAX_MS = 180_000;
+
+/** Waits until `SETTLED_PROBES` probes in a row have a p99 within 2× `baselineP99Us`; returns the wait (ms). */
+async function settleDisk(ctx: BenchContext, baselineP99Us: number): Promise<number> {
+  const t0 = performance.now();
+  let calm = 0;
+  while (calm < SETTLED_PROBES && performance.now() - t0 < SETTLE_MAX_MS) {
+    const probe = await limitRun(ctx, 500, 'overwrite');
+    calm = probe.fdatasync_us.p99 <= 2 * baselineP99Us ? calm + 1 : 0;
+  }
+  const waited = performance.now() - t0;
+  ctx.log(`  disk ${calm >= SETTLED_PROBES ? 'settled' : 'NOT settled'} after ${(waited / 1000).toFixed(1)} s (fdatasync p99 baseline ${round(baselineP99Us, 0)} µs)`);
+  return waited;
+}
+
 export async function sustained(ctx: BenchContext): Promise<ScenarioResult> {
   const seconds = Math.round(ctx.minutes * 60);
   const budgetMb = ctx.memoryBudgetMb ?? SUSTAINED_MEMORY_BUDGET_MB;
@@ -123,7 +146,11 @@ export async function sustained(ctx: BenchContext): Promise<ScenarioResult> {
   const charts: ChartSpec[] = [];
   const samples: Record<string, unknown> = { seconds, memory_budget_mb: budgetMb };
   const errors: string[] = [];
+  const baselineP99 = (await limitRun(ctx, 2000, 'overwrite')).fdatasync_us.p99;
+  const settleMs: number[] = [];
+  samples.settle_ms = settleMs;
   for (const target of ['embedded', 'server'] as const) {
+    if (target !== 'embedded') settleMs.push(await settleDisk(ctx, baselineP99));
     ctx.log(`sustained (${target}): the loader at full speed for ${seconds} s, memory budget ${budgetMb} MiB, point gets at ${SUSTAINED_READS_PER_S}/s …`);
     try {
       const s = await worker<SustainedOut>(ctx, ['sustained', '--target', target, '--dir', join(ctx.dir, `sustained-${target}`), '--seconds', String(seconds),
@@ -140,6 +167,7 @@ export async function sustained(ctx: BenchContext): Promise<ScenarioResult> {
       rows.push({ scenario: 'sustained', measure: `${target}: FAILED`, value: msg.split('\n')[0]!.slice(0, 200) });
     }
   }
+  settleMs.push(await settleDisk(ctx, baselineP99));
   if (errors.length === 2) throw new Error(errors.join('; '));
   return { name: 'sustained', rows, charts, samples, ...(errors.length ? { error: errors.join('\n') } : {}) };
 }

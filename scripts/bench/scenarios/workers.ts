@@ -9,7 +9,7 @@
 import Sqlite from 'better-sqlite3';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { createHistogram } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join, resolve, dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -373,7 +373,7 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
  * pacing; per 10 s: docs, latency, fdatasyncs. A safety net stops feeding when the RSS of the
  * process holding the engine passes a limit (judged against the budget).
  */
-async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined, batchSize: number) {
+async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined, batchSize: number, fixedConcurrency: boolean) {
   fresh(dir);
   const budget = Math.round(budgetMb * 2 ** 20);
   const tgt = which === 'server' ? await serverTarget(dir, budgetMb) : which === 'embedded' ? await embeddedTarget(dir, budget) : null;
@@ -416,7 +416,12 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // insert latency in the server target's first two seconds.
   const MARGIN = 4 * batchSize;
   const reader = tgt.url ? await startHttpReader(tgt.url, readsPerSec) : startLocalReader(tgt, readsPerSec);
-  const loader = createLoader({ target: tgt.loaderTarget, table: 'sustained', batchSize, onInterval: (i) => intervals.push(i) });
+  // The loader's in-flight limit at the end of each 1-s interval (adaptive unless --fixed-concurrency).
+  const inflightLimits: number[] = [];
+  const loader = createLoader({
+    target: tgt.loaderTarget, table: 'sustained', batchSize, adaptiveConcurrency: !fixedConcurrency,
+    onInterval: (i) => { intervals.push(i); inflightLimits.push(loader.progress().inFlightLimit); },
+  });
   await loader.ready();
 
   // The reader: point gets of random already-acknowledged keys at a fixed rate, each timed from
@@ -425,6 +430,23 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // it is a separate client on its own thread; embedded, it shares the loader's event loop, as
   // an application reading from its own embedded database would.
   const publish = setInterval(() => reader.acknowledged(loader.progress().written - MARGIN), 5);
+
+  // Attribution for the latency tails: how late this process's event loop ran (it receives every
+  // acknowledgement), and V8's garbage-collection pauses.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  const GC_KINDS: Record<number, string> = { 1: 'minor', 4: 'major', 8: 'incremental', 16: 'weakcb' };
+  const gc: Record<string, { count: number; total_ms: number; max_ms: number }> = {};
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = GC_KINDS[((e as { detail?: { kind?: number } }).detail)?.kind ?? 0] ?? 'other';
+      const g = (gc[kind] ??= { count: 0, total_ms: 0, max_ms: 0 });
+      g.count++;
+      g.total_ms += e.duration;
+      g.max_ms = Math.max(g.max_ms, e.duration);
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
 
   const rand = prng(42);
   const deadline = now() + seconds * 1000;
@@ -440,6 +462,10 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     await new Promise((res) => setImmediate(res));
   }
   clearInterval(publish);
+  loopDelay.disable();
+  gcObserver.disconnect();
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+  const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), 'p99.9': ms(loopDelay.percentile(99.9)), max: ms(loopDelay.max) };
   const reads = await reader.stop();
   const summary = await loader.end();
   clearInterval(sampler);
@@ -464,6 +490,9 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     final_sync_ms: summary.finalSyncMs,
     zero_intervals: summary.zeroIntervals,
     intervals: summary.intervals,
+    inflight_limits: inflightLimits,
+    event_loop_delay_ms: eventLoopDelay,
+    gc_pauses_ms: Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { count: g.count, total: Math.round(g.total_ms), max: Math.round(g.max_ms * 100) / 100 }])),
     intervals10s: summary.intervals10s,
     fdatasyncs_per_s_10s: fds,
     fdatasyncs: end.fdatasyncs,
@@ -503,7 +532,7 @@ async function main() {
     case 'kv-js': out = await kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000)); break;
     case 'sustained': {
       const maxRss = opts.get('max-rss-mb');
-      out = await sustained(dir, numOpt(opts, 'seconds', 60), strOpt(opts, 'target', 'embedded'), numOpt(opts, 'memory-budget-mb', 64), numOpt(opts, 'reads-per-s', 200), maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0), numOpt(opts, 'batch', 500));
+      out = await sustained(dir, numOpt(opts, 'seconds', 60), strOpt(opts, 'target', 'embedded'), numOpt(opts, 'memory-budget-mb', 64), numOpt(opts, 'reads-per-s', 200), maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0), numOpt(opts, 'batch', 500), opts.has('fixed-concurrency'));
       break;
     }
     default: throw new Error(`unknown mode ${positional[0]}`);

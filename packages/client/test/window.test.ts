@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { createLoader } from '../src/index.js';
+import { InflightWindow } from '../src/window.js';
+import { MemoryTarget } from './memory-target.js';
+
+/**
+ * A target that serves one batch at a time, each taking `serviceMs` (its apply time, or the
+ * interval a write-rate limit allows): with `size` batches in flight each one waits for the
+ * others, so its latency is size × serviceMs, and one is acknowledged every serviceMs.
+ * Returns the window's sizes after each ack.
+ */
+function drive(w: InflightWindow, clock: { now: number }, serviceMs: number, acks: number): number[] {
+  const sizes: number[] = [];
+  for (let i = 0; i < acks; i++) {
+    clock.now += serviceMs;
+    sizes.push(w.onAck(w.size * serviceMs, w.size, clock.now));
+  }
+  return sizes;
+}
+
+/** Batches that never wait: the target is faster than the producer. */
+function unhurried(w: InflightWindow, clock: { now: number }, latencyMs: number, acks: number): number[] {
+  const sizes: number[] = [];
+  for (let i = 0; i < acks; i++) {
+    clock.now += 4 * latencyMs;
+    sizes.push(w.onAck(latencyMs, w.size, clock.now));
+  }
+  return sizes;
+}
+
+describe('InflightWindow (how many batches to keep in flight)', () => {
+  it('stays at the configured concurrency while batches do not wait', () => {
+    const clock = { now: 0 };
+    const w = new InflightWindow(4, clock.now);
+    expect(unhurried(w, clock, 1.5, 200).every((s) => s === 4)).toBe(true);
+  });
+
+  it('drops to one batch in flight under a write-rate limit, and returns to the maximum after it', () => {
+    const clock = { now: 0 };
+    const w = new InflightWindow(4, clock.now);
+    unhurried(w, clock, 1.5, 200); // apply time 1.5 ms: the base
+    // The engine paces: one 500-document batch every 6 ms, whatever is in flight.
+    const paced = drive(w, clock, 6, 2000); // 12 s
+    expect(paced.slice(0, 3)).toEqual([4, 4, 4]);
+    expect(paced.slice(20).every((s) => s === 1)).toBe(true);
+    // Pacing over: batches stop waiting, and the window opens one step per window's worth of acks.
+    const after = unhurried(w, clock, 1.5, 20);
+    expect(after.at(-1)).toBe(4);
+  });
+
+  it('keeps one batch waiting while the target is busy with no pause (no idle gap between batches)', () => {
+    const clock = { now: 0 };
+    const w = new InflightWindow(4, clock.now);
+    unhurried(w, clock, 1.5, 10); // the load's first batches, which find the target idle
+    const sizes = drive(w, clock, 1.5, 400);
+    expect(sizes.slice(50).every((s) => s === 2)).toBe(true);
+  });
+
+  it('never leaves 1 to max', () => {
+    const clock = { now: 0 };
+    const one = new InflightWindow(1, clock.now);
+    expect(drive(one, clock, 5, 100).every((s) => s === 1)).toBe(true);
+    const w = new InflightWindow(3, clock.now);
+    unhurried(w, clock, 1, 50);
+    expect(drive(w, clock, 50, 200).every((s) => s >= 1 && s <= 3)).toBe(true);
+  });
+});
+
+describe('loader: batches in flight against a target that is the bottleneck', () => {
+  async function load(adaptiveConcurrency: boolean) {
+    const target = new MemoryTarget();
+    target.serialMs = 5;
+    const limits: number[] = [];
+    const loader = createLoader({ target, table: 't', batchSize: 10, concurrency: 4, flushMs: 0, adaptiveConcurrency });
+    for (let i = 0; i < 600; i++) {
+      await loader.write({ id: i });
+      if (i % 10 === 0) limits.push(loader.progress().inFlightLimit);
+    }
+    const summary = await loader.end();
+    return { target, limits, summary };
+  }
+
+  it('keeps fewer batches in flight once they only queue, and loses none', async () => {
+    const { target, limits, summary } = await load(true);
+    expect(summary.documents.written).toBe(600);
+    expect(target.docs.size).toBe(600);
+    expect(limits[0]).toBe(4);
+    // Each batch waits for the others: the window closes to two (one waiting; the unit tests
+    // above pin that), or three when timers run late.
+    expect(limits.slice(-20).every((l) => l < 4)).toBe(true);
+  });
+
+  it('keeps `concurrency` in flight when adaptiveConcurrency is false', async () => {
+    const { target, limits, summary } = await load(false);
+    expect(summary.documents.written).toBe(600);
+    expect(limits.every((l) => l === 4)).toBe(true);
+    expect(target.maxActive).toBe(4);
+  });
+});
