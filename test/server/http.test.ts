@@ -124,12 +124,15 @@ describe('HTTP API', () => {
     expect(stats.engine.fdatasyncs).toBeGreaterThan(0);
     expect(stats.engine.documentsWritten).toBeGreaterThan(0);
     expect(stats.server.httpInsertBatches).toBeGreaterThan(0);
+    expect(stats.server.eventLoopDelayMaxMs).toBeGreaterThanOrEqual(stats.server.eventLoopDelayP99Ms);
+    expect(stats.server.eventLoopDelayP99Ms).toBeGreaterThan(0);
     const metrics = await fetch(`${server.url}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await metrics.text();
     expect(text).toMatch(/^# TYPE wharf_engine_fdatasyncs_total counter$/m);
     expect(text).toMatch(/^wharf_engine_fdatasyncs_total \d+$/m);
     expect(text).toMatch(/^wharf_server_http_requests_total \d+$/m);
+    expect(text).toMatch(/^# TYPE wharf_server_event_loop_delay_max_ms gauge$/m);
   });
 
   it('answers bad input with WHARF_ERR_* codes and keeps serving', async () => {

@@ -3,6 +3,7 @@
  * and /metrics, and the tracker of in-flight writes that a graceful shutdown waits for.
  */
 import type { ServerCounters } from '@wharf/wire';
+import { EventLoopMonitor } from './event-loop.js';
 import type { ResolvedOptions } from './options.js';
 
 export type { ServerCounters };
@@ -43,6 +44,8 @@ export class ServerState {
   readonly options: ResolvedOptions;
   readonly startedAt = Date.now();
   readonly writes = new InflightWrites();
+  /** How late the event loop runs (closed with the engine plugin). */
+  readonly eventLoop = new EventLoopMonitor();
   /** Set when shutdown begins: listeners stop accepting new work. */
   closing = false;
   readonly counters: ServerCounters = {

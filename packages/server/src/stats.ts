@@ -3,12 +3,13 @@
  * Engine field names are the engine's (packages/engine/core/src/stats.rs, camelCase).
  */
 import type { EngineDatabase, EngineStats } from './engine-types.js';
+import type { EventLoopDelay } from './event-loop.js';
 import type { ServerCounters, ServerState } from './state.js';
 
 export interface StatsSnapshot {
   time: number;
   engine: EngineStats;
-  server: ServerCounters & { uptimeMs: number; inflightWrites: number };
+  server: ServerCounters & EventLoopDelay & { uptimeMs: number; inflightWrites: number };
 }
 
 export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnapshot {
@@ -19,6 +20,7 @@ export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnap
       ...state.counters,
       uptimeMs: Date.now() - state.startedAt,
       inflightWrites: state.writes.count,
+      ...state.eventLoop.current(),
     },
   };
 }
@@ -65,6 +67,11 @@ const ENGINE_HELP: Record<string, string> = {
   journalBytesSaved: 'Journal payload bytes kept off the disk by compression.',
 };
 
+const SERVER_HELP: Record<string, string> = {
+  eventLoopDelayP99Ms: 'p99 of how late the event loop ran, over the last 10 to 20 s (ms).',
+  eventLoopDelayMaxMs: 'Longest the event loop was held, over the last 10 to 20 s (ms).',
+};
+
 const SERVER_COUNTERS = new Set([
   'httpRequests', 'httpInsertBatches', 'wsConnectionsTotal', 'wsBatches', 'wsDocuments', 'wsErrors',
   'driverConnectionsTotal', 'driverHandshakeFailures', 'driverQueries', 'driverBatches', 'driverErrors', 'documentsInserted',
@@ -83,7 +90,7 @@ export function prometheusText(s: StatsSnapshot): string {
       if (typeof value !== 'number' || !Number.isFinite(value)) continue;
       const isCounter = counters.has(k);
       const name = `${prefix}_${snake(k)}${isCounter ? '_total' : ''}`;
-      const help = prefix === 'wharf_engine' ? ENGINE_HELP[k] : undefined;
+      const help = (prefix === 'wharf_engine' ? ENGINE_HELP : SERVER_HELP)[k];
       if (help) lines.push(`# HELP ${name} ${help}`);
       lines.push(`# TYPE ${name} ${isCounter ? 'counter' : 'gauge'}`, `${name} ${value}`);
     }

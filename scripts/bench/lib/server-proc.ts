@@ -66,6 +66,18 @@ export async function serverEngineStats(url: string): Promise<Record<string, num
   return ((await res.json()) as { engine: Record<string, number> }).engine;
 }
 
+/** Major page faults of a process so far (pages it waited for the disk to read; /proc/PID/stat), or null. */
+export function procMajorFaults(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, majflt field 12.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[9]);
+  } catch {
+    return null;
+  }
+}
+
 /** Resident set size of a process in bytes (Linux /proc/PID/status VmRSS), or null. */
 export function procRssBytes(pid: number | undefined): number | null {
   if (pid === undefined) return null;

@@ -18,8 +18,9 @@ import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
 import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
 import { docKey, docLine, docLines, prng, smallDoc } from '../lib/docs.js';
-import { procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
-import { summarize } from '../lib/stats.js';
+import { procMajorFaults, procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
+import { median, summarize } from '../lib/stats.js';
+import { cpuTimes, stealShare } from '../lib/steal.js';
 import { blockLine } from './blocks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -247,6 +248,8 @@ const SAMPLED = [
   'flushRateBps', 'mergeRateBps', 'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
   'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved', 'compressionRatio', 'segmentsRecycled',
   'reads', 'readsFromMemory',
+  // server target only (its /api/stats `server` part): how late the server's event loop ran
+  'serverEventLoopDelayP99Ms', 'serverEventLoopDelayMaxMs',
 ] as const;
 type Sampled = Record<(typeof SAMPLED)[number], number>;
 
@@ -325,6 +328,8 @@ interface SustainedTarget {
   get(key: string): Promise<boolean>;
   /** RSS of the process that holds the engine. */
   rss(): number;
+  /** Major page faults of the engine's process so far. */
+  majorFaults(): number;
   close(): Promise<void>;
 }
 
@@ -338,6 +343,7 @@ async function embeddedTarget(dir: string, memoryBudget: number): Promise<Sustai
     stats: async () => db.stats() as unknown as Record<string, unknown>,
     get: async (key) => (await (table ??= db.table('sustained')).get(key)) !== null,
     rss: () => process.memoryUsage.rss(),
+    majorFaults: () => process.resourceUsage().majorPageFault,
     close: () => db.close(),
   };
 }
@@ -353,7 +359,10 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
     name: 'server',
     url: server.url,
     loaderTarget: `wharf://127.0.0.1:${server.httpPort}`,
-    stats: async () => (await fetch(`${server.url}/api/stats`).then((r) => r.json()) as { engine: Record<string, unknown> }).engine,
+    stats: async () => {
+      const { engine, server: s } = (await fetch(`${server.url}/api/stats`).then((r) => r.json())) as { engine: Record<string, unknown>; server: Record<string, number> };
+      return { ...engine, serverEventLoopDelayP99Ms: s.eventLoopDelayP99Ms, serverEventLoopDelayMaxMs: s.eventLoopDelayMaxMs };
+    },
     get: async (key) => {
       const res = await fetch(`${server.url}/api/tables/sustained/documents/${encodeURIComponent(key)}`);
       await res.arrayBuffer();
@@ -361,6 +370,7 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
       return res.status === 200;
     },
     rss: () => procRssBytes(server.proc.pid) ?? 0,
+    majorFaults: () => procMajorFaults(server.proc.pid) ?? 0,
     close: async () => { await server.stop(); },
   };
 }
@@ -385,7 +395,9 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   let stoppedForMemory: { at_s: number; rss_mb: number } | null = null;
   let peakRss = rssStart;
 
-  const samples: ({ t: number; rss: number } & Sampled)[] = [];
+  const samples: ({ t: number; rss: number; loaderMajorFaults: number; engineMajorFaults: number; steal: number } & Sampled)[] = [];
+  let cpuBefore = cpuTimes();
+  const majorFaultsStart = { loader: process.resourceUsage().majorPageFault, engine: tgt.majorFaults() };
   const fds: { t: number; fdatasyncs: number; checkpoints: number }[] = [];
   const t0 = now();
   const first = pick(await tgt.stats());
@@ -400,7 +412,10 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
       const rss = tgt.rss();
       peakRss = Math.max(peakRss, rss);
       if (rss > rssLimit && !stoppedForMemory) stoppedForMemory = { at_s: Math.round((t - t0) / 100) / 10, rss_mb: Math.round(rss / 2 ** 20) };
-      samples.push({ t: (t - t0) / 1000, rss, ...s });
+      const cpu = cpuTimes();
+      const steal = stealShare(cpuBefore, cpu);
+      cpuBefore = cpu;
+      samples.push({ t: (t - t0) / 1000, rss, loaderMajorFaults: process.resourceUsage().majorPageFault, engineMajorFaults: tgt.majorFaults(), steal, ...s });
       if (t - last10.t >= 9_995) {
         fds.push({ t: (t - t0) / 1000, fdatasyncs: (s.fdatasyncs - last10.s.fdatasyncs) / ((t - last10.t) / 1000), checkpoints: s.checkpoints - last10.s.checkpoints });
         last10 = { t, s };
@@ -492,6 +507,27 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     intervals: summary.intervals,
     inflight_limits: inflightLimits,
     event_loop_delay_ms: eventLoopDelay,
+    // Pages a process had to wait for the disk to read back (its code, evicted from the page
+    // cache by the load's writes, say), per second where there were any.
+    major_page_faults: {
+      loader: process.resourceUsage().majorPageFault - majorFaultsStart.loader,
+      engine_process: tgt.url ? samples.reduce((m, x) => Math.max(m, x.engineMajorFaults), majorFaultsStart.engine) - majorFaultsStart.engine : null,
+      seconds: samples.flatMap((x, k) => {
+        const prev = k > 0 ? samples[k - 1]! : { loaderMajorFaults: majorFaultsStart.loader, engineMajorFaults: majorFaultsStart.engine };
+        const loader = x.loaderMajorFaults - prev.loaderMajorFaults;
+        const engine = tgt.url ? x.engineMajorFaults - prev.engineMajorFaults : 0;
+        return loader > 0 || engine > 0 ? [{ t: Math.round(x.t * 10) / 10, loader, engine }] : [];
+      }),
+    },
+    // CPU time the hypervisor took from this VM (lib/steal.ts), per sample (about a second).
+    cpu_steal: {
+      median: median(samples.map((x) => x.steal)),
+      max: Math.max(0, ...samples.map((x) => x.steal)),
+      seconds_over_20pct: samples.filter((x) => x.steal > 0.2).length,
+    },
+    server_event_loop_delay_ms: tgt.url
+      ? { p99_median: median(samples.map((x) => x.serverEventLoopDelayP99Ms)), max: Math.max(0, ...samples.map((x) => x.serverEventLoopDelayMaxMs)) }
+      : null,
     gc_pauses_ms: Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { count: g.count, total: Math.round(g.total_ms), max: Math.round(g.max_ms * 100) / 100 }])),
     intervals10s: summary.intervals10s,
     fdatasyncs_per_s_10s: fds,

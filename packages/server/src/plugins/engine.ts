@@ -47,6 +47,7 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
       app.log.error({ err }, 'final sync failed');
     }
     if (owned) await db.close();
+    state.eventLoop.close();
     app.log.info('database synced and closed');
   });
 }
