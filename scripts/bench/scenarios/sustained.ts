@@ -174,15 +174,17 @@ async function settle(ctx: BenchContext, baseline: Probe): Promise<number> {
   const t0 = performance.now();
   let calmSince = performance.now();
   let calm = false;
+  let p: Probe | undefined;
   while (performance.now() - t0 < SETTLE_MAX_MS) {
-    const p = await probe(ctx, 500);
+    p = await probe(ctx, 500);
     const slowDisk = p.fdatasyncP99Us > Math.max(2 * baseline.fdatasyncP99Us, 2000);
     const stolen = p.steal > MAX_CALM_STEAL;
     if (slowDisk || stolen) calmSince = performance.now();
     if ((calm = performance.now() - calmSince >= SETTLED_SECONDS * 1000)) break;
   }
   const waited = performance.now() - t0;
-  ctx.log(`  disk and CPU ${calm ? 'settled' : 'NOT settled'} after ${(waited / 1000).toFixed(1)} s (fdatasync p99 baseline ${round(baseline.fdatasyncP99Us, 0)} µs; steal under ${100 * MAX_CALM_STEAL}%)`);
+  const last = p ? `; last probe: p99 ${round(p.fdatasyncP99Us, 0)} µs, steal ${round(100 * p.steal, 1)}%` : '';
+  ctx.log(`  disk and CPU ${calm ? 'settled' : 'NOT settled'} after ${(waited / 1000).toFixed(1)} s (fdatasync p99 baseline ${round(baseline.fdatasyncP99Us, 0)} µs; steal under ${100 * MAX_CALM_STEAL}%${last})`);
   return waited;
 }
 
