@@ -9,7 +9,7 @@
 import Sqlite from 'better-sqlite3';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants as perf, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join, resolve, dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -450,7 +450,10 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // acknowledgement), and V8's garbage-collection pauses.
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
-  const GC_KINDS: Record<number, string> = { 1: 'minor', 4: 'major', 8: 'incremental', 16: 'weakcb' };
+  const GC_KINDS: Record<number, string> = {
+    [perf.NODE_PERFORMANCE_GC_MINOR]: 'minor', [perf.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+    [perf.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [perf.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+  };
   const gc: Record<string, { count: number; total_ms: number; max_ms: number }> = {};
   const gcObserver = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
