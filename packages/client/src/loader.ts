@@ -567,7 +567,7 @@ class LoaderImpl implements Loader {
   #complete(batch: Batch, entry: InflightEntry<Outcome>, res: WriteResult, t0: number, inFlight: number): void {
     const ack = performance.now();
     this.#latency.recordBatch(ack - t0);
-    if (this.#window) this.#inflight.limit = this.#window.onAck(ack - t0, inFlight, ack);
+    if (this.#window) this.#inflight.limit = this.#window.onAck(ack - t0, batch.payload.length, inFlight, ack);
     if (batch.sent > 0) {
       if (batch.entryOf) {
         const starts = new Float64Array(batch.sent);

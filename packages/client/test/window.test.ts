@@ -3,6 +3,8 @@ import { createLoader } from '../src/index.js';
 import { InflightWindow } from '../src/window.js';
 import { MemoryTarget } from './memory-target.js';
 
+const BATCH_BYTES = 75_000;
+
 /**
  * A target that serves one batch at a time, each taking `serviceMs` (its apply time, or the
  * interval a write-rate limit allows): with `size` batches in flight each one waits for the
@@ -13,7 +15,7 @@ function drive(w: InflightWindow, clock: { now: number }, serviceMs: number, ack
   const sizes: number[] = [];
   for (let i = 0; i < acks; i++) {
     clock.now += serviceMs;
-    sizes.push(w.onAck(w.size * serviceMs, w.size, clock.now));
+    sizes.push(w.onAck(w.size * serviceMs, BATCH_BYTES, w.size, clock.now));
   }
   return sizes;
 }
@@ -23,7 +25,7 @@ function unhurried(w: InflightWindow, clock: { now: number }, latencyMs: number,
   const sizes: number[] = [];
   for (let i = 0; i < acks; i++) {
     clock.now += 4 * latencyMs;
-    sizes.push(w.onAck(latencyMs, w.size, clock.now));
+    sizes.push(w.onAck(latencyMs, BATCH_BYTES, w.size, clock.now));
   }
   return sizes;
 }
@@ -54,6 +56,16 @@ describe('InflightWindow (how many batches to keep in flight)', () => {
     unhurried(w, clock, 1.5, 10); // the load's first batches, which find the target idle
     const sizes = drive(w, clock, 1.5, 400);
     expect(sizes.slice(50).every((s) => s === 2)).toBe(true);
+  });
+
+  it('does not take a small batch for a fast target', () => {
+    const clock = { now: 0 };
+    const w = new InflightWindow(4, clock.now);
+    // The first batch, closed by the flush timer with a tenth of the documents, came back fast.
+    clock.now += 1;
+    w.onAck(0.3, BATCH_BYTES / 10, 1, clock.now);
+    // Full batches that did not wait: 1.5 ms each. The window must stay open.
+    expect(unhurried(w, clock, 1.5, 100).every((s) => s === 4)).toBe(true);
   });
 
   it('never leaves 1 to max', () => {
