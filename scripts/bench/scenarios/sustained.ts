@@ -172,18 +172,16 @@ async function probe(ctx: BenchContext, ops: number): Promise<Probe> {
  */
 async function settle(ctx: BenchContext, baseline: Probe): Promise<number> {
   const t0 = performance.now();
-  let calmSince = performance.now();
+  let calmSince = t0;
   let calm = false;
-  let p: Probe | undefined;
-  while (performance.now() - t0 < SETTLE_MAX_MS) {
+  let p: Probe;
+  do {
     p = await probe(ctx, 500);
-    const slowDisk = p.fdatasyncP99Us > Math.max(2 * baseline.fdatasyncP99Us, 2000);
-    const stolen = p.steal > MAX_CALM_STEAL;
-    if (slowDisk || stolen) calmSince = performance.now();
-    if ((calm = performance.now() - calmSince >= SETTLED_SECONDS * 1000)) break;
-  }
+    if (p.fdatasyncP99Us > Math.max(2 * baseline.fdatasyncP99Us, 2000) || p.steal > MAX_CALM_STEAL) calmSince = performance.now();
+    calm = performance.now() - calmSince >= SETTLED_SECONDS * 1000;
+  } while (!calm && performance.now() - t0 < SETTLE_MAX_MS);
   const waited = performance.now() - t0;
-  const last = p ? `; last probe: p99 ${round(p.fdatasyncP99Us, 0)} µs, steal ${round(100 * p.steal, 1)}%` : '';
+  const last = `; last probe: p99 ${round(p.fdatasyncP99Us, 0)} µs, steal ${round(100 * p.steal, 1)}%`;
   ctx.log(`  disk and CPU ${calm ? 'settled' : 'NOT settled'} after ${(waited / 1000).toFixed(1)} s (fdatasync p99 baseline ${round(baseline.fdatasyncP99Us, 0)} µs; steal under ${100 * MAX_CALM_STEAL}%${last})`);
   return waited;
 }

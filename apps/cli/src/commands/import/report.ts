@@ -103,7 +103,7 @@ export function summaryText(r: ImportReport): string {
     );
     const dur = r.options.naive
       ? 'naive: one document per insert, hard, one at a time'
-      : `${r.options.durability}${r.options.durability === 'soft' ? (r.options.finalSync ? ' + final sync' : ', no final sync') : ''}; batches of ≤ ${int(r.options.batchSize)} docs / ${fmtBytes(r.options.batchBytes)} / ${r.options.flushMs} ms, ${r.options.concurrency} in flight`;
+      : `${r.options.durability}${r.options.durability === 'soft' ? (r.options.finalSync ? ' + final sync' : ', no final sync') : ''}; batches of ≤ ${int(r.options.batchSize)} docs / ${fmtBytes(r.options.batchBytes)} / ${r.options.flushMs} ms, up to ${r.options.concurrency} in flight`;
     lines.push(`  durability ${dur}`);
     if (r.finalSyncMs !== null) lines.push(`  final sync ${ms(r.finalSyncMs)} ms`);
     lines.push(
