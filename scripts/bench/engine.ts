@@ -5,6 +5,7 @@
 //   npx tsx scripts/bench/engine.ts [--quick] [--only a,b,c] [--pairs N] [--bulk-pairs N]
 //        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 100] [--docs 1000000]
 //        [--batch 10000] [--inflight 4] [--no-strace] [--syscalls] [--sqlite-without-rowid] [--settle-ms 0]
+//        [--spin-wait-us N]
 //
 // a. 1000 sequential single-document hard inserts vs 1000 raw 4 KiB overwrite+fdatasync on a
 //    preallocated file in the same directory (Rust, examples/fsync_limit.rs): time ≤ 1.10×;
@@ -106,8 +107,11 @@ interface Goal {
 
 // ---- helpers ----------------------------------------------------------------------------------
 
+/** Engine workers' extra arguments: `--spin-wait-us` (the engine's option, for A/B runs). */
+const workerArgs: string[] = [];
+
 function engine<T>(args: string[], strace?: { syscalls?: string[] }): Promise<ChildResult<T>> {
-  const [cmd, argv] = tsxArgv(ENGINE_WORKER, args);
+  const [cmd, argv] = tsxArgv(ENGINE_WORKER, [...args, ...workerArgs]);
   return runJsonChild<T>(cmd, argv, { cwd: ROOT, strace, timeoutMs: 30 * 60_000 });
 }
 
@@ -159,6 +163,7 @@ async function main() {
     sqliteWithoutRowid: opts.has('sqlite-without-rowid'),
     settleMs: numOpt(opts, 'settle-ms', 0),
   };
+  if (opts.has('spin-wait-us')) workerArgs.push('--spin-wait-us', String(numOpt(opts, 'spin-wait-us', 0)));
   const baseDir = resolve(strOpt(opts, 'dir', join(ROOT, '.wharf-tmp', `bench-${process.pid}`)));
   mkdirSync(baseDir, { recursive: true });
   const started = new Date();

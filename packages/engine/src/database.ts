@@ -29,8 +29,8 @@ export class Database {
   /** Opens the database in `dir` (created if absent), recovering it from its journal. */
   static async open(dir: string, options?: OpenOptions): Promise<Database> {
     const path = checkDir(dir);
-    const { native, durability } = openOptions(options);
-    return new Database(path, await Handle.open(path, native, durability));
+    const { native, durability, spinWaitUs } = openOptions(options);
+    return new Database(path, await Handle.open(path, native, durability, spinWaitUs));
   }
 
   /** Creates a table; `WHARF_TABLE_EXISTS` if it exists. The table is durable when this resolves. */
@@ -57,7 +57,7 @@ export class Database {
 
   /** Resolves once everything acknowledged before the call is durable. */
   async sync(): Promise<void> {
-    await this.#handle.request((native, id) => native.sync(id));
+    await this.#handle.request((native, id) => native.sync(id), true);
   }
 
   /** A snapshot of the engine's counters. */

@@ -13,6 +13,8 @@ import type { WriteResult } from './results.ts';
 interface Waiter {
   resolve(value: WriteResult): void;
   reject(error: unknown): void;
+  /** Answered only after an fdatasync (a hard write, `sync()`). */
+  durable: boolean;
 }
 
 export class Handle {
@@ -26,13 +28,19 @@ export class Handle {
    */
   readonly #waiters: (Waiter | undefined)[] = [];
   readonly #freeIds: number[] = [];
+  /** Polling for durable answers: see `#pollUntilAnswered`. */
+  readonly #spinWaitMs: number;
+  #durableWaiting = 0;
+  #spinDeadline = 0;
+  #spinning = false;
 
-  private constructor(durability: Durability) {
+  private constructor(durability: Durability, spinWaitUs: number) {
     this.durability = durability;
+    this.#spinWaitMs = spinWaitUs / 1000;
   }
 
-  static async open(dir: string, options: NativeOpenOptions, durability: Durability): Promise<Handle> {
-    const handle = new Handle(durability);
+  static async open(dir: string, options: NativeOpenOptions, durability: Durability, spinWaitUs: number): Promise<Handle> {
+    const handle = new Handle(durability, spinWaitUs);
     try {
       handle.#native = await binding().NativeDatabase.open(dir, options, handle.#complete);
     } catch (error) {
@@ -55,20 +63,42 @@ export class Handle {
    * Sends a request and resolves with the engine's answer: the write result, or a result of
    * zeros for requests that have none.
    */
-  request(send: (native: NativeDatabase, id: number) => void): Promise<WriteResult> {
+  request(send: (native: NativeDatabase, id: number) => void, durable = false): Promise<WriteResult> {
     const native = this.native();
     const id = this.#freeIds.pop() ?? this.#waiters.length;
     const answer = new Promise<WriteResult>((resolve, reject) => {
-      this.#waiters[id] = { resolve, reject };
+      this.#waiters[id] = { resolve, reject, durable };
     });
+    if (durable) this.#durableWaiting++;
     try {
       send(native, id);
     } catch (error) {
       this.#release(id);
       return Promise.reject(toWharfError(error));
     }
+    if (durable) this.#pollUntilAnswered();
     return answer;
   }
+
+  /**
+   * Keeps the event loop polling (a `setImmediate` chain: each turn polls for I/O without
+   * waiting) while one durable request is unanswered, for up to `spinWaitUs` after it was sent.
+   * Otherwise the thread sleeps in epoll while the committer fdatasyncs, and waking it costs
+   * 25–75 µs on a VM, more under load: a third of a fast fdatasync, on every write of a lone hard
+   * writer. Several waiting requests share one wake-up, so the poll stops at the second.
+   */
+  #pollUntilAnswered(): void {
+    if (this.#spinWaitMs <= 0 || this.#durableWaiting !== 1) return;
+    this.#spinDeadline = performance.now() + this.#spinWaitMs;
+    if (this.#spinning) return;
+    this.#spinning = true;
+    setImmediate(this.#poll);
+  }
+
+  readonly #poll = (): void => {
+    if (this.#durableWaiting === 1 && performance.now() < this.#spinDeadline) setImmediate(this.#poll);
+    else this.#spinning = false;
+  };
 
   /** Runs a native read (JSON text) and parses it; native errors become `WharfError`s. */
   async read<T>(run: (native: NativeDatabase) => Promise<string>): Promise<T> {
@@ -105,6 +135,7 @@ export class Handle {
     if (waiter !== undefined) {
       this.#waiters[id] = undefined;
       this.#freeIds.push(id);
+      if (waiter.durable) this.#durableWaiting--;
     }
     return waiter;
   }

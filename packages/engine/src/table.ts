@@ -102,7 +102,10 @@ export class Table<Doc extends object = Document> {
   async delete(keys: Key | readonly Key[], options?: DeleteOptions): Promise<WriteResult> {
     const ks = Array.isArray(keys) ? checkKeys(keys) : [checkKey(keys, 'keys')];
     const durability = deleteOptions(options, this.#handle.durability);
-    return this.#handle.request((native, id) => native.delete(id, this.name, ks, DURABILITY_CODE[durability]));
+    return this.#handle.request(
+      (native, id) => native.delete(id, this.name, ks, DURABILITY_CODE[durability]),
+      durability === 'hard',
+    );
   }
 
   /** Documents in key order (numbers before strings), optionally bounded, limited and reversed. */
@@ -185,7 +188,7 @@ export class Table<Doc extends object = Document> {
         CONFLICT_CODE[conflict],
         waitForIndexes,
       );
-    });
+    }, durability === 'hard');
   }
 }
 

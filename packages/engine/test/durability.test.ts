@@ -3,6 +3,8 @@
  * read from the engine's own watermarks (appliedSeq: newest visible group, durableSeq: newest
  * group known on disk after its fdatasync).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { Database } from '../src/index.ts';
 import { openTemp, tempDir } from './helpers.ts';
@@ -96,5 +98,34 @@ describe('durability', () => {
     } finally {
       await again.close();
     }
+  });
+});
+
+describe('waiting for durable answers (spinWaitUs)', () => {
+  /** Sequential hard inserts; returns the event loop's idle and active time meanwhile (ms). */
+  async function loopWhileInserting(spinWaitUs: number) {
+    const { db } = await openTemp({ ...NO_BACKGROUND_FLUSH, spinWaitUs });
+    await db.createTable('t');
+    const t = db.table('t');
+    const before = performance.eventLoopUtilization();
+    for (let i = 0; i < 100; i++) await t.insert({ id: i });
+    const during = performance.eventLoopUtilization(before);
+    await db.sync();
+    const quiet = performance.eventLoopUtilization();
+    await sleep(50);
+    const after = performance.eventLoopUtilization(quiet);
+    expect(await t.count()).toBe(100);
+    return { during, after };
+  }
+
+  it('a lone hard writer keeps the event loop polling instead of sleeping, and the poll stops once answered', async () => {
+    // 1 s: longer than any fdatasync here, so the poll covers every wait.
+    const polling = await loopWhileInserting(1_000_000);
+    // Polling: the loop never blocks while a write waits (idle only in zero-timeout polls).
+    expect(polling.during.utilization).toBeGreaterThan(0.95);
+    // Answered: the loop sleeps through the 50 ms that follow, though the poll's deadline is 1 s away.
+    expect(polling.after.utilization).toBeLessThan(0.5);
+    const sleeping = await loopWhileInserting(0);
+    expect(sleeping.during.idle).toBeGreaterThan(polling.during.idle);
   });
 });

@@ -1,7 +1,7 @@
 // Child process for scripts/bench/engine.ts: one measurement on a fresh Wharf database, printed
 // as one JSON line on stdout. Run by the orchestrator (optionally under strace), not by hand:
 //
-//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0]
+//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N]
 //   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100
 //   node --import tsx scripts/bench/lib/engine-worker.ts bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
 
@@ -27,6 +27,7 @@ function delta(a: EngineStats, b: EngineStats): Record<string, number> {
 }
 
 let settleMs = 0;
+let spinWaitUs: number | undefined;
 
 /**
  * A new database in an empty `dir` with one table. `--settle-ms` then waits before the timed part,
@@ -35,7 +36,7 @@ let settleMs = 0;
 async function openFresh(dir: string): Promise<Database> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const db = await Database.open(dir);
+  const db = await Database.open(dir, spinWaitUs === undefined ? undefined : { spinWaitUs });
   await db.createTable('bench');
   if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
   return db;
@@ -176,6 +177,7 @@ async function main() {
   const dir = strOpt(opts, 'dir', '');
   if (!dir) throw new Error('--dir is required');
   settleMs = numOpt(opts, 'settle-ms', 0);
+  if (opts.has('spin-wait-us')) spinWaitUs = numOpt(opts, 'spin-wait-us', 0);
   let out: unknown;
   switch (positional[0]) {
     case 'seq':

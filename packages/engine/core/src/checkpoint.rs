@@ -47,8 +47,8 @@ pub(crate) fn remove_orphans(vfs: &dyn Vfs, m: &Manifest) -> Result<()> {
 pub(crate) struct CheckpointJob {
     /// Replay starts here after this checkpoint; the journal is synced up to it.
     pub position: Position,
-    /// Syncs the journal up to `position`.
-    pub sync: SyncTicket,
+    /// Syncs the journal up to `position`, unless it is synced there already.
+    pub sync: Option<SyncTicket>,
     pub next_table_id: u32,
     pub next_index_tree_id: u32,
     /// Every tree (tables and index trees) at the cut.
@@ -181,10 +181,11 @@ impl Maintenance {
     }
 
     fn checkpoint(&self, job: CheckpointJob) -> Result<()> {
-        let t = &job.sync;
-        t.file.sync_data().map_err(|e| Error::io(format!("fdatasync for a checkpoint in {}", t.name), e))?;
-        self.bg.counters().fdatasyncs.fetch_add(1, Relaxed);
-        self.bg.counters().durable_seq.fetch_max(t.seq, Relaxed);
+        if let Some(t) = &job.sync {
+            t.file.sync_data().map_err(|e| Error::io(format!("fdatasync for a checkpoint in {}", t.name), e))?;
+            self.bg.counters().fdatasyncs.fetch_add(1, Relaxed);
+            self.bg.counters().durable_seq.fetch_max(t.seq, Relaxed);
+        }
         let mut flushed = Vec::new();
         for cut in &job.tables {
             if let Some(m) = &cut.frozen {

@@ -29,6 +29,29 @@ fn a_lone_hard_writer_pays_one_fdatasync_per_write() {
 }
 
 #[test]
+fn checkpoints_after_hard_writes_add_no_journal_fdatasync() {
+    let dir = tempfile::tempdir().unwrap();
+    // ~1 KiB records and 64 KiB between checkpoints: 300 hard writes start several.
+    let options = Options { checkpoint_bytes: 64 << 10, ..Options::default() };
+    let db = Database::open(dir.path(), options).unwrap();
+    create(&db, "t");
+    let before = db.stats().fdatasyncs;
+    for k in 0..300 {
+        let docs = PreparedDocs::parse(doc(k, 1000).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+        wait(|done| db.insert("t", docs, WriteOptions::default(), done)).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while db.stats().checkpoints < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let stats = db.stats();
+    assert!(stats.checkpoints >= 2, "{stats:?}");
+    // The journal was synced up to each checkpoint's position already.
+    assert_eq!(stats.fdatasyncs - before, 300);
+    db.close().unwrap();
+}
+
+#[test]
 fn concurrent_hard_writers_share_fdatasyncs() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), Options::default()).unwrap();

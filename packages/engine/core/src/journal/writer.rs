@@ -198,15 +198,16 @@ impl Journal {
     }
 
     /// A sync of everything written so far for a checkpoint to make before its manifest names
-    /// this position (older segments were synced when the journal left them).
-    pub fn cut_ticket(&self) -> SyncTicket {
-        SyncTicket {
+    /// this position (older segments were synced when the journal left them); `None` when all of
+    /// it is synced already, as after hard writes: a checkpoint then adds no journal fdatasync.
+    pub fn cut_ticket(&self) -> Option<SyncTicket> {
+        self.has_unsynced().then(|| SyncTicket {
             file: self.active.file.clone(),
             name: self.active.name.clone(),
             segment_id: self.active_id,
             offset: self.offset,
             seq: self.next_seq - 1,
-        }
+        })
     }
 
     /// The flusher synced `segment_id` up to `offset` (a rotation since then synced it all).
