@@ -88,5 +88,6 @@ export interface EngineOpenOptions {
   checkpointBytes?: number;
   flushIntervalMs?: number;
   groupCommitWindowMs?: number;
+  spinWaitUs?: number;
   durability?: Durability;
 }

@@ -3,6 +3,13 @@ import type { EngineDatabase, EngineOpenOptions } from './engine-types.js';
 
 /** See `groupCommitWindowMs` in @wharf/engine: a network round trip is a few milliseconds. */
 export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
+/**
+ * See `spinWaitUs` in @wharf/engine. Polling pays when the waiting thread acts next; here the
+ * next to act is the client, whose process needs the CPU the poll would take (the official driver
+ * spends ~300 µs of CPU per query): one driver's hard inserts took 6.3–7.3× the raw fdatasync
+ * loop with a 1 ms poll and 5.3–5.4× without, in scripts/bench/server.ts.
+ */
+export const SERVER_SPIN_WAIT_US = 0;
 import { defaultLimits, type Limits } from './limits.js';
 
 /**
@@ -107,7 +114,10 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
     database: opts.database,
     // Driver and HTTP clients come back a network round trip after their acknowledgement, so
     // the engine waits longer for a returning cohort of hard writers than in-process callers need.
-    engine: withMemoryBudget({ groupCommitWindowMs: SERVER_GROUP_COMMIT_WINDOW_MS, ...opts.engine }, memoryBudgetBytes(opts)),
+    engine: withMemoryBudget(
+      { groupCommitWindowMs: SERVER_GROUP_COMMIT_WINDOW_MS, spinWaitUs: SERVER_SPIN_WAIT_US, ...opts.engine },
+      memoryBudgetBytes(opts),
+    ),
     host: opts.host ?? '127.0.0.1',
     httpPort: checkPort('httpPort', opts.httpPort ?? 8080),
     driverPort: opts.driverPort === false ? false : checkPort('driverPort', opts.driverPort ?? 28015),

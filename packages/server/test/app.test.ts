@@ -40,6 +40,9 @@ describe('buildServer (inject, in-memory engine)', () => {
     expect(() => resolveOptions({ data: 'x', httpPort: 70000 })).toThrow(/httpPort/);
     expect(() => resolveOptions({ data: 'x', limits: { nope: 1 } as never })).toThrow(/unknown limit `nope`/);
     expect(resolveOptions({ data: 'x', password: 'p' })).toMatchObject({ host: '127.0.0.1', httpPort: 8080, driverPort: 28015, password: 'p' });
+    // The engine's defaults for a server: a longer cohort wait, no polling for durable answers.
+    expect(resolveOptions({ data: 'x' }).engine).toMatchObject({ groupCommitWindowMs: 20, spinWaitUs: 0 });
+    expect(resolveOptions({ data: 'x', engine: { spinWaitUs: 500 } }).engine).toMatchObject({ spinWaitUs: 500 });
     expect(parseArgs(['--data', 'd', '--http-port', '0', '--driver-port=off', '--limit', 'httpBodyBytes=10'])).toEqual({
       data: 'd', httpPort: 0, driverPort: false, limits: { httpBodyBytes: 10 },
     });
