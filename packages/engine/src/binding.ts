@@ -55,6 +55,8 @@ export interface NativeDatabase {
   createTable(id: number, name: string, primaryKey: string): void;
   dropTable(id: number, name: string): void;
   sync(id: number): void;
+  /** Whether an answer waits in the completion queue for the JS thread's next turn. */
+  answersQueued(): boolean;
   /** Resolves once the batch is parsed and submitted (only for large batches); never rejects. */
   insert(
     id: number,

@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
+import { binding } from '../src/binding.ts';
 import { Database } from '../src/index.ts';
 import { openTemp, tempDir } from './helpers.ts';
 
@@ -127,5 +128,27 @@ describe('waiting for durable answers (spinWaitUs)', () => {
     expect(polling.after.utilization).toBeLessThan(0.5);
     const sleeping = await loopWhileInserting(0);
     expect(sleeping.during.idle).toBeGreaterThan(polling.during.idle);
+  });
+
+  it('the binding tells, without a turn of the event loop, that an answer is queued', async () => {
+    const answered: number[] = [];
+    const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize: 1 << 20 }, (id) => {
+      answered.push(id);
+    });
+    try {
+      expect(native.answersQueued()).toBe(false);
+      native.createTable(7, 't', 'id');
+      // Blocks the loop on purpose: the answer can only be queued, not delivered, meanwhile.
+      const deadline = performance.now() + 10_000;
+      while (!native.answersQueued() && performance.now() < deadline);
+      expect(native.answersQueued()).toBe(true);
+      expect(answered).toEqual([]);
+      await sleep(0);
+      expect(answered).toEqual([7]);
+      expect(native.answersQueued()).toBe(false);
+    } finally {
+      await native.close();
+    }
+    expect(native.answersQueued()).toBe(false);
   });
 });

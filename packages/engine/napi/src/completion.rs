@@ -9,8 +9,12 @@
 //! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
 //! awaited write never lets Node exit early. Both counts change on the JS thread only.
+//!
+//! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, that an
+//! answer waits in the threadsafe function's queue: the poll for a lone hard write's answer
+//! (`src/handle.ts`) busy-waits on it in short slices instead of turning the loop continuously.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{Acquire, Relaxed, Release}};
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{FnArgs, Function};
@@ -52,6 +56,7 @@ impl Completions {
             .build_threadsafe_function::<Message>()
             .weak::<true>()
             .build_callback(move |ctx| {
+                on_js_thread.queued.fetch_sub(1, Relaxed);
                 on_js_thread.end(&ctx.env);
                 let Message {
                     id,
@@ -74,14 +79,22 @@ impl Completions {
         Reply {
             id,
             tsfn: Some(self.tsfn.clone()),
+            pending: self.pending.clone(),
         }
+    }
+
+    /// Whether an answer was sent that the JS callback has not received yet.
+    pub fn answers_queued(&self) -> bool {
+        self.pending.queued.load(Acquire) > 0
     }
 }
 
-/// Outstanding requests of one database, counted on the JS thread.
+/// Outstanding requests of one database, counted on the JS thread, and answers sent but not yet
+/// received there.
 #[derive(Default)]
 struct Pending {
     count: AtomicUsize,
+    queued: AtomicUsize,
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
 }
 
@@ -104,6 +117,7 @@ impl Pending {
 pub struct Reply {
     id: u32,
     tsfn: Option<Arc<Tsfn>>,
+    pending: Arc<Pending>,
 }
 
 impl Reply {
@@ -136,8 +150,10 @@ impl Reply {
 
     fn send(mut self, code: Option<&'static str>, text: String, counts: [f64; 6]) {
         if let Some(tsfn) = self.tsfn.take() {
+            // Counted first, so the callback's decrement never runs before it.
+            self.pending.queued.fetch_add(1, Release);
             // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
-            tsfn.call(
+            let status = tsfn.call(
                 Message {
                     id: self.id,
                     code,
@@ -146,6 +162,9 @@ impl Reply {
                 },
                 ThreadsafeFunctionCallMode::NonBlocking,
             );
+            if status != Status::Ok {
+                self.pending.queued.fetch_sub(1, Relaxed);
+            }
         }
     }
 }
@@ -156,6 +175,7 @@ impl Drop for Reply {
             let reply = Reply {
                 id: self.id,
                 tsfn: self.tsfn.take(),
+                pending: self.pending.clone(),
             };
             reply.err(EngineError::closed());
         }

@@ -118,6 +118,13 @@ impl NativeDatabase {
         Ok(serde_json::to_string(&db.list_tables()).unwrap_or_default())
     }
 
+    /// Whether an answer waits for the JS thread's next turn (false once closed). Cheap and
+    /// allocation-free: polled in a loop while a lone hard write waits (`src/handle.ts`).
+    #[napi]
+    pub fn answers_queued(&self) -> bool {
+        self.open.as_ref().is_some_and(|(_, completions)| completions.answers_queued())
+    }
+
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`).
     #[napi]
     pub fn stats(&self) -> Result<String> {
