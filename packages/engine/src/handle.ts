@@ -104,12 +104,14 @@ export class Handle {
   }
 
   readonly #poll = (): void => {
-    const native = this.#native;
     let now = performance.now();
+    if (this.#durableWaiting !== 1 || now >= this.#spinDeadline) {
+      this.#spinning = false;
+      return;
+    }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
-    while (this.#durableWaiting === 1 && now < sliceEnd && !native.answersQueued()) now = performance.now();
-    if (this.#durableWaiting === 1 && now < this.#spinDeadline) setImmediate(this.#poll);
-    else this.#spinning = false;
+    while (now < sliceEnd && !this.#native.answersQueued()) now = performance.now();
+    setImmediate(this.#poll);
   };
 
   /** Runs a native read (JSON text) and parses it; native errors become `WharfError`s. */
