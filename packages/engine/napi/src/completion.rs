@@ -8,7 +8,7 @@
 //!
 //! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
-//! awaited write never lets Node exit early. Both counts change on the JS thread only.
+//! awaited write never lets Node exit early. That count changes on the JS thread only.
 //!
 //! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, that an
 //! answer waits in the threadsafe function's queue: the poll for a lone hard write's answer
