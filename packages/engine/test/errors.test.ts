@@ -154,4 +154,15 @@ describe('after close', () => {
       await again.close();
     }
   });
+
+  it('close succeeds while a large batch is still being parsed on the pool', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    // Over 64 KiB: parsed on the libuv pool, so its native task is still pending at close.
+    const big = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(60) })).join('\n');
+    const insert = db.table('t').insertNdjson(big, { durability: 'soft' });
+    await db.close();
+    const outcome = await insert.then((r) => r.inserted, (e: { code?: string }) => e.code);
+    expect([2000, 'WHARF_CLOSED']).toContain(outcome);
+  });
 });

@@ -1,6 +1,7 @@
 //! `NativeDatabase`: one open engine database plus its completion channel. Database-level calls
 //! live here; per-table reads and writes are in `table.rs`.
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{AsyncTask, Function};
@@ -54,16 +55,17 @@ impl OpenOptions {
 
 #[napi]
 pub struct NativeDatabase {
-    /// `None` once `close` was called: every later call fails with `WHARF_CLOSED`.
-    pub(crate) open: Option<(Database, Completions)>,
+    /// `None` once `close` was called: every later call fails with `WHARF_CLOSED`. A `RefCell`
+    /// so that `close` takes `&self`: napi-rs holds a method's borrow of its receiver until an
+    /// `AsyncTask` it returned settles, and a `&mut self` close then failed ("cannot be
+    /// borrowed mutably…") whenever a large insert's parse task had answered but not yet settled.
+    pub(crate) open: RefCell<Option<(Database, Completions)>>,
 }
 
 impl NativeDatabase {
-    pub(crate) fn live(&self) -> Result<(&Database, &Completions)> {
-        match &self.open {
-            Some((db, completions)) => Ok((db, completions)),
-            None => Err(to_napi(EngineError::closed())),
-        }
+    /// The open database and its completions (clones of `Arc`s), or `WHARF_CLOSED`.
+    pub(crate) fn live(&self) -> Result<(Database, Completions)> {
+        self.open.borrow().clone().ok_or_else(|| to_napi(EngineError::closed()))
     }
 }
 
@@ -83,8 +85,8 @@ impl NativeDatabase {
 
     /// Drains the engine's queue, syncs and stops its threads, on the libuv pool. Idempotent.
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn close(&mut self) -> AsyncTask<Close> {
-        AsyncTask::new(Close { open: self.open.take() })
+    pub fn close(&self) -> AsyncTask<Close> {
+        AsyncTask::new(Close { open: self.open.borrow_mut().take() })
     }
 
     #[napi]
@@ -122,7 +124,7 @@ impl NativeDatabase {
     /// allocation-free: polled in a loop while a lone hard write waits (`src/handle.ts`).
     #[napi]
     pub fn answers_queued(&self) -> bool {
-        self.open.as_ref().is_some_and(|(_, completions)| completions.answers_queued())
+        self.open.borrow().as_ref().is_some_and(|(_, completions)| completions.answers_queued())
     }
 
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`).

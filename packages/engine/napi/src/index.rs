@@ -36,13 +36,13 @@ impl NativeDatabase {
     /// The table's indexes as JSON text (snake_case, as `IndexInfo` serializes).
     #[napi(ts_return_type = "Promise<string>")]
     pub fn list_indexes(&self, table: String) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         Ok(Read::new(move || Ok(serde_json::to_string(&db.list_indexes(&table)?).unwrap_or_default())))
     }
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn index_wait(&self, table: String, names: Vec<String>, timeout_ms: f64) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         let timeout = Duration::from_secs_f64(timeout_ms / 1000.0);
         Ok(Read::new(move || Ok(serde_json::to_string(&db.index_wait(&table, &names, timeout)?).unwrap_or_default())))
     }
@@ -50,7 +50,7 @@ impl NativeDatabase {
     /// `values_json`: a JSON array of values. Documents as one JSON array text.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get_all(&self, table: String, index: String, values_json: String, fresh: bool) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         let values: Vec<Value> = serde_json::from_str(&values_json).map_err(|e| to_napi(invalid(format!("index values: {e}"))))?;
         Ok(Read::new(move || Ok(docs(db.get_all(&table, &index, &values, fresh)?))))
     }
@@ -70,7 +70,7 @@ impl NativeDatabase {
         reverse: bool,
         fresh: bool,
     ) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         let lower = value_bound(lower_json, lower_closed)?;
         let upper = value_bound(upper_json, upper_closed)?;
         Ok(Read::new(move || {

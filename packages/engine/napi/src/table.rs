@@ -78,7 +78,7 @@ impl NativeDatabase {
     /// The document as JSON text, or `"null"`.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get(&self, table: String, key: JsKey) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         let key = key_of(key)?;
         Ok(Read::new(move || {
             Ok(db.get(&table, &key)?.as_deref().unwrap_or("null").to_string())
@@ -88,7 +88,7 @@ impl NativeDatabase {
     /// One JSON array text, `null` where a key is absent, so JS parses once.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get_many(&self, table: String, keys: Vec<JsKey>) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
         Ok(Read::new(move || {
             let docs = db.get_many(&table, &keys)?;
@@ -127,7 +127,7 @@ impl NativeDatabase {
         limit: Option<u32>,
         reverse: bool,
     ) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         let range = KeyRange {
             lower: bound(lower, lower_inclusive)?,
             upper: bound(upper, upper_inclusive)?,
@@ -141,7 +141,7 @@ impl NativeDatabase {
     /// The number of documents, as JSON text.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn count(&self, table: String) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0.clone();
+        let db = self.live()?.0;
         Ok(Read::new(move || Ok(db.count(&table)?.to_string())))
     }
 }

@@ -1,6 +1,8 @@
 //! Work that runs on the libuv pool, off the event loop: open, close, reads, and parsing large
 //! insert batches.
 
+use std::cell::RefCell;
+
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::{Env, Task};
 use wharf_engine::{Database, DocFormat, Error as EngineError, Options, PreparedDocs, WriteOptions};
@@ -28,7 +30,7 @@ impl Task for Open {
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeDatabase> {
         match output {
             Ok(db) => Ok(NativeDatabase {
-                open: Some((db, self.completions.take().expect("resolved once"))),
+                open: RefCell::new(Some((db, self.completions.take().expect("resolved once")))),
             }),
             Err(e) => reject(&env, e),
         }
