@@ -1,5 +1,6 @@
 import type { LoggerOptions } from 'pino';
 import type { EngineDatabase, EngineOpenOptions } from './engine-types.js';
+import { defaultLimits, type Limits } from './limits.js';
 
 /** See `groupCommitWindowMs` in @wharf/engine: a network round trip is a few milliseconds. */
 export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
@@ -10,7 +11,6 @@ export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
  * inserts took 6.3–14.3× the raw fdatasync loop with a 1 ms poll and 4.8–9.4× without.
  */
 export const SERVER_SPIN_WAIT_US = 0;
-import { defaultLimits, type Limits } from './limits.js';
 
 /**
  * Database.open options the server passes through. `memoryBudget` and `mergeFanIn` are the
