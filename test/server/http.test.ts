@@ -126,6 +126,10 @@ describe('HTTP API', () => {
     expect(stats.server.httpInsertBatches).toBeGreaterThan(0);
     expect(stats.server.eventLoopDelayMaxMs).toBeGreaterThanOrEqual(stats.server.eventLoopDelayP99Ms);
     expect(stats.server.eventLoopDelayP99Ms).toBeGreaterThan(0);
+    // The server process's GC pauses (a fresh server has run scavenges by now; counted from its start).
+    expect(stats.server.gcMinor).toBeGreaterThan(0);
+    expect(stats.server.gcMinorMs).toBeGreaterThan(0);
+    expect(stats.server.gcMajor).toBeGreaterThanOrEqual(0);
     const metrics = await fetch(`${server.url}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await metrics.text();
@@ -133,6 +137,7 @@ describe('HTTP API', () => {
     expect(text).toMatch(/^wharf_engine_fdatasyncs_total \d+$/m);
     expect(text).toMatch(/^wharf_server_http_requests_total \d+$/m);
     expect(text).toMatch(/^# TYPE wharf_server_event_loop_delay_max_ms gauge$/m);
+    expect(text).toMatch(/^wharf_server_gc_major_total \d+$/m);
   });
 
   it('answers bad input with WHARF_ERR_* codes and keeps serving', async () => {

@@ -6,3 +6,4 @@ export { defaultLimits, type Limits } from './limits.js';
 export { catalog as errorCatalog, WharfServerError, type ErrorCode } from './errors.js';
 export type { EngineDatabase, EngineTable } from './engine-types.js';
 export { parseArgs, main } from './main.js';
+export { tuneHeapForIngest } from './heap.js';

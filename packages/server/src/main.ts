@@ -4,6 +4,7 @@
  * close) and exit 0. `wharf serve` calls startServer() directly instead.
  */
 import { pathToFileURL } from 'node:url';
+import { tuneHeapForIngest } from './heap.js';
 import { startServer } from './start.js';
 import type { ServerOptions } from './options.js';
 
@@ -91,6 +92,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  tuneHeapForIngest();
   const handle = await startServer(opts);
   let stopping = false;
   const stop = (signal: string): void => {

@@ -4,6 +4,7 @@
  */
 import type { ServerCounters } from '@wharf/wire';
 import { EventLoopMonitor } from './event-loop.js';
+import { GcMonitor } from './heap.js';
 import type { ResolvedOptions } from './options.js';
 
 export type { ServerCounters };
@@ -46,6 +47,8 @@ export class ServerState {
   readonly writes = new InflightWrites();
   /** How late the event loop runs (closed with the engine plugin). */
   readonly eventLoop = new EventLoopMonitor();
+  /** This process's GC pauses (closed with the engine plugin). */
+  readonly gc = new GcMonitor();
   /** Set when shutdown begins: listeners stop accepting new work. */
   closing = false;
   readonly counters: ServerCounters = {

@@ -4,12 +4,13 @@
  */
 import type { EngineDatabase, EngineStats } from './engine-types.js';
 import type { EventLoopDelay } from './event-loop.js';
+import type { GcPauses } from './heap.js';
 import type { ServerCounters, ServerState } from './state.js';
 
 export interface StatsSnapshot {
   time: number;
   engine: EngineStats;
-  server: ServerCounters & EventLoopDelay & { uptimeMs: number; inflightWrites: number };
+  server: ServerCounters & EventLoopDelay & GcPauses & { uptimeMs: number; inflightWrites: number };
 }
 
 export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnapshot {
@@ -21,6 +22,7 @@ export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnap
       uptimeMs: Date.now() - state.startedAt,
       inflightWrites: state.writes.count,
       ...state.eventLoop.current(),
+      ...state.gc.current(),
     },
   };
 }
@@ -70,11 +72,16 @@ const ENGINE_HELP: Record<string, string> = {
 const SERVER_HELP: Record<string, string> = {
   eventLoopDelayP99Ms: 'p99 of how late the event loop ran, over the last 10 to 20 s (ms).',
   eventLoopDelayMaxMs: 'Longest the event loop was held, over the last 10 to 20 s (ms).',
+  gcMajor: 'Mark-compact garbage collections of the server process.',
+  gcMajorMs: 'Total pause of those mark-compacts (ms).',
+  gcMinor: 'Scavenges (young-generation collections) of the server process.',
+  gcMinorMs: 'Total pause of those scavenges (ms).',
 };
 
 const SERVER_COUNTERS = new Set([
   'httpRequests', 'httpInsertBatches', 'wsConnectionsTotal', 'wsBatches', 'wsDocuments', 'wsErrors',
   'driverConnectionsTotal', 'driverHandshakeFailures', 'driverQueries', 'driverBatches', 'driverErrors', 'documentsInserted',
+  'gcMajor', 'gcMajorMs', 'gcMinor', 'gcMinorMs',
 ]);
 
 function snake(name: string): string {

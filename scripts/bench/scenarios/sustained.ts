@@ -55,6 +55,7 @@ interface SustainedOut {
   event_loop_delay_ms?: { p50: number; p99: number; 'p99.9': number; max: number };
   gc_pauses_ms?: Record<string, { count: number; total: number; max: number }>;
   server_event_loop_delay_ms?: { p99_median: number; max: number } | null;
+  server_gc_pauses_ms?: Record<'major' | 'minor', { count: number; total: number }> | null;
   cpu_steal?: { median: number; max: number; seconds_over_20pct: number };
 }
 
@@ -74,6 +75,8 @@ function attribution(s: SustainedOut): string {
   }
   const srv = s.server_event_loop_delay_ms;
   if (srv) parts.push(`server event loop delay p99 ${round(srv.p99_median, 1)} ms (median of 10–20-s windows), max ${round(srv.max, 1)} ms`);
+  const sgc = s.server_gc_pauses_ms;
+  if (sgc) parts.push(`server GC: ${sgc.major.count} mark-compacts (${sgc.major.total} ms), ${sgc.minor.count} scavenges (${sgc.minor.total} ms)`);
   const st = s.cpu_steal;
   if (st) parts.push(`CPU stolen by the hypervisor: median ${round(100 * st.median, 1)}%, worst second ${round(100 * st.max, 1)}%, ${st.seconds_over_20pct} s over 20%`);
   const lim = s.inflight_limits;

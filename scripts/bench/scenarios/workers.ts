@@ -248,8 +248,9 @@ const SAMPLED = [
   'flushRateBps', 'mergeRateBps', 'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
   'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved', 'compressionRatio', 'segmentsRecycled',
   'reads', 'readsFromMemory',
-  // server target only (its /api/stats `server` part): how late the server's event loop ran
-  'serverEventLoopDelayP99Ms', 'serverEventLoopDelayMaxMs',
+  // server target only (its /api/stats `server` part): how late the server's event loop ran,
+  // and the server process's GC pauses
+  'serverEventLoopDelayP99Ms', 'serverEventLoopDelayMaxMs', 'serverGcMajor', 'serverGcMajorMs', 'serverGcMinor', 'serverGcMinorMs',
 ] as const;
 type Sampled = Record<(typeof SAMPLED)[number], number>;
 
@@ -361,7 +362,11 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
     loaderTarget: `wharf://127.0.0.1:${server.httpPort}`,
     stats: async () => {
       const { engine, server: s } = (await fetch(`${server.url}/api/stats`).then((r) => r.json())) as { engine: Record<string, unknown>; server: Record<string, number> };
-      return { ...engine, serverEventLoopDelayP99Ms: s.eventLoopDelayP99Ms, serverEventLoopDelayMaxMs: s.eventLoopDelayMaxMs };
+      return {
+        ...engine,
+        serverEventLoopDelayP99Ms: s.eventLoopDelayP99Ms, serverEventLoopDelayMaxMs: s.eventLoopDelayMaxMs,
+        serverGcMajor: s.gcMajor, serverGcMajorMs: s.gcMajorMs, serverGcMinor: s.gcMinor, serverGcMinorMs: s.gcMinorMs,
+      };
     },
     get: async (key) => {
       const res = await fetch(`${server.url}/api/tables/sustained/documents/${encodeURIComponent(key)}`);
@@ -530,6 +535,13 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     },
     server_event_loop_delay_ms: tgt.url
       ? { p99_median: median(samples.map((x) => x.serverEventLoopDelayP99Ms)), max: Math.max(0, ...samples.map((x) => x.serverEventLoopDelayMaxMs)) }
+      : null,
+    // The server process's GC during the load (its /api/stats counters, end minus start).
+    server_gc_pauses_ms: tgt.url
+      ? {
+          major: { count: end.serverGcMajor - first.serverGcMajor, total: Math.round(end.serverGcMajorMs - first.serverGcMajorMs) },
+          minor: { count: end.serverGcMinor - first.serverGcMinor, total: Math.round(end.serverGcMinorMs - first.serverGcMinorMs) },
+        }
       : null,
     gc_pauses_ms: Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { count: g.count, total: Math.round(g.total_ms), max: Math.round(g.max_ms * 100) / 100 }])),
     intervals10s: summary.intervals10s,

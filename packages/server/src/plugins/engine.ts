@@ -48,6 +48,7 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
     }
     if (owned) await db.close();
     state.eventLoop.close();
+    state.gc.close();
     app.log.info('database synced and closed');
   });
 }

@@ -7,6 +7,7 @@ import type { ServeOptions } from '../../options.js';
 const SERVER_PACKAGE = '@wharf/server';
 
 interface ServerModule {
+  tuneHeapForIngest(): void;
   startServer(opts: Record<string, unknown>): Promise<{ http: { host: string; port: number }; driver: { host: string; port: number } | null; close(): Promise<void> }>;
 }
 
@@ -32,6 +33,8 @@ export async function runServe(o: ServeOptions, io: { stdout: NodeJS.WritableStr
   if (o.port !== undefined) opts.httpPort = o.port;
   if (o.driverPort !== undefined) opts.driverPort = o.driverPort;
   if (o.memoryBudgetMb !== undefined) opts.memoryBudgetMb = o.memoryBudgetMb;
+  // This process is the server's: the V8 heap tuning of @wharf/server's own entry point.
+  mod.tuneHeapForIngest();
   const handle = await mod.startServer(opts);
   io.stdout.write(
     `wharf serve: data ${o.data}; http + ws on ${handle.http.host}:${handle.http.port}` +
