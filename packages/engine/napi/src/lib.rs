@@ -9,9 +9,6 @@
 //!
 //! Errors keep the engine's `WHARF_…` code as the JS error's `code` (`error.rs`).
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod completion;
 mod database;
 mod error;
