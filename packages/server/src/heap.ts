@@ -11,7 +11,7 @@
  * V8 started a mark-compact every 130–150 ms, each holding the loop for 5–30 ms: 120–250
  * mark-compacts in 25–45 s, in 4 of 5 runs of a 30-s sustained load (`--trace-gc`).
  * A limit of 4 × the live heap (V8's own largest dynamic factor) leaves room for the buffers to
- * die at the next scavenge: 2–5 mark-compacts in the same load, and the point-get p99 and
+ * die at the next scavenge: 4–5 mark-compacts in the same load, and the point-get p99 and
  * ingest-batch p99 about halved (docs/BENCHMARKS.md).
  *
  * `--heap-growing-percent` is read whenever V8 recomputes the limit after a GC, so it can be set
