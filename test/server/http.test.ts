@@ -138,6 +138,11 @@ describe('HTTP API', () => {
     expect(text).toMatch(/^wharf_server_http_requests_total \d+$/m);
     expect(text).toMatch(/^# TYPE wharf_server_event_loop_delay_max_ms gauge$/m);
     expect(text).toMatch(/^wharf_server_gc_major_total \d+$/m);
+    // Per-stage write latency: the inserts above were answered by the engine and delivered.
+    expect(stats.engine.writeStages.commit.count).toBeGreaterThan(0);
+    expect(stats.engine.writeStages.delivery.count).toBe(stats.engine.writeStages.commit.count);
+    expect(text).toMatch(/^wharf_engine_write_stage_us\{stage="commit",quantile="0\.99"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^wharf_engine_write_stage_us\{stage="pool_wait",quantile="1"\} \d+$/m);
   });
 
   it('answers bad input with WHARF_ERR_* codes and keeps serving', async () => {

@@ -17,4 +17,4 @@ export type {
   Conflict,
   Key,
 } from './options.ts';
-export type { WriteResult, TableInfo, EngineStats, IndexInfo } from './results.ts';
+export type { WriteResult, TableInfo, EngineStats, WriteStages, LatencySummary, IndexInfo } from './results.ts';

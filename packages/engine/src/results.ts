@@ -104,6 +104,37 @@ export interface EngineStats {
   recordsReplayed: number;
   /** True once a write or fdatasync failed: writes fail until the database is reopened. */
   poisoned: boolean;
+  /** Where the time of each write (insert, delete) went since open, stage by stage. */
+  writeStages: WriteStages;
+}
+
+/**
+ * The stages of a write, from the call to the settled promise. A batch of 64 KiB or more is
+ * parsed on the libuv pool (`poolWait`, `parse`); a smaller one on the calling thread, inside the
+ * call. Compare a latency tail with these to see where it comes from: a busy pool, a slow parse,
+ * the engine's queue (pacing among it), its commit, or an event loop too busy to take the answer.
+ */
+export interface WriteStages {
+  /** The call → a pool thread starts parsing the batch. */
+  poolWait: LatencySummary;
+  /** Parsing the batch on the pool. */
+  parse: LatencySummary;
+  /** Handed to the engine → the committer takes it into a group: behind the group before it, the cohort being gathered, pacing. */
+  queue: LatencySummary;
+  /** Taken → acknowledged: applying, the journal write, and for a hard write the group's fdatasync. */
+  commit: LatencySummary;
+  /** Acknowledged → the callback that settles the promise ran on the event loop. */
+  delivery: LatencySummary;
+}
+
+/** A latency histogram: bucket i counts 2^i to 2^(i+1)-1 µs; percentiles are bucket upper bounds (0 when empty). */
+export interface LatencySummary {
+  count: number;
+  p50Us: number;
+  p99Us: number;
+  p999Us: number;
+  maxUs: number;
+  histogramUs: number[];
 }
 
 /** A secondary index and how far its build got. */

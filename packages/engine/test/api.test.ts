@@ -217,6 +217,34 @@ describe('stats and reopen', () => {
     expect(typeof after.recoveryMs).toBe('number');
   });
 
+  it('times each write through its stages', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    const stages = () => db.stats().writeStages;
+    const counts = () => Object.fromEntries(Object.entries(stages()).map(([name, stage]) => [name, stage.count]));
+    expect(counts()).toEqual({ poolWait: 0, parse: 0, queue: 0, commit: 0, delivery: 0 });
+    await db.table('t').insert({ id: 1 }, { durability: 'hard' });
+    await db.table('t').delete(1, { durability: 'soft' });
+    // A small write is parsed inside the call: no pool stages.
+    expect(counts()).toEqual({ poolWait: 0, parse: 0, queue: 2, commit: 2, delivery: 2 });
+    // A batch of 64 KiB or more is parsed on the pool.
+    const big = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ id: `b${i}`, v: 'x'.repeat(100) })).join('\n');
+    expect(big.length).toBeGreaterThan(64 << 10);
+    await db.table('t').insertNdjson(big);
+    expect(counts()).toEqual({ poolWait: 1, parse: 1, queue: 3, commit: 3, delivery: 3 });
+    // A JSON array that fails to parse never reaches the engine.
+    const array = `[${big.split('\n').join(',')}`;
+    await expect(db.table('t').insertJsonArray(array)).rejects.toThrow();
+    expect(counts()).toEqual({ poolWait: 2, parse: 2, queue: 3, commit: 3, delivery: 3 });
+    for (const stage of Object.values(stages())) {
+      expect(stage.histogramUs.reduce((a: number, b: number) => a + b, 0)).toBe(stage.count);
+      expect(stage.p50Us).toBeLessThanOrEqual(stage.p99Us);
+      expect(stage.p999Us).toBeLessThanOrEqual(stage.maxUs);
+    }
+    // The hard insert waited for an fdatasync inside its commit stage.
+    expect(stages().commit.maxUs).toBeGreaterThan(0);
+  });
+
   it('a reopened database holds everything acknowledged before close', async () => {
     const dir = await tempDir();
     let db = await Database.open(dir);

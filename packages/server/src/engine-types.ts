@@ -71,7 +71,17 @@ export function indexApi(table: EngineTable): Required<Pick<EngineTable, 'create
 }
 
 /** Engine counters; field names as in packages/engine/core/src/stats.rs, camelCase. */
-export type EngineStats = Record<string, number | boolean | number[]>;
+export type EngineStats = Record<string, number | boolean | number[]> & { writeStages?: Record<string, LatencySummary> };
+
+/** One stage of `writeStages` (packages/engine/src/results.ts). */
+export interface LatencySummary {
+  count: number;
+  p50Us: number;
+  p99Us: number;
+  p999Us: number;
+  maxUs: number;
+  histogramUs: number[];
+}
 
 export interface EngineDatabase {
   createTable(name: string, opts?: { primaryKey?: string }): Promise<unknown>;

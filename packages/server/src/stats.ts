@@ -109,6 +109,16 @@ export function prometheusText(s: StatsSnapshot): string {
     lines.push('# TYPE wharf_engine_groups_by_ops gauge');
     hist.forEach((n, i) => lines.push(`wharf_engine_groups_by_ops{min_ops="${2 ** i}",max_ops="${2 ** (i + 1) - 1}"} ${n}`));
   }
+  const stages = s.engine.writeStages;
+  if (stages) {
+    lines.push('# HELP wharf_engine_write_stage_us Write latency by stage since open, µs (upper bound of the power-of-two bucket holding the quantile).');
+    lines.push('# TYPE wharf_engine_write_stage_us gauge');
+    for (const [stage, q] of Object.entries(stages)) {
+      for (const [quantile, us] of [['0.5', q.p50Us], ['0.99', q.p99Us], ['0.999', q.p999Us], ['1', q.maxUs]] as const) {
+        lines.push(`wharf_engine_write_stage_us{stage="${snake(stage)}",quantile="${quantile}"} ${us}`);
+      }
+    }
+  }
   emit('wharf_server', SERVER_COUNTERS, s.server as unknown as Record<string, unknown>);
   return `${lines.join('\n')}\n`;
 }

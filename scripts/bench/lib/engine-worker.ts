@@ -9,13 +9,16 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { Database, type EngineStats } from '@wharf/engine';
 import { numOpt, parseArgs, strOpt } from './args.js';
 import { ndjsonBatches, smallDoc } from './docs.js';
-import { summarize } from './stats.js';
+import { bucketPercentileUs, summarize } from './stats.js';
 
 function statsOf(db: Database): EngineStats {
   return db.stats();
 }
 
-/** Counter deltas between two stats snapshots (numbers only). */
+/**
+ * Counter deltas between two stats snapshots (numbers only). The commit-latency percentiles are
+ * recomputed from the histogram's delta: a difference of two percentiles means nothing.
+ */
 function delta(a: EngineStats, b: EngineStats): Record<string, number> {
   const out: Record<string, number> = {};
   const before_ = a as unknown as Record<string, unknown>;
@@ -23,6 +26,9 @@ function delta(a: EngineStats, b: EngineStats): Record<string, number> {
     const before = before_[k];
     if (typeof v === 'number' && typeof before === 'number') out[k] = v - before;
   }
+  const latency = b.commitLatencyHistogramUs.map((n, i) => n - (a.commitLatencyHistogramUs[i] ?? 0));
+  out.commitLatencyP50Us = bucketPercentileUs(latency, 0.5);
+  out.commitLatencyP99Us = bucketPercentileUs(latency, 0.99);
   return out;
 }
 

@@ -20,6 +20,22 @@ export function percentile(xs: readonly number[], p: number): number {
   return s[idx]!;
 }
 
+/**
+ * The upper bound (µs) of the power-of-two bucket holding quantile q (0–1) of an engine latency
+ * histogram (bucket i counts 2^i to 2^(i+1)-1 µs), as the engine itself reports it; 0 when empty.
+ */
+export function bucketPercentileUs(buckets: readonly number[], q: number): number {
+  const total = buckets.reduce((s, n) => s + n, 0);
+  if (total === 0) return 0;
+  const rank = Math.max(1, Math.ceil(q * total));
+  let seen = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    seen += buckets[i]!;
+    if (seen >= rank) return 2 ** (i + 1) - 1;
+  }
+  return 2 ** buckets.length - 1;
+}
+
 export function mean(xs: readonly number[]): number {
   if (xs.length === 0) return NaN;
   let t = 0;

@@ -57,13 +57,14 @@ interface SustainedOut {
   server_event_loop_delay_ms?: { p99_median: number; max: number } | null;
   server_gc_pauses_ms?: Record<'major' | 'minor', { count: number; total: number }> | null;
   cpu_steal?: { median: number; max: number; seconds_over_20pct: number };
+  write_stages_ms?: Record<string, { count: number; p99: number; 'p99.9': number; max: number; over_4ms: number; over_8ms: number }> | null;
 }
 
 const MB = 2 ** 20;
 const fmtBytes = (b: number) => (b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : `${(b / 1e6).toFixed(1)} MB`);
 const fmtMBps = (bps: number) => (bps > 0 ? `${(bps / 1e6).toFixed(1)} MB/s` : 'none');
 
-/** How late the loader's event loop ran (it receives every acknowledgement), V8's pauses there, the server's loop, and CPU steal. */
+/** How late the loader's event loop ran (it receives every acknowledgement), V8's pauses there, the server's loop, CPU steal, and the engine's write stages. */
 function attribution(s: SustainedOut): string {
   const parts: string[] = [];
   const l = s.event_loop_delay_ms;
@@ -79,6 +80,16 @@ function attribution(s: SustainedOut): string {
   if (sgc) parts.push(`server GC: ${sgc.major.count} mark-compacts (${sgc.major.total} ms), ${sgc.minor.count} scavenges (${sgc.minor.total} ms)`);
   const st = s.cpu_steal;
   if (st) parts.push(`CPU stolen by the hypervisor: median ${round(100 * st.median, 1)}%, worst second ${round(100 * st.max, 1)}%, ${st.seconds_over_20pct} s over 20%`);
+  const ws = s.write_stages_ms;
+  if (ws) {
+    const pct = (x: number) => `${round(100 * x, 2)}%`;
+    const stage = (name: string, label: string) => {
+      const st = ws[name];
+      return st?.count ? `${label} ${pct(st.over_4ms)} / ${pct(st.over_8ms)}` : undefined;
+    };
+    const stages = [stage('poolWait', 'pool wait'), stage('parse', 'parse'), stage('queue', 'engine queue (pacing included)'), stage('commit', 'commit'), stage('delivery', 'delivery to the event loop')].filter(Boolean);
+    parts.push(`${s.target === 'server' ? "the server's engine: writes" : 'writes'} whose stage took over 4 / 8 ms: ${stages.join(', ')}`);
+  }
   const lim = s.inflight_limits;
   if (lim?.length) parts.push(`batches in flight allowed: ${round(lim.reduce((a, b) => a + b, 0) / lim.length, 2)} on average`);
   return parts.join('; ') || '–';

@@ -34,8 +34,8 @@ use crate::table::{check_name, Catalog, Table, WriteResult};
 pub type Callback<T> = Box<dyn FnOnce(Result<T>) + Send + 'static>;
 
 pub(crate) enum Request {
-    Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult> },
-    Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult> },
+    Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>, submitted: Instant },
+    Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>, submitted: Instant },
     CreateTable { name: String, primary_key: String, done: Callback<()> },
     CreateIndex { table: String, name: String, field: String, multi: bool, done: Callback<()> },
     DropIndex { table: String, name: String, done: Callback<()> },
@@ -306,6 +306,7 @@ impl Committer {
         let poisoned = self.shared.poisoned();
         let mut changes = Vec::new();
         let mut new_index = false;
+        let mut hard_writes = 0u64;
 
         for request in batch {
             match request {
@@ -315,7 +316,8 @@ impl Committer {
                 }
                 Request::Close { done } => closing = Some(done),
                 _ if poisoned.is_some() => fail(request, poisoned.clone().unwrap()),
-                Request::Insert { table, docs, options, done } => {
+                Request::Insert { table, docs, options, done, submitted } => {
+                    self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
                     let result = self.table(&table).and_then(|t| t.insert(docs, options.conflict, &mut enc, &mut changes));
                     ops += 1;
                     let done = if options.wait_for_indexes {
@@ -324,12 +326,13 @@ impl Committer {
                     } else {
                         done
                     };
-                    self.ack(result, options.durability, done, &mut soft, &mut durable);
+                    hard_writes += self.ack(result, options.durability, done, &mut soft, &mut durable) as u64;
                 }
-                Request::Delete { table, keys, durability, done } => {
+                Request::Delete { table, keys, durability, done, submitted } => {
+                    self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
                     let result = self.table(&table).and_then(|t| t.delete(keys, &mut enc, &mut changes));
                     ops += 1;
-                    self.ack(result, durability, done, &mut soft, &mut durable);
+                    hard_writes += self.ack(result, durability, done, &mut soft, &mut durable) as u64;
                 }
                 Request::CreateTable { name, primary_key, done } => match self.create_table(&name, &primary_key, &mut enc) {
                     Ok(()) => {
@@ -379,6 +382,9 @@ impl Committer {
         if new_index {
             self.shared.index_worker.start_build();
         }
+        if !soft.is_empty() {
+            self.shared.counters.write_commit.record_n(taken.elapsed(), soft.len() as u64);
+        }
         for ack in soft {
             ack();
         }
@@ -397,7 +403,10 @@ impl Committer {
             failure = self.sync_or_poison();
             *last_sync = Instant::now();
             self.last_sync = *last_sync - started;
-            self.shared.counters.record_commit_latency((*last_sync - taken).as_micros() as u64);
+            self.shared.counters.commit_latency.record(*last_sync - taken);
+        }
+        if hard_writes > 0 {
+            self.shared.counters.write_commit.record_n(taken.elapsed(), hard_writes);
         }
         for request in durable {
             request.complete(failure.clone());
@@ -405,6 +414,7 @@ impl Committer {
         closing
     }
 
+    /// Queues the acknowledgement of a write; true if it waits for the group's fdatasync.
     fn ack(
         &self,
         result: Result<WriteResult>,
@@ -412,16 +422,25 @@ impl Committer {
         done: Callback<WriteResult>,
         soft: &mut Vec<Ack>,
         durable: &mut Vec<Box<dyn Durable>>,
-    ) {
+    ) -> bool {
         match result {
-            Err(e) => done(Err(e)),
+            Err(e) => {
+                done(Err(e));
+                false
+            }
             Ok(r) => {
                 let c = &self.shared.counters;
                 c.commits.fetch_add(1, Relaxed);
                 c.documents_written.fetch_add(r.written(), Relaxed);
                 match durability {
-                    Durability::Soft => soft.push(Box::new(move || done(Ok(r)))),
-                    Durability::Hard => durable.push(Box::new((done, r))),
+                    Durability::Soft => {
+                        soft.push(Box::new(move || done(Ok(r))));
+                        false
+                    }
+                    Durability::Hard => {
+                        durable.push(Box::new((done, r)));
+                        true
+                    }
                 }
             }
         }

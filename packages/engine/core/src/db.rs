@@ -327,12 +327,12 @@ impl Database {
     /// Inserts a prepared batch. Bad documents fail alone; `done` gets the RethinkDB-shaped
     /// result when the batch is visible (`Soft`) or durable (`Hard`).
     pub fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>) {
-        self.submit(Request::Insert { table: table.into(), docs, options, done });
+        self.submit(Request::Insert { table: table.into(), docs, options, done, submitted: Instant::now() });
     }
 
     /// Deletes `keys`; missing keys count as `skipped`.
     pub fn delete(&self, table: &str, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>) {
-        self.submit(Request::Delete { table: table.into(), keys, durability, done });
+        self.submit(Request::Delete { table: table.into(), keys, durability, done, submitted: Instant::now() });
     }
 
     /// `done` runs once everything acknowledged before this call is durable.

@@ -55,7 +55,7 @@ pub use error::{Error, ErrorCode, Result};
 pub use index::{IndexInfo, ValueBound};
 pub use key::{Key, KeyRange};
 pub use options::{Conflict, Durability, Options, WriteOptions};
-pub use stats::Stats;
+pub use stats::{LatencyHistogram, LatencySummary, Stats, WriteStages};
 pub use table::{DocumentError, WriteResult};
 
 /// Format internals exposed for the crash and recovery tests in `tests/` and for benchmarks.

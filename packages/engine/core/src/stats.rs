@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
 
 /// Groups are bucketed by how many write operations they merged: 1, 2–3, 4–7, … (powers of two).
 pub const GROUP_SIZE_BUCKETS: usize = 12;
@@ -98,6 +99,18 @@ pub struct Stats {
     pub records_replayed: u64,
     /// True once a write or fdatasync failed: every later write fails until reopened.
     pub poisoned: bool,
+    /// The engine's stages of each write (insert, delete); the Node binding adds its own to them.
+    pub write_stages: WriteStages,
+}
+
+/// Where a write's time goes inside the engine.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WriteStages {
+    /// Submitted → the committer takes it into a group: waiting behind the group before it,
+    /// for the cohort being gathered, and for pacing.
+    pub queue: LatencySummary,
+    /// Taken → acknowledged: applying, the journal write, and for a hard write the fdatasync.
+    pub commit: LatencySummary,
 }
 
 /// Live counters, updated with relaxed atomics by the committer and background threads.
@@ -121,7 +134,9 @@ pub(crate) struct Counters {
     pub reads: AtomicU64,
     pub documents_read: AtomicU64,
     pub reads_from_memory: AtomicU64,
-    pub commit_latency_histogram_us: [AtomicU64; LATENCY_BUCKETS],
+    pub commit_latency: LatencyHistogram,
+    pub write_queue: LatencyHistogram,
+    pub write_commit: LatencyHistogram,
     pub applied_seq: AtomicU64,
     pub durable_seq: AtomicU64,
     pub journal_bytes_since_checkpoint: AtomicU64,
@@ -154,10 +169,6 @@ impl Counters {
         self.group_ops_histogram[bucket].fetch_add(1, Relaxed);
     }
 
-    pub fn record_commit_latency(&self, micros: u64) {
-        let bucket = (63 - micros.max(1).leading_zeros() as usize).min(LATENCY_BUCKETS - 1);
-        self.commit_latency_histogram_us[bucket].fetch_add(1, Relaxed);
-    }
 
     pub fn record_read(&self, documents: u64) {
         self.reads.fetch_add(1, Relaxed);
@@ -165,7 +176,7 @@ impl Counters {
     }
 
     pub fn snapshot(&self) -> Stats {
-        let latency: Vec<u64> = self.commit_latency_histogram_us.iter().map(|c| c.load(Relaxed)).collect();
+        let latency = self.commit_latency.buckets();
         Stats {
             commits: self.commits.load(Relaxed),
             documents_written: self.documents_written.load(Relaxed),
@@ -209,9 +220,58 @@ impl Counters {
             recovery_ms: self.recovery_us.load(Relaxed) as f64 / 1000.0,
             records_replayed: self.records_replayed.load(Relaxed),
             poisoned: self.poisoned.load(Relaxed),
+            write_stages: WriteStages { queue: self.write_queue.summary(), commit: self.write_commit.summary() },
             ..Default::default() // memory and runs: filled in by `Database::stats`
         }
     }
+}
+
+/// A latency histogram: bucket i counts 2^i ..= 2^(i+1)-1 µs. Recorded with relaxed atomics
+/// from any thread; cheap enough for every write (one leading-zeros count, one increment).
+#[derive(Default)]
+pub struct LatencyHistogram {
+    buckets: [AtomicU64; LATENCY_BUCKETS],
+}
+
+impl LatencyHistogram {
+    pub fn record(&self, elapsed: Duration) {
+        self.record_n(elapsed, 1);
+    }
+
+    /// Records `n` events that took `elapsed` each (the writes of one group).
+    pub fn record_n(&self, elapsed: Duration, n: u64) {
+        let micros = elapsed.as_micros().min(u64::MAX as u128) as u64;
+        let bucket = (63 - micros.max(1).leading_zeros() as usize).min(LATENCY_BUCKETS - 1);
+        self.buckets[bucket].fetch_add(n, Relaxed);
+    }
+
+    pub fn buckets(&self) -> Vec<u64> {
+        self.buckets.iter().map(|c| c.load(Relaxed)).collect()
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let histogram_us = self.buckets();
+        LatencySummary {
+            count: histogram_us.iter().sum(),
+            p50_us: percentile(&histogram_us, 0.50),
+            p99_us: percentile(&histogram_us, 0.99),
+            p999_us: percentile(&histogram_us, 0.999),
+            max_us: percentile(&histogram_us, 1.0),
+            histogram_us,
+        }
+    }
+}
+
+/// A [`LatencyHistogram`] as reported: percentiles are upper bucket bounds (µs; 0 when empty).
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LatencySummary {
+    pub count: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub p999_us: u64,
+    pub max_us: u64,
+    pub histogram_us: Vec<u64>,
 }
 
 /// The upper bound (µs) of the bucket holding the `q` quantile of a power-of-two histogram.
@@ -238,13 +298,16 @@ mod tests {
     #[test]
     fn percentiles_come_from_the_right_buckets() {
         let c = Counters::default();
-        for _ in 0..98 {
-            c.record_commit_latency(200); // bucket 7: 128..=255
+        for _ in 0..998 {
+            c.commit_latency.record(Duration::from_micros(200)); // bucket 7: 128..=255
         }
-        c.record_commit_latency(5000); // bucket 12: 4096..=8191
-        c.record_commit_latency(5000);
+        c.commit_latency.record(Duration::from_micros(5000)); // bucket 12: 4096..=8191
+        c.commit_latency.record(Duration::from_secs(1)); // bucket 19: 524288..=1048575
         let s = c.snapshot();
-        assert_eq!((s.commit_latency_p50_us, s.commit_latency_p99_us), (255, 8191));
+        assert_eq!((s.commit_latency_p50_us, s.commit_latency_p99_us), (255, 255));
+        let summary = c.commit_latency.summary();
+        assert_eq!((summary.count, summary.p999_us, summary.max_us), (1000, 8191, 1048575));
         assert_eq!(percentile(&[0; 4], 0.5), 0);
+        assert_eq!(LatencyHistogram::default().summary().max_us, 0);
     }
 }

@@ -10,17 +10,22 @@
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
 //! awaited write never lets Node exit early. That count changes on the JS thread only.
 //!
+//! Each write is timed through the stages outside the engine ([`BindingStages`], added to the
+//! engine's own in `stats().write_stages`): waiting for the pool and parsing (large batches only),
+//! and the delivery of the answer to the JS callback, which waits for the event loop.
+//!
 //! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, that an
 //! answer waits in the threadsafe function's queue: the poll for a lone hard write's answer
 //! (`src/handle.ts`) busy-waits on it in short slices instead of turning the loop continuously.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{Acquire, Relaxed, Release}};
 use std::sync::Arc;
+use std::time::Instant;
 
 use napi::bindgen_prelude::{FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
-use wharf_engine::{Error as EngineError, WriteResult};
+use wharf_engine::{Error as EngineError, LatencyHistogram, WriteResult};
 
 /// JS signature: `(id, code, text, inserted, replaced, unchanged, deleted, skipped, errors)`.
 ///
@@ -33,6 +38,8 @@ pub type Args = FnArgs<(u32, Option<&'static str>, String, f64, f64, f64, f64, f
 
 struct Message {
     id: u32,
+    /// When the engine answered a write: the start of its delivery stage.
+    answered: Option<Instant>,
     code: Option<&'static str>,
     text: String,
     counts: [f64; 6],
@@ -58,8 +65,12 @@ impl Completions {
             .build_callback(move |ctx| {
                 on_js_thread.queued.fetch_sub(1, Relaxed);
                 on_js_thread.end(&ctx.env);
+                if let Some(answered) = ctx.value.answered {
+                    on_js_thread.stages.delivery.record(answered.elapsed());
+                }
                 let Message {
                     id,
+                    answered: _,
                     code,
                     text,
                     counts: [a, b, c, d, e, f],
@@ -78,6 +89,7 @@ impl Completions {
         self.pending.begin(env);
         Reply {
             id,
+            started: Instant::now(),
             tsfn: Some(self.tsfn.clone()),
             pending: self.pending.clone(),
         }
@@ -87,6 +99,26 @@ impl Completions {
     pub fn answers_queued(&self) -> bool {
         self.pending.queued.load(Acquire) > 0
     }
+
+    /// Adds the binding's stages to the engine's `write_stages` (JSON of `wharf_engine::Stats`).
+    pub fn add_write_stages(&self, engine_stages: &mut serde_json::Value) {
+        let s = &self.pending.stages;
+        for (name, h) in [("poolWait", &s.pool_wait), ("parse", &s.parse), ("delivery", &s.delivery)] {
+            engine_stages[name] = serde_json::to_value(h.summary()).unwrap_or_default();
+        }
+    }
+}
+
+/// The stages of each write (insert, delete) outside the engine: before it (a batch parsed on the
+/// pool) and after it (back to the JS callback that settles the promise).
+#[derive(Default)]
+struct BindingStages {
+    /// Batches parsed on the pool: the call → a pool thread starts parsing.
+    pool_wait: LatencyHistogram,
+    /// Batches parsed on the pool: parsing.
+    parse: LatencyHistogram,
+    /// A write acknowledged → the JS callback runs: how long the event loop kept the answer waiting.
+    delivery: LatencyHistogram,
 }
 
 /// Outstanding requests of one database, counted on the JS thread, and answers sent but not yet
@@ -96,6 +128,7 @@ struct Pending {
     count: AtomicUsize,
     queued: AtomicUsize,
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
+    stages: BindingStages,
 }
 
 impl Pending {
@@ -116,20 +149,35 @@ impl Pending {
 /// callback, e.g. while closing), it answers `WHARF_CLOSED`, so no JS promise waits forever.
 pub struct Reply {
     id: u32,
+    /// When JS made the call.
+    started: Instant,
     tsfn: Option<Arc<Tsfn>>,
     pending: Arc<Pending>,
 }
 
 impl Reply {
+    /// A batch parsed on the pool: its parse starts now. Returns when that is.
+    pub fn parsing(&self) -> Instant {
+        let now = Instant::now();
+        self.pending.stages.pool_wait.record(now - self.started);
+        now
+    }
+
+    /// A batch parsed on the pool: its parse (begun at `parse_started`) ends.
+    pub fn parsed(&self, parse_started: Instant) {
+        self.pending.stages.parse.record(parse_started.elapsed());
+    }
+
     /// For requests without a result (`sync`, table creation and removal).
     pub fn done(self, result: Result<(), EngineError>) {
         match result {
-            Ok(()) => self.send(None, String::new(), [0.0; 6]),
+            Ok(()) => self.send(None, String::new(), [0.0; 6], None),
             Err(e) => self.err(e),
         }
     }
 
     pub fn write(self, result: Result<WriteResult, EngineError>) {
+        let answered = Instant::now();
         let r = match result {
             Ok(r) => r,
             Err(e) => return self.err(e),
@@ -141,14 +189,14 @@ impl Reply {
         } else {
             serde_json::to_string(&r).unwrap_or_default()
         };
-        self.send(None, text, counts);
+        self.send(None, text, counts, Some(answered));
     }
 
     pub fn err(self, e: EngineError) {
-        self.send(Some(e.code.as_str()), e.message, [0.0; 6]);
+        self.send(Some(e.code.as_str()), e.message, [0.0; 6], None);
     }
 
-    fn send(mut self, code: Option<&'static str>, text: String, counts: [f64; 6]) {
+    fn send(mut self, code: Option<&'static str>, text: String, counts: [f64; 6], answered: Option<Instant>) {
         if let Some(tsfn) = self.tsfn.take() {
             // Counted first, so the callback's decrement never runs before it.
             self.pending.queued.fetch_add(1, Release);
@@ -156,6 +204,7 @@ impl Reply {
             let status = tsfn.call(
                 Message {
                     id: self.id,
+                    answered,
                     code,
                     text,
                     counts,
@@ -174,6 +223,7 @@ impl Drop for Reply {
         if self.tsfn.is_some() {
             let reply = Reply {
                 id: self.id,
+                started: self.started,
                 tsfn: self.tsfn.take(),
                 pending: self.pending.clone(),
             };

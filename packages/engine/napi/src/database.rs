@@ -127,10 +127,13 @@ impl NativeDatabase {
         self.open.borrow().as_ref().is_some_and(|(_, completions)| completions.answers_queued())
     }
 
-    /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`).
+    /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`), with the
+    /// binding's stages added to `write_stages`.
     #[napi]
     pub fn stats(&self) -> Result<String> {
-        let (db, _) = self.live()?;
-        Ok(serde_json::to_string(&db.stats()).unwrap_or_default())
+        let (db, completions) = self.live()?;
+        let mut stats = serde_json::to_value(db.stats()).unwrap_or_default();
+        completions.add_write_stages(&mut stats["write_stages"]);
+        Ok(stats.to_string())
     }
 }

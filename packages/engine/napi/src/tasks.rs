@@ -127,7 +127,10 @@ impl Task for Prepare {
 
     fn compute(&mut self) -> napi::Result<()> {
         let reply = self.reply.take().expect("computed once");
-        match PreparedDocs::parse(self.data.bytes(), self.format, &self.primary_key) {
+        let parse_started = reply.parsing();
+        let parsed = PreparedDocs::parse(self.data.bytes(), self.format, &self.primary_key);
+        reply.parsed(parse_started);
+        match parsed {
             Ok(docs) => self
                 .db
                 .insert(&self.table, docs, self.options, Box::new(move |r| reply.write(r))),
