@@ -2,7 +2,7 @@
  * The part of @wharf/engine's API (docs/CONTRACTS.md §1) the server uses, as structural types.
  * The real `Database` satisfies them; tests may pass an in-memory stand-in.
  */
-import type { IndexInfo, IndexValue } from '@wharf/engine';
+import type { IndexInfo, IndexValue, WriteStages } from '@wharf/engine';
 import type { WriteResult } from '@wharf/wire';
 
 export type { WriteResult };
@@ -71,17 +71,7 @@ export function indexApi(table: EngineTable): Required<Pick<EngineTable, 'create
 }
 
 /** Engine counters; field names as in packages/engine/core/src/stats.rs, camelCase. */
-export type EngineStats = Record<string, number | boolean | number[]> & { writeStages?: Record<string, LatencySummary> };
-
-/** One stage of `writeStages` (packages/engine/src/results.ts). */
-export interface LatencySummary {
-  count: number;
-  p50Us: number;
-  p99Us: number;
-  p999Us: number;
-  maxUs: number;
-  histogramUs: number[];
-}
+export type EngineStats = Record<string, number | boolean | number[]> & { writeStages?: WriteStages };
 
 export interface EngineDatabase {
   createTable(name: string, opts?: { primaryKey?: string }): Promise<unknown>;

@@ -57,7 +57,7 @@ interface SustainedOut {
   server_event_loop_delay_ms?: { p99_median: number; max: number } | null;
   server_gc_pauses_ms?: Record<'major' | 'minor', { count: number; total: number }> | null;
   cpu_steal?: { median: number; max: number; seconds_over_20pct: number };
-  write_stages_ms?: Record<string, { count: number; p99: number; 'p99.9': number; max: number; over_4ms: number; over_8ms: number }> | null;
+  write_stages?: Record<string, { count: number; over_4ms: number; over_8ms: number }> | null;
 }
 
 const MB = 2 ** 20;
@@ -80,7 +80,7 @@ function attribution(s: SustainedOut): string {
   if (sgc) parts.push(`server GC: ${sgc.major.count} mark-compacts (${sgc.major.total} ms), ${sgc.minor.count} scavenges (${sgc.minor.total} ms)`);
   const st = s.cpu_steal;
   if (st) parts.push(`CPU stolen by the hypervisor: median ${round(100 * st.median, 1)}%, worst second ${round(100 * st.max, 1)}%, ${st.seconds_over_20pct} s over 20%`);
-  const ws = s.write_stages_ms;
+  const ws = s.write_stages;
   if (ws) {
     const pct = (x: number) => `${round(100 * x, 2)}%`;
     const stage = (name: string, label: string) => {

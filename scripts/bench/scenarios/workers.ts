@@ -19,7 +19,7 @@ import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
 import { docKey, docLine, docLines, prng, smallDoc } from '../lib/docs.js';
 import { procMajorFaults, procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
-import { bucketPercentileUs, median, summarize } from '../lib/stats.js';
+import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
 import { blockLine } from './blocks.js';
 
@@ -258,8 +258,8 @@ type StageHistograms = Record<string, { histogramUs: number[] }>;
 
 /**
  * The engine's per-stage write latency (`stats().writeStages`) over the load only: each stage's
- * histogram at the end minus at the start. Its buckets are powers of two, too coarse for a p99.9
- * to tell stages apart, but exact at 4 and 8 ms: so the share of writes over each, too.
+ * histogram at the end minus at the start, as the share of writes over 4 and over 8 ms: its
+ * buckets are powers of two, too coarse for a p99.9 to tell stages apart, but exact there.
  */
 function writeStagesDuring(start: Record<string, unknown>, end: Record<string, unknown>) {
   const a = start.writeStages as StageHistograms | undefined;
@@ -268,9 +268,8 @@ function writeStagesDuring(start: Record<string, unknown>, end: Record<string, u
   return Object.fromEntries(Object.entries(b).map(([stage, { histogramUs }]) => {
     const h = histogramUs.map((n, i) => n - (a[stage]?.histogramUs[i] ?? 0));
     const count = h.reduce((s, n) => s + n, 0);
-    const ms = (q: number) => bucketPercentileUs(h, q) / 1000;
     const over = (bucket: number) => (count ? h.slice(bucket).reduce((s, n) => s + n, 0) / count : 0);
-    return [stage, { count, p99: ms(0.99), 'p99.9': ms(0.999), max: ms(1), over_4ms: over(12), over_8ms: over(13) }];
+    return [stage, { count, over_4ms: over(12), over_8ms: over(13) }];
   }));
 }
 
@@ -565,7 +564,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
           minor: { count: end.serverGcMinor - first.serverGcMinor, total: Math.round(end.serverGcMinorMs - first.serverGcMinorMs) },
         }
       : null,
-    write_stages_ms: writeStagesDuring(firstRaw, endRaw),
+    write_stages: writeStagesDuring(firstRaw, endRaw),
     gc_pauses_ms: Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { count: g.count, total: Math.round(g.total_ms), max: Math.round(g.max_ms * 100) / 100 }])),
     intervals10s: summary.intervals10s,
     fdatasyncs_per_s_10s: fds,

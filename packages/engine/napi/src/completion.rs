@@ -89,7 +89,6 @@ impl Completions {
         self.pending.begin(env);
         Reply {
             id,
-            started: Instant::now(),
             tsfn: Some(self.tsfn.clone()),
             pending: self.pending.clone(),
         }
@@ -149,23 +148,17 @@ impl Pending {
 /// callback, e.g. while closing), it answers `WHARF_CLOSED`, so no JS promise waits forever.
 pub struct Reply {
     id: u32,
-    /// When JS made the call.
-    started: Instant,
     tsfn: Option<Arc<Tsfn>>,
     pending: Arc<Pending>,
 }
 
 impl Reply {
-    /// A batch parsed on the pool: its parse starts now. Returns when that is.
-    pub fn parsing(&self) -> Instant {
-        let now = Instant::now();
-        self.pending.stages.pool_wait.record(now - self.started);
-        now
-    }
-
-    /// A batch parsed on the pool: its parse (begun at `parse_started`) ends.
-    pub fn parsed(&self, parse_started: Instant) {
-        self.pending.stages.parse.record(parse_started.elapsed());
+    /// A batch parsed on the pool: the call was at `called`, its parse began at `parse_started`
+    /// and ends now.
+    pub fn parsed_on_pool(&self, called: Instant, parse_started: Instant) {
+        let stages = &self.pending.stages;
+        stages.pool_wait.record(parse_started - called);
+        stages.parse.record(parse_started.elapsed());
     }
 
     /// For requests without a result (`sync`, table creation and removal).
@@ -223,7 +216,6 @@ impl Drop for Reply {
         if self.tsfn.is_some() {
             let reply = Reply {
                 id: self.id,
-                started: self.started,
                 tsfn: self.tsfn.take(),
                 pending: self.pending.clone(),
             };

@@ -2,6 +2,7 @@
 //! every argument already, the engine checks them again.
 
 use std::ops::Bound;
+use std::time::Instant;
 
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::Env;
@@ -61,6 +62,7 @@ impl NativeDatabase {
             options,
             primary_key,
             reply: Some(reply),
+            created: Instant::now(),
         };
         Ok(Some(AsyncTask::new(task)))
     }

@@ -2,6 +2,7 @@
 //! insert batches.
 
 use std::cell::RefCell;
+use std::time::Instant;
 
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::{Env, Task};
@@ -119,6 +120,8 @@ pub struct Prepare {
     pub options: WriteOptions,
     pub primary_key: String,
     pub reply: Option<Reply>,
+    /// When JS made the call: the start of the batch's wait for a pool thread.
+    pub created: Instant,
 }
 
 impl Task for Prepare {
@@ -127,9 +130,9 @@ impl Task for Prepare {
 
     fn compute(&mut self) -> napi::Result<()> {
         let reply = self.reply.take().expect("computed once");
-        let parse_started = reply.parsing();
+        let parse_started = Instant::now();
         let parsed = PreparedDocs::parse(self.data.bytes(), self.format, &self.primary_key);
-        reply.parsed(parse_started);
+        reply.parsed_on_pool(self.created, parse_started);
         match parsed {
             Ok(docs) => self
                 .db
