@@ -22,23 +22,18 @@ export const DURABILITY_CODE = { hard: 0, soft: 1 } as const satisfies Record<Du
 export const CONFLICT_CODE = { error: 0, replace: 1, update: 2 } as const satisfies Record<Conflict, number>;
 
 /**
- * Receives the outcome of every callback-style request of one database (writes, `sync`, table
- * creation and removal), mirroring `Args` in `napi/src/completion.rs`:
- * - failure: `code` is a `WHARF_…` code and `text` the message;
- * - success: `code` is null and the counts are the write's (0 for requests without a result);
- *   `text` is '' unless the result has more than counts, and then it is the whole result as JSON.
+ * Receives the outcomes of callback-style requests of one database (writes, `sync`, table
+ * creation and removal), in batches, mirroring `Args` in `napi/src/completion.rs`:
+ * - `answers`: `ANSWER_FIELDS` numbers per answer: the request id; the six counts of a write
+ *   (inserted, replaced, unchanged, deleted, skipped, errors; 0 for requests without a result);
+ *   -1, or the index `d` of its details;
+ * - `details[2d]`: null for a success, or the `WHARF_…` code of a failure; `details[2d + 1]`: the
+ *   failure's message, or the whole result as JSON when it has more than counts.
  */
-export type CompletionCallback = (
-  id: number,
-  code: string | null,
-  text: string,
-  inserted: number,
-  replaced: number,
-  unchanged: number,
-  deleted: number,
-  skipped: number,
-  errors: number,
-) => void;
+export type CompletionCallback = (answers: number[], details: (string | null)[]) => void;
+
+/** Numbers per answer in a `CompletionCallback`'s `answers`. */
+export const ANSWER_FIELDS = 8;
 
 export interface NativeOpenOptions {
   segmentSize?: number;
@@ -55,8 +50,8 @@ export interface NativeDatabase {
   createTable(id: number, name: string, primaryKey: string): void;
   dropTable(id: number, name: string): void;
   sync(id: number): void;
-  /** Whether an answer waits in the completion queue for the JS thread's next turn. */
-  answersQueued(): boolean;
+  /** How many answers wait to be delivered to the completion callback at the JS thread's next turn. */
+  answersQueued(): number;
   /** Resolves once the batch is parsed and submitted (only for large batches); never rejects. */
   insert(
     id: number,
@@ -67,6 +62,8 @@ export interface NativeDatabase {
     conflict: number,
     waitForIndexes: boolean,
   ): Promise<void> | null;
+  /** Single-document inserts sent together: line i of `ndjson` is request `ids[i]`'s document. */
+  insertEach(ids: number[], table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
   getMany(table: string, keys: Key[]): Promise<string>;

@@ -5,13 +5,47 @@
  * Writes, `sync` and table creation/removal are requests: JS picks an id, the engine answers
  * through the one completion callback registered at open, and the promise kept under that id
  * settles. No promise, threadsafe function or task is created natively per write.
+ *
+ * Single-document inserts made in one tick are sent to the engine in one call at its end
+ * (`insertOne`): a native call costs several times the document's own work, and concurrent
+ * writers all send their next write in the same tick, the one that delivered their answers.
  */
-import { binding, type CompletionCallback, type Durability, type NativeDatabase, type NativeOpenOptions } from './binding.ts';
+import {
+  ANSWER_FIELDS,
+  binding,
+  CONFLICT_CODE,
+  DURABILITY_CODE,
+  type CompletionCallback,
+  type Conflict,
+  type Durability,
+  type NativeDatabase,
+  type NativeOpenOptions,
+} from './binding.ts';
 import { toWharfError, WharfError, type ErrorCode } from './errors.ts';
 import type { WriteResult } from './results.ts';
 
 /** The longest one turn of the poll for a durable answer holds the event loop. */
 const POLL_SLICE_MS = 0.05;
+
+/**
+ * Characters of JSON one call of single-document inserts carries at most (at most 96 KiB of
+ * UTF-8): the engine parses them on the JS thread. A longer document goes alone (`request`).
+ */
+export const INSERT_BATCH_CHARS = 32 * 1024;
+
+/** `RESOLVED.then(f)` runs `f` at the end of the tick: `queueMicrotask` without its AsyncResource. */
+const RESOLVED = Promise.resolve();
+
+/** Single-document inserts of this tick into one table with the same options, not sent yet. */
+interface InsertBatch {
+  table: string;
+  durability: Durability;
+  conflict: Conflict;
+  waitForIndexes: boolean;
+  ids: number[];
+  docs: string[];
+  chars: number;
+}
 
 interface Waiter {
   resolve(value: WriteResult): void;
@@ -36,6 +70,7 @@ export class Handle {
   #durableWaiting = 0;
   #spinDeadline = 0;
   #spinning = false;
+  #batch: InsertBatch | undefined;
 
   private constructor(durability: Durability, spinWaitUs: number) {
     this.durability = durability;
@@ -64,15 +99,13 @@ export class Handle {
 
   /**
    * Sends a request and resolves with the engine's answer: the write result, or a result of
-   * zeros for requests that have none.
+   * zeros for requests that have none. Inserts of this tick not sent yet go first: the engine
+   * sees requests in the order they were made.
    */
   request(send: (native: NativeDatabase, id: number) => void, durable = false): Promise<WriteResult> {
     const native = this.native();
-    const id = this.#freeIds.pop() ?? this.#waiters.length;
-    const answer = new Promise<WriteResult>((resolve, reject) => {
-      this.#waiters[id] = { resolve, reject, durable };
-    });
-    if (durable) this.#durableWaiting++;
+    this.#sendBatch();
+    const [id, answer] = this.#register(durable);
     try {
       send(native, id);
     } catch (error) {
@@ -81,6 +114,70 @@ export class Handle {
     }
     if (durable) this.#pollUntilAnswered();
     return answer;
+  }
+
+  /**
+   * Inserts one document (its JSON text) with the other single-document inserts of this tick
+   * into the same table with the same options: they are sent in one call at the end of the tick
+   * (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` are reached. So
+   * writers resumed together by one group's answers send their next writes together, and those
+   * stay one group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
+   */
+  insertOne(table: string, doc: string, durability: Durability, conflict: Conflict, waitForIndexes: boolean): Promise<WriteResult> {
+    this.native();
+    let batch = this.#batch;
+    if (
+      batch !== undefined &&
+      (batch.table !== table ||
+        batch.durability !== durability ||
+        batch.conflict !== conflict ||
+        batch.waitForIndexes !== waitForIndexes ||
+        batch.chars + doc.length > INSERT_BATCH_CHARS)
+    ) {
+      this.#sendBatch();
+      batch = undefined;
+    }
+    if (batch === undefined) {
+      batch = this.#batch = { table, durability, conflict, waitForIndexes, ids: [], docs: [], chars: 0 };
+      RESOLVED.then(this.#sendBatch);
+    }
+    const durable = durability === 'hard';
+    const [id, answer] = this.#register(durable);
+    batch.ids.push(id);
+    batch.docs.push(doc);
+    batch.chars += doc.length + 1;
+    if (durable) this.#pollUntilAnswered();
+    return answer;
+  }
+
+  /** Sends the inserts of `insertOne` waiting for the end of the tick; a failure rejects them all. */
+  readonly #sendBatch = (): void => {
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    this.#batch = undefined;
+    try {
+      this.native().insertEach(
+        batch.ids,
+        batch.table,
+        batch.docs.join('\n'),
+        DURABILITY_CODE[batch.durability],
+        CONFLICT_CODE[batch.conflict],
+        batch.waitForIndexes,
+      );
+    } catch (error) {
+      const failure = toWharfError(error);
+      for (const id of batch.ids) this.#release(id)?.reject(failure);
+    }
+  };
+
+  /** A new request id and the promise its answer settles. */
+  #register(durable: boolean): [number, Promise<WriteResult>] {
+    const id = this.#freeIds.pop() ?? this.#waiters.length;
+    const answer = new Promise<WriteResult>((resolve, reject) => {
+      this.#waiters[id] = { resolve, reject, durable };
+    });
+    if (durable) this.#durableWaiting++;
+    return [id, answer];
   }
 
   /**
@@ -110,7 +207,7 @@ export class Handle {
       return;
     }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
-    while (now < sliceEnd && !this.#native.answersQueued()) now = performance.now();
+    while (now < sliceEnd && this.#native.answersQueued() === 0) now = performance.now();
     setImmediate(this.#poll);
   };
 
@@ -137,6 +234,7 @@ export class Handle {
    * Later calls fail with `WHARF_CLOSED`.
    */
   close(): Promise<void> {
+    if (!this.#closed) this.#sendBatch();
     this.#closed = true;
     this.#closing ??= this.#native.close().catch((error: unknown) => {
       throw toWharfError(error);
@@ -155,15 +253,26 @@ export class Handle {
   }
 
   /** The completion callback handed to the addon; runs on the JS thread. */
-  readonly #complete: CompletionCallback = (id, code, text, inserted, replaced, unchanged, deleted, skipped, errors) => {
-    const waiter = this.#release(id);
-    if (waiter === undefined) return;
-    if (code !== null) {
-      waiter.reject(new WharfError(code as ErrorCode, text));
-    } else if (text === '') {
-      waiter.resolve({ inserted, replaced, unchanged, deleted, skipped, errors });
-    } else {
-      waiter.resolve(JSON.parse(text) as WriteResult);
+  readonly #complete: CompletionCallback = (answers, details) => {
+    for (let i = 0; i < answers.length; i += ANSWER_FIELDS) {
+      const waiter = this.#release(answers[i]!);
+      if (waiter === undefined) continue;
+      const d = answers[i + 7]!;
+      if (d < 0) {
+        waiter.resolve({
+          inserted: answers[i + 1]!,
+          replaced: answers[i + 2]!,
+          unchanged: answers[i + 3]!,
+          deleted: answers[i + 4]!,
+          skipped: answers[i + 5]!,
+          errors: answers[i + 6]!,
+        });
+        continue;
+      }
+      const code = details[2 * d]!;
+      const text = details[2 * d + 1]!;
+      if (code !== null) waiter.reject(new WharfError(code as ErrorCode, text));
+      else waiter.resolve(JSON.parse(text) as WriteResult);
     }
   };
 }

@@ -12,7 +12,7 @@ import {
   type Key,
 } from './binding.ts';
 import { invalidArgument } from './errors.ts';
-import type { Handle } from './handle.ts';
+import { INSERT_BATCH_CHARS, type Handle } from './handle.ts';
 import {
   betweenOptions,
   bulkData,
@@ -63,9 +63,12 @@ export class Table<Doc extends object = Document> {
       const { durability, conflict, waitForIndexes } = writeOptions(options, this.#handle.durability);
       // One JSON text per call: an array goes as a JSON array, a single document as one NDJSON
       // line (JSON.stringify never emits a raw newline), so the engine parses it without a copy.
-      return Array.isArray(docs)
-        ? this.#insert(stringifyArray(docs), 'json', durability, conflict, waitForIndexes)
-        : this.#insert(stringifyOne(docs), 'ndjson', durability, conflict, waitForIndexes);
+      // Small single documents made in one tick go together (`Handle.insertOne`).
+      if (Array.isArray(docs)) return this.#insert(stringifyArray(docs), 'json', durability, conflict, waitForIndexes);
+      const doc = stringifyOne(docs);
+      return doc.length > INSERT_BATCH_CHARS
+        ? this.#insert(doc, 'ndjson', durability, conflict, waitForIndexes)
+        : this.#handle.insertOne(this.name, doc, durability, conflict, waitForIndexes);
     } catch (error) {
       return Promise.reject(error);
     }

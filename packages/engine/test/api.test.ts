@@ -168,6 +168,81 @@ describe('documents', () => {
   });
 });
 
+describe('single-document inserts made in one tick', () => {
+  it('reach the engine together, as one group', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    const t = db.table('t');
+    const before = db.stats();
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => t.insert({ id: i }, { durability: 'soft' })));
+    expect(results.every((r) => r.inserted === 1)).toBe(true);
+    const after = db.stats();
+    expect(after.groups - before.groups).toBe(1);
+    expect(after.maxGroupOps).toBe(100);
+  });
+
+  it('keep their order with every other request, each with its own result', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    await db.createTable('u', { primaryKey: 'name' });
+    const t = db.table('t');
+    const u = db.table('u');
+    const big = { id: 'big', pad: 'z'.repeat(40_000) }; // longer than one batch: sent alone
+    const answers = await Promise.all([
+      t.insert({ id: 1, v: 'a' }),
+      t.insert({ id: 1, v: 'b' }), // a duplicate of the write just before it
+      t.insert({ id: 2 }, { durability: 'soft' }),
+      t.delete(2),
+      u.insert({ name: 'x' }),
+      t.insert({ id: 2, v: 'again' }, { conflict: 'replace' }),
+      t.insert(big),
+      t.insert({ v: 'no key' }),
+      db.sync(),
+    ]);
+    expect(answers.slice(0, 8)).toMatchObject([
+      { inserted: 1 },
+      { inserted: 0, errors: 1 },
+      { inserted: 1 },
+      { deleted: 1 },
+      { inserted: 1 },
+      { inserted: 1 },
+      { inserted: 1 },
+      { inserted: 1, generated_keys: [expect.any(String)] },
+    ]);
+    expect(await t.get(1)).toEqual({ id: 1, v: 'a' });
+    expect(await t.get(2)).toEqual({ id: 2, v: 'again' });
+    expect(await t.get('big')).toEqual(big);
+    expect(await u.get('x')).toEqual({ name: 'x' });
+  });
+
+  it('fail together with their table, not with the writes around them', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    const [ok, ...ghosts] = await Promise.allSettled([
+      db.table('t').insert({ id: 1 }),
+      db.table('ghost').insert({ id: 1 }),
+      db.table('ghost').insert({ id: 2 }),
+    ]);
+    expect(ok).toMatchObject({ status: 'fulfilled', value: { inserted: 1 } });
+    for (const g of ghosts) expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_TABLE_NOT_FOUND' } });
+  });
+
+  it('made just before close are written before it', async () => {
+    const dir = await tempDir();
+    const db = await Database.open(dir, { segmentSize: 1 << 20 });
+    await db.createTable('t');
+    const writes = Array.from({ length: 10 }, (_, i) => db.table('t').insert({ id: i }, { durability: 'soft' }));
+    await db.close();
+    expect((await Promise.all(writes)).every((r) => r.inserted === 1)).toBe(true);
+    const again = await Database.open(dir, { segmentSize: 1 << 20 });
+    try {
+      expect(await again.table('t').count()).toBe(10);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 describe('scan', () => {
   async function filled() {
     const { db } = await openTemp();

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { binding } from '../src/binding.ts';
+import { ANSWER_FIELDS, binding } from '../src/binding.ts';
 import { Database } from '../src/index.ts';
 import { openTemp, tempDir } from './helpers.ts';
 
@@ -130,25 +130,27 @@ describe('waiting for durable answers (spinWaitUs)', () => {
     expect(sleeping.during.idle).toBeGreaterThan(polling.during.idle);
   });
 
-  it('the binding tells, without a turn of the event loop, that an answer is queued', async () => {
-    const answered: number[] = [];
-    const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize: 1 << 20 }, (id) => {
-      answered.push(id);
+  it('the binding tells, without a turn of the event loop, how many answers are queued, and delivers them in one call', async () => {
+    const calls: number[][] = [];
+    const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize: 1 << 20 }, (answers) => {
+      calls.push(answers.filter((_, i) => i % ANSWER_FIELDS === 0));
     });
     try {
-      expect(native.answersQueued()).toBe(false);
+      expect(native.answersQueued()).toBe(0);
       native.createTable(7, 't', 'id');
-      // Blocks the loop on purpose: the answer can only be queued, not delivered, meanwhile.
+      native.sync(8);
+      native.sync(9);
+      // Blocks the loop on purpose: the answers can only be queued, not delivered, meanwhile.
       const deadline = performance.now() + 10_000;
-      while (!native.answersQueued() && performance.now() < deadline);
-      expect(native.answersQueued()).toBe(true);
-      expect(answered).toEqual([]);
+      while (native.answersQueued() < 3 && performance.now() < deadline);
+      expect(native.answersQueued()).toBe(3);
+      expect(calls).toEqual([]);
       await sleep(0);
-      expect(answered).toEqual([7]);
-      expect(native.answersQueued()).toBe(false);
+      expect(calls).toEqual([[7, 8, 9]]);
+      expect(native.answersQueued()).toBe(0);
     } finally {
       await native.close();
     }
-    expect(native.answersQueued()).toBe(false);
+    expect(native.answersQueued()).toBe(0);
   });
 });

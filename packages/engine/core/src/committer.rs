@@ -70,11 +70,14 @@ pub(crate) struct Queue {
 }
 
 impl Shared {
-    pub fn submit(&self, request: Request) {
+    /// Queues requests in order, under one lock.
+    pub fn submit(&self, requests: impl IntoIterator<Item = Request>) {
         let mut queue = self.queue.lock().unwrap();
-        queue.requests.push_back(request);
+        let before = queue.requests.len();
+        queue.requests.extend(requests);
+        let n = queue.requests.len() - before;
         let wake = queue.wake_at != 0 && queue.requests.len() >= queue.wake_at;
-        self.queued.fetch_add(1, Release);
+        self.queued.fetch_add(n, Release);
         drop(queue);
         if wake {
             self.wake.notify_one();

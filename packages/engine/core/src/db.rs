@@ -67,7 +67,7 @@ impl Inner {
             }
             *closed = true;
         }
-        let result = wait(|done| self.shared.submit(Request::Close { done }));
+        let result = wait(|done| self.shared.submit([Request::Close { done }]));
         self.background.merges.stop();
         self.shared.index_worker.stop();
         self.flusher.stop();
@@ -297,10 +297,15 @@ impl Database {
     }
 
     fn submit(&self, request: Request) {
+        self.submit_all([request]);
+    }
+
+    /// Queues requests, or fails them all once closed.
+    fn submit_all(&self, requests: impl IntoIterator<Item = Request>) {
         if *self.inner.closed.lock().unwrap() {
-            crate::committer::fail(request, Error::closed());
+            requests.into_iter().for_each(|r| crate::committer::fail(r, Error::closed()));
         } else {
-            self.inner.shared.submit(request);
+            self.inner.shared.submit(requests);
         }
     }
 
@@ -328,6 +333,13 @@ impl Database {
     /// result when the batch is visible (`Soft`) or durable (`Hard`).
     pub fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>) {
         self.submit(Request::Insert { table: table.into(), docs, options, done, submitted: Instant::now() });
+    }
+
+    /// Several inserts into one table, each a write of its own (its result, its `done`), queued
+    /// together: the binding sends the single-document inserts of one JS tick this way.
+    pub fn insert_each(&self, table: &str, writes: Vec<(PreparedDocs, Callback<WriteResult>)>, options: WriteOptions) {
+        let submitted = Instant::now();
+        self.submit_all(writes.into_iter().map(|(docs, done)| Request::Insert { table: table.into(), docs, options, done, submitted }));
     }
 
     /// Deletes `keys`; missing keys count as `skipped`.

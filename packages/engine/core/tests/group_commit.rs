@@ -74,6 +74,34 @@ fn concurrent_hard_writers_share_fdatasyncs() {
 }
 
 #[test]
+fn inserts_sent_together_join_one_group_each_with_its_own_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    create(&db, "t");
+    let before = db.stats();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writes = [1u64, 2, 3, 1]
+        .into_iter()
+        .enumerate()
+        .map(|(i, key)| {
+            let tx = tx.clone();
+            let docs = PreparedDocs::parse(doc(key, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+            let done: wharf_engine::Callback<_> = Box::new(move |r| tx.send((i, r)).unwrap());
+            (docs, done)
+        })
+        .collect();
+    db.insert_each("t", writes, WriteOptions::default());
+    let mut results: Vec<_> = (0..4).map(|_| rx.recv().unwrap()).collect();
+    results.sort_by_key(|(i, _)| *i);
+    let inserted: Vec<_> = results.into_iter().map(|(_, r)| r.unwrap()).map(|r| (r.inserted, r.errors)).collect();
+    // In order: the second write of key 1 is the duplicate.
+    assert_eq!(inserted, [(1, 0), (1, 0), (1, 0), (0, 1)]);
+    let after = db.stats();
+    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1));
+    db.close().unwrap();
+}
+
+#[test]
 fn soft_writes_reach_disk_within_the_flush_interval_without_sync() {
     let dir = tempfile::tempdir().unwrap();
     let options = Options { flush_interval: std::time::Duration::from_millis(20), ..Options::default() };

@@ -6,6 +6,12 @@
 //! through a [`Reply`] and the JS side settles the promise it keeps under that id. Creating a
 //! threadsafe function or a promise per write would cost more than the rest of the binding.
 //!
+//! Answers are delivered in batches: a reply joins the database's list of undelivered answers,
+//! and only the one that finds the list empty calls the threadsafe function. The JS callback
+//! then receives every answer listed by the time it runs (a group's, typically) in one call, so
+//! the callers' continuations all run in one microtask checkpoint, and the writes they send next
+//! reach the engine together (see `src/handle.ts`).
+//!
 //! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
 //! awaited write never lets Node exit early. That count changes on the JS thread only.
@@ -14,12 +20,12 @@
 //! engine's own in `stats().write_stages`): waiting for the pool and parsing (large batches only),
 //! and the delivery of the answer to the JS callback, which waits for the event loop.
 //!
-//! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, that an
-//! answer waits in the threadsafe function's queue: the poll for a lone hard write's answer
-//! (`src/handle.ts`) busy-waits on it in short slices instead of turning the loop continuously.
+//! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, how many
+//! answers wait to be delivered: the poll for a lone hard write's answer (`src/handle.ts`)
+//! busy-waits on it in short slices instead of turning the loop continuously.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{Acquire, Relaxed, Release}};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use napi::bindgen_prelude::{FnArgs, Function};
@@ -27,16 +33,23 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 use wharf_engine::{Error as EngineError, LatencyHistogram, WriteResult};
 
-/// JS signature: `(id, code, text, inserted, replaced, unchanged, deleted, skipped, errors)`.
+/// JS signature: `(answers, details)`.
 ///
-/// - Failure: `code` is the `WHARF_…` code and `text` the message.
-/// - Success: `code` is null and the counts are the write's (0 for requests without a result).
-///   `text` is "" unless the result has more than counts (`first_error`, `generated_keys`,
-///   `document_errors`); then it is the whole result as JSON. Counts travel as numbers because
-///   a JSON.parse per write would cost more on the JS thread than everything else in this file.
-pub type Args = FnArgs<(u32, Option<&'static str>, String, f64, f64, f64, f64, f64, f64)>;
+/// - `answers`: [`ANSWER_FIELDS`] numbers per answer: the request id; the counts of a write
+///   (inserted, replaced, unchanged, deleted, skipped, errors; 0 for requests without a result);
+///   and -1, or the index `d` of its details in `details`.
+/// - `details[2d]` is null for a success, or the `WHARF_…` code of a failure; `details[2d + 1]` is
+///   the failure's message, or the whole result as JSON when it has more than counts
+///   (`first_error`, `generated_keys`, `document_errors`).
+///
+/// Numbers in one array, not an object per answer: building JS objects natively would cost more
+/// on the JS thread than everything else in this file.
+pub type Args = FnArgs<(Vec<f64>, Vec<Option<String>>)>;
 
-struct Message {
+/// Numbers per answer in [`Args`].
+const ANSWER_FIELDS: usize = 8;
+
+struct Answer {
     id: u32,
     /// When the engine answered a write: the start of its delivery stage.
     answered: Option<Instant>,
@@ -45,7 +58,8 @@ struct Message {
     counts: [f64; 6],
 }
 
-type Tsfn = ThreadsafeFunction<Message, (), Args, Status, false, true>;
+/// Its value is a doorbell: the answers wait in [`Pending::answers`].
+type Tsfn = ThreadsafeFunction<(), (), Args, Status, false, true>;
 
 /// The completion channel of one database.
 #[derive(Clone)]
@@ -60,23 +74,9 @@ impl Completions {
         let pending = Arc::new(Pending::default());
         let on_js_thread = pending.clone();
         let tsfn = callback
-            .build_threadsafe_function::<Message>()
+            .build_threadsafe_function::<()>()
             .weak::<true>()
-            .build_callback(move |ctx| {
-                on_js_thread.queued.fetch_sub(1, Relaxed);
-                on_js_thread.end(&ctx.env);
-                if let Some(answered) = ctx.value.answered {
-                    on_js_thread.stages.delivery.record(answered.elapsed());
-                }
-                let Message {
-                    id,
-                    answered: _,
-                    code,
-                    text,
-                    counts: [a, b, c, d, e, f],
-                } = ctx.value;
-                Ok(FnArgs::from((id, code, text, a, b, c, d, e, f)))
-            })?;
+            .build_callback(move |ctx| Ok(on_js_thread.deliver(&ctx.env)))?;
         pending.raw.store(tsfn.raw(), Relaxed);
         Ok(Completions {
             tsfn: Arc::new(tsfn),
@@ -94,9 +94,9 @@ impl Completions {
         }
     }
 
-    /// Whether an answer was sent that the JS callback has not received yet.
-    pub fn answers_queued(&self) -> bool {
-        self.pending.queued.load(Acquire) > 0
+    /// Answers sent that the JS callback has not received yet.
+    pub fn answers_queued(&self) -> u32 {
+        self.pending.queued.load(Acquire) as u32
     }
 
     /// Adds the binding's stages to the engine's `write_stages` (JSON of `wharf_engine::Stats`).
@@ -128,6 +128,8 @@ struct Pending {
     queued: AtomicUsize,
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
     stages: BindingStages,
+    /// Answers sent and not yet delivered, in the order sent.
+    answers: Mutex<Vec<Answer>>,
 }
 
 impl Pending {
@@ -137,10 +139,35 @@ impl Pending {
         }
     }
 
-    fn end(&self, env: &Env) {
-        if self.count.fetch_sub(1, Relaxed) == 1 {
+    fn end(&self, env: &Env, answered: usize) {
+        if answered > 0 && self.count.fetch_sub(answered, Relaxed) == answered {
             unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.raw.load(Relaxed)) };
         }
+    }
+
+    /// On the JS thread: takes every answer listed so far, as the callback's arguments.
+    fn deliver(&self, env: &Env) -> Args {
+        let answers = std::mem::take(&mut *self.answers.lock().unwrap());
+        self.queued.fetch_sub(answers.len(), Relaxed);
+        self.end(env, answers.len());
+        let now = Instant::now();
+        let mut numbers = Vec::with_capacity(answers.len() * ANSWER_FIELDS);
+        let mut details = Vec::new();
+        for a in answers {
+            if let Some(answered) = a.answered {
+                self.stages.delivery.record(now - answered);
+            }
+            numbers.push(a.id as f64);
+            numbers.extend(a.counts);
+            if a.code.is_none() && a.text.is_empty() {
+                numbers.push(-1.0);
+            } else {
+                numbers.push((details.len() / 2) as f64);
+                details.push(a.code.map(String::from));
+                details.push(Some(a.text));
+            }
+        }
+        FnArgs::from((numbers, details))
     }
 }
 
@@ -190,23 +217,21 @@ impl Reply {
     }
 
     fn send(mut self, code: Option<&'static str>, text: String, counts: [f64; 6], answered: Option<Instant>) {
-        if let Some(tsfn) = self.tsfn.take() {
-            // Counted first, so the callback's decrement never runs before it.
-            self.pending.queued.fetch_add(1, Release);
+        let Some(tsfn) = self.tsfn.take() else { return };
+        let mut answers = self.pending.answers.lock().unwrap();
+        let ring = answers.is_empty();
+        answers.push(Answer {
+            id: self.id,
+            answered,
+            code,
+            text,
+            counts,
+        });
+        self.pending.queued.fetch_add(1, Release);
+        drop(answers);
+        if ring {
             // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
-            let status = tsfn.call(
-                Message {
-                    id: self.id,
-                    answered,
-                    code,
-                    text,
-                    counts,
-                },
-                ThreadsafeFunctionCallMode::NonBlocking,
-            );
-            if status != Status::Ok {
-                self.pending.queued.fetch_sub(1, Relaxed);
-            }
+            let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 }

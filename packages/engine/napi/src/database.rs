@@ -120,11 +120,11 @@ impl NativeDatabase {
         Ok(serde_json::to_string(&db.list_tables()).unwrap_or_default())
     }
 
-    /// Whether an answer waits for the JS thread's next turn (false once closed). Cheap and
+    /// How many answers wait for the JS thread's next turn (0 once closed). Cheap and
     /// allocation-free: polled in a loop while a lone hard write waits (`src/handle.ts`).
     #[napi]
-    pub fn answers_queued(&self) -> bool {
-        self.open.borrow().as_ref().is_some_and(|(_, completions)| completions.answers_queued())
+    pub fn answers_queued(&self) -> u32 {
+        self.open.borrow().as_ref().map_or(0, |(_, completions)| completions.answers_queued())
     }
 
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`), with the

@@ -7,7 +7,7 @@ use std::time::Instant;
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::Env;
 use napi_derive::napi;
-use wharf_engine::{Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions};
+use wharf_engine::{Callback, Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions, WriteResult};
 
 use crate::database::NativeDatabase;
 use crate::error::{invalid, to_napi, Result};
@@ -65,6 +65,48 @@ impl NativeDatabase {
             created: Instant::now(),
         };
         Ok(Some(AsyncTask::new(task)))
+    }
+
+    /// Single-document inserts made in one tick of the JS thread, sent in one call
+    /// (`src/handle.ts`): line i of `ndjson` is the document of request `ids[i]`, and each is a
+    /// write of its own. Parsed here, on the JS thread: JS sends at most `INLINE_PARSE_BYTES`.
+    #[napi]
+    pub fn insert_each(
+        &self,
+        env: Env,
+        ids: Vec<u32>,
+        table: String,
+        ndjson: String,
+        durability: u32,
+        conflict: u32,
+        wait_for_indexes: bool,
+    ) -> Result<()> {
+        let (db, completions) = self.live()?;
+        let options = WriteOptions {
+            durability: durability_of(durability)?,
+            conflict: conflict_of(conflict)?,
+            wait_for_indexes,
+        };
+        let primary_key = db.primary_key(&table).map_err(to_napi)?;
+        let lines: Vec<&str> = ndjson.split('\n').collect();
+        if lines.len() != ids.len() {
+            return Err(to_napi(invalid(format!("{} ids for {} documents", ids.len(), lines.len()))));
+        }
+        // Every document parsed before any request is registered: a failure rejects them all.
+        let docs = lines
+            .into_iter()
+            .map(|line| PreparedDocs::parse(line.as_bytes(), DocFormat::Ndjson, &primary_key).map_err(to_napi))
+            .collect::<Result<Vec<_>>>()?;
+        let writes = ids
+            .into_iter()
+            .zip(docs)
+            .map(|(id, docs)| {
+                let reply = completions.start(&env, id);
+                (docs, Box::new(move |r| reply.write(r)) as Callback<WriteResult>)
+            })
+            .collect();
+        db.insert_each(&table, writes, options);
+        Ok(())
     }
 
     #[napi]
