@@ -69,7 +69,8 @@ impl NativeDatabase {
 
     /// Single-document inserts made in one tick of the JS thread, sent in one call
     /// (`src/handle.ts`): line i of `ndjson` is the document of request `ids[i]`, and each is a
-    /// write of its own. Parsed here, on the JS thread: JS sends at most `INLINE_PARSE_BYTES`.
+    /// write of its own. Parsed here, on the JS thread: JS keeps each call small
+    /// (`INSERT_BATCH_CHARS`).
     #[napi]
     pub fn insert_each(
         &self,
