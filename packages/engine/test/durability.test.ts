@@ -3,7 +3,7 @@
  * read from the engine's own watermarks (appliedSeq: newest visible group, durableSeq: newest
  * group known on disk after its fdatasync).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { ANSWER_FIELDS, binding } from '../src/binding.ts';
@@ -145,7 +145,7 @@ describe('waiting for durable answers (spinWaitUs)', () => {
       while (native.answersQueued() < 3 && performance.now() < deadline);
       expect(native.answersQueued()).toBe(3);
       expect(calls).toEqual([]);
-      await sleep(0);
+      await setImmediate(); // after the loop's poll phase, which delivers them
       expect(calls).toEqual([[7, 8, 9]]);
       expect(native.answersQueued()).toBe(0);
     } finally {
