@@ -30,7 +30,7 @@ export const CONFLICT_CODE = { error: 0, replace: 1, update: 2 } as const satisf
  * - `details[2d]`: null for a success, or the `WHARF_…` code of a failure; `details[2d + 1]`: the
  *   failure's message, or the whole result as JSON when it has more than counts.
  */
-export type CompletionCallback = (answers: number[], details: (string | null)[]) => void;
+export type CompletionCallback = (answers: Float64Array, details: (string | null)[]) => void;
 
 /** Numbers per answer in a `CompletionCallback`'s `answers`. */
 export const ANSWER_FIELDS = 8;

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{Acquire, Relaxed, Rel
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use napi::bindgen_prelude::{FnArgs, Function};
+use napi::bindgen_prelude::{Float64Array, FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 use wharf_engine::{Error as EngineError, LatencyHistogram, WriteResult};
@@ -42,9 +42,9 @@ use wharf_engine::{Error as EngineError, LatencyHistogram, WriteResult};
 ///   the failure's message, or the whole result as JSON when it has more than counts
 ///   (`first_error`, `generated_keys`, `document_errors`).
 ///
-/// Numbers in one array, not an object per answer: building JS objects natively would cost more
-/// on the JS thread than everything else in this file.
-pub type Args = FnArgs<(Vec<f64>, Vec<Option<String>>)>;
+/// Numbers in one typed array, not an object per answer nor a JS array: building either natively
+/// costs ~100 ns per value on the JS thread (with 64 writers, a tenth of its time went to it).
+pub type Args = FnArgs<(Float64Array, Vec<Option<String>>)>;
 
 /// Numbers per answer in [`Args`].
 const ANSWER_FIELDS: usize = 8;
@@ -167,7 +167,7 @@ impl Pending {
                 details.push(Some(a.text));
             }
         }
-        FnArgs::from((numbers, details))
+        FnArgs::from((Float64Array::new(numbers), details))
     }
 }
 
