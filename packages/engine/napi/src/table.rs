@@ -89,15 +89,14 @@ impl NativeDatabase {
             wait_for_indexes,
         };
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
-        let lines: Vec<&str> = ndjson.split('\n').collect();
-        if lines.len() != ids.len() {
-            return Err(to_napi(invalid(format!("{} ids for {} documents", ids.len(), lines.len()))));
-        }
         // Every document parsed before any request is registered: a failure rejects them all.
-        let docs = lines
-            .into_iter()
+        let docs = ndjson
+            .split('\n')
             .map(|line| PreparedDocs::parse(line.as_bytes(), DocFormat::Ndjson, &primary_key).map_err(to_napi))
             .collect::<Result<Vec<_>>>()?;
+        if docs.len() != ids.len() {
+            return Err(to_napi(invalid(format!("{} ids for {} documents", ids.len(), docs.len()))));
+        }
         let writes = ids
             .into_iter()
             .zip(docs)
