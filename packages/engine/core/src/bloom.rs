@@ -18,6 +18,12 @@ impl BloomBuilder {
         BloomBuilder { hashes: Vec::new() }
     }
 
+    /// For about `keys` keys: the vector is allocated once, not grown by copying (see
+    /// `RunWriter::create`).
+    pub fn with_capacity(keys: usize) -> Self {
+        BloomBuilder { hashes: Vec::with_capacity(keys) }
+    }
+
     /// Adds a key, as its encoded bytes.
     pub fn add(&mut self, key: &[u8]) {
         self.hashes.push(xxh3_64(key));

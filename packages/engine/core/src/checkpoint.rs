@@ -160,10 +160,11 @@ impl Maintenance {
     }
 
     /// Writes one frozen memtable as a run, telling pacing how fast it goes as it goes (the
-    /// first checkpoint's rate is known a quarter MiB in, not at its end).
-    fn flush(&self, table_id: u32, memtable: &Memtable) -> Result<(RunEntry, Arc<Run>)> {
+    /// first checkpoint's rate is known a quarter MiB in, not at its end). `bytes`: the memtable's
+    /// size, to size the run's buffers.
+    fn flush(&self, table_id: u32, memtable: &Memtable, bytes: u64) -> Result<(RunEntry, Arc<Run>)> {
         let file = self.bg.new_run_name();
-        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id)?;
+        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, (memtable.len() as u64, bytes))?;
         let (mut reported, mut since) = (0, Instant::now());
         for (key, doc) in memtable {
             w.add(key, doc.as_deref())?;
@@ -190,7 +191,7 @@ impl Maintenance {
         for cut in &job.tables {
             if let Some(m) = &cut.frozen {
                 let frozen_bytes = cut.table.data.read().frozen_bytes();
-                flushed.push((cut.table.clone(), self.flush(cut.table.id, m)?, frozen_bytes));
+                flushed.push((cut.table.clone(), self.flush(cut.table.id, m, frozen_bytes)?, frozen_bytes));
             }
         }
         self.bg.vfs.sync_dir().map_err(|e| Error::io("syncing the database directory", e))?;

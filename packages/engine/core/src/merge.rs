@@ -149,7 +149,8 @@ impl Merger {
             found
         };
         let file = self.bg.new_run_name();
-        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id)?;
+        let expected = inputs_open.iter().fold((0, 0), |(n, b), r| (n + r.entries, b + r.bytes));
+        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, expected)?;
         let sources: Vec<Source<'_>> = inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false, None)) as Source<'_>).collect();
         let (mut busy, mut since) = (Duration::ZERO, Instant::now());
         let mut reported = 0u64;
