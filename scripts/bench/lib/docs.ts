@@ -36,6 +36,69 @@ export function docLine(i: number, rand: () => number): string {
   );
 }
 
+/** Bytes of each city and tag name, for writeDocLine. */
+const CITY_BYTES = CITIES.map((c) => Buffer.from(c, 'latin1'));
+const TAG_BYTES = TAGS.map((t) => Buffer.from(t, 'latin1'));
+const ASCII = (s: string) => Buffer.from(s, 'latin1');
+const PARTS = {
+  id: ASCII('{"id":"k'), name: ASCII('","name":"user '), email: ASCII('","email":"user'), age: ASCII('@example.com","age":'),
+  city: ASCII(',"city":"'), score: ASCII('","score":'), tags: ASCII(',"tags":["'), tagSep: ASCII('","'),
+  active: ASCII('"],"active":'), yes: ASCII('true}'), no: ASCII('false}'),
+};
+
+function put(buf: Buffer, pos: number, bytes: Buffer): number {
+  for (let k = 0; k < bytes.length; k++) buf[pos + k] = bytes[k]!; // short: a loop beats a native copy
+  return pos + bytes.length;
+}
+
+/** Writes the decimal digits of integer n ≥ 0, at least `width` of them (zero-padded). */
+function putInt(buf: Buffer, pos: number, n: number, width = 1): number {
+  let digits = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+  const len = Math.max(digits, width);
+  for (let k = len - 1; k >= 0; k--, n = Math.floor(n / 10)) buf[pos + k] = 0x30 + (n % 10);
+  return pos + len;
+}
+
+/**
+ * docLine(i, rand) written as bytes into `buf` at `pos` (no newline), without making a string:
+ * the same bytes, from the same calls to `rand`. Returns the position after it. A feeder that
+ * hands the loader slices of a reused buffer allocates as `wharf import` does with the slices
+ * of its read buffer, not as string templating does. `buf` needs 256 bytes free at `pos`.
+ */
+export function writeDocLine(buf: Buffer, pos: number, i: number, rand: () => number): number {
+  const city = CITY_BYTES[Math.floor(rand() * CITIES.length)]!;
+  const t1 = TAG_BYTES[Math.floor(rand() * TAGS.length)]!;
+  const t2 = TAG_BYTES[Math.floor(rand() * TAGS.length)]!;
+  const age = 18 + Math.floor(rand() * 70);
+  const score = Math.floor(rand() * 1e6); // printed as score / 1e4, as docLine's number does
+  pos = put(buf, pos, PARTS.id);
+  pos = putInt(buf, pos, i, 9);
+  pos = put(buf, pos, PARTS.name);
+  pos = putInt(buf, pos, i);
+  pos = put(buf, pos, PARTS.email);
+  pos = putInt(buf, pos, i);
+  pos = put(buf, pos, PARTS.age);
+  pos = putInt(buf, pos, age);
+  pos = put(buf, pos, PARTS.city);
+  pos = put(buf, pos, city);
+  pos = put(buf, pos, PARTS.score);
+  pos = putInt(buf, pos, Math.floor(score / 1e4));
+  let frac = score % 1e4;
+  if (frac !== 0) {
+    let width = 4;
+    while (frac % 10 === 0) frac /= 10, width--;
+    buf[pos++] = 0x2e; // '.'
+    pos = putInt(buf, pos, frac, width);
+  }
+  pos = put(buf, pos, PARTS.tags);
+  pos = put(buf, pos, t1);
+  pos = put(buf, pos, PARTS.tagSep);
+  pos = put(buf, pos, t2);
+  pos = put(buf, pos, PARTS.active);
+  return put(buf, pos, rand() < 0.5 ? PARTS.yes : PARTS.no);
+}
+
 /** Documents [0, n) as lines, in order. */
 export function* docLines(n: number, seed = 42): Generator<{ key: string; line: string }> {
   const rand = prng(seed);

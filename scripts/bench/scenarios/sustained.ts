@@ -32,7 +32,7 @@ export const SUSTAINED_READS_PER_S = 200;
 
 interface Interval { t: number; docs: number; seconds: number; p50?: number; p99?: number; max?: number }
 interface EngineSample {
-  t: number; rss: number; memtableBytes: number; frozenMemtableBytes: number; cacheBytes: number; runs: number;
+  t: number; rss: number; steal?: number; memtableBytes: number; frozenMemtableBytes: number; cacheBytes: number; runs: number;
   writeRateLimitBps: number; pacingDebtBytes: number; mergeBacklogRuns: number; pacedGroups: number; writeStops: number; stallsAvoided: number;
 }
 interface SustainedOut {

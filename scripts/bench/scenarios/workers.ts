@@ -17,7 +17,7 @@ import { Database } from '@wharf/engine';
 import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
 import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
-import { docKey, docLine, docLines, prng, smallDoc } from '../lib/docs.js';
+import { docKey, docLines, prng, smallDoc, writeDocLine } from '../lib/docs.js';
 import { procMajorFaults, procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
 import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
@@ -492,14 +492,17 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   gcObserver.observe({ entryTypes: ['gc'] });
 
   const rand = prng(42);
+  const chunk = Buffer.allocUnsafe(256);
   const deadline = now() + seconds * 1000;
   let i = 0;
   let bytesPushed = 0;
   while (now() < deadline && !stoppedForMemory) {
+    // Each line is written into a reused buffer and handed over as a slice of it, as `wharf import`
+    // hands the loader slices of its read buffer (the loader copies them into its batch at once).
     for (let k = 0; k < 100; k++, i++) {
-      const line = docLine(i, rand);
-      bytesPushed += line.length + 1;
-      if (!loader.push(line)) await loader.whenWritable();
+      const end = writeDocLine(chunk, 0, i, rand);
+      bytesPushed += end + 1;
+      if (!loader.push(chunk.subarray(0, end))) await loader.whenWritable();
     }
     // Yield as a stream reader would, so the loader's interval timer, acks and the reader run on time.
     await new Promise((res) => setImmediate(res));
@@ -574,8 +577,8 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     checkpoints: end.checkpoints,
     segments_recycled: end.segmentsRecycled,
     engine_end: end,
-    engine_samples: samples.map(({ t, rss, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided }) =>
-      ({ t: Math.round(t * 10) / 10, rss, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided })),
+    engine_samples: samples.map(({ t, rss, steal, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided }) =>
+      ({ t: Math.round(t * 10) / 10, rss, steal: Math.round(steal * 1000) / 1000, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided })),
     max_write_rate_limit_bps: Math.max(0, ...samples.map((x) => x.writeRateLimitBps), end.writeRateLimitBps),
     max_pacing_debt_bytes: Math.max(0, ...samples.map((x) => x.pacingDebtBytes), end.pacingDebtBytes),
     peak_engine_memory_bytes: Math.max(0, ...samples.map((x) => x.memtableBytes + x.frozenMemtableBytes + x.cacheBytes)),
