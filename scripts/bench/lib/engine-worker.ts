@@ -1,8 +1,8 @@
 // Child process for scripts/bench/engine.ts: one measurement on a fresh Wharf database, printed
 // as one JSON line on stdout. Run by the orchestrator (optionally under strace), not by hand:
 //
-//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N]
-//   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100
+//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N] [--warmup N]
+//   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100 [--warmup N]
 //   node --import tsx scripts/bench/lib/engine-worker.ts bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
 
 import { mkdirSync, rmSync } from 'node:fs';
@@ -50,9 +50,16 @@ async function openFresh(dir: string): Promise<Database> {
 
 const now = () => performance.now();
 
+/**
+ * `--warmup N`: N untimed hard inserts of the same kind first (per writer in `concurrent`), so the
+ * timed part measures the steady state of a running process rather than the JIT compiling it.
+ */
+let warmup = 0;
+
 async function seq(dir: string, n: number, softProbe: boolean) {
   const db = await openFresh(dir);
   const table = db.table('bench');
+  for (let i = 0; i < warmup; i++) await table.insert(smallDoc(2, i), { durability: 'hard' });
   const lat: number[] = new Array(n);
   const s0 = statsOf(db);
   const t0 = now();
@@ -84,6 +91,7 @@ async function seq(dir: string, n: number, softProbe: boolean) {
   return {
     scenario: 'seq',
     n,
+    warmup,
     total_ms: totalMs,
     docs_per_s: n / (totalMs / 1000),
     latency_us: summarize(lat),
@@ -97,6 +105,11 @@ async function seq(dir: string, n: number, softProbe: boolean) {
 async function concurrent(dir: string, writers: number, perWriter: number) {
   const db = await openFresh(dir);
   const table = db.table('bench');
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let i = 0; i < warmup; i++) await table.insert(smallDoc(w + writers, i), { durability: 'hard' });
+    }),
+  );
   const lat: number[] = [];
   const s0 = statsOf(db);
   const t0 = now();
@@ -119,6 +132,7 @@ async function concurrent(dir: string, writers: number, perWriter: number) {
     scenario: 'concurrent',
     writers,
     per_writer: perWriter,
+    warmup_per_writer: warmup,
     docs,
     total_ms: totalMs,
     docs_per_s: docs / (totalMs / 1000),
@@ -184,6 +198,7 @@ async function main() {
   if (!dir) throw new Error('--dir is required');
   settleMs = numOpt(opts, 'settle-ms', 0);
   if (opts.has('spin-wait-us')) spinWaitUs = numOpt(opts, 'spin-wait-us', 0);
+  warmup = numOpt(opts, 'warmup', 0);
   let out: unknown;
   switch (positional[0]) {
     case 'seq':
