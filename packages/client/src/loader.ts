@@ -576,6 +576,7 @@ class LoaderImpl implements Loader {
       } else this.#latency.recordDocs(batch.starts, batch.sent, ack);
     }
     const outcome = this.#analyze(batch, res);
+    this.#builder?.recycle(batch); // the target and #analyze are done with its payload
     const t = this.#totals;
     t.written += outcome.written;
     t.rejected += outcome.rejected;

@@ -86,6 +86,25 @@ describe('batch payloads', () => {
     }
   });
 
+  it('lays later batches out in the buffers of batches it was given back, and no others', () => {
+    const b = new BatchBuilder('ndjson', 100, 1 << 16);
+    b.append('{"id":1}', 8, 0, 1, 9, false);
+    const first = b.seal();
+    b.append('{"id":2}', 8, 0, 2, 18, false);
+    const second = b.seal(); // laid out while `first` is still out: a buffer of its own
+    expect(second.payload.buffer).not.toBe(first.payload.buffer);
+    b.recycle(first);
+    b.recycle({ ...second, payload: Buffer.from(second.payload) }); // a buffer it did not make
+    b.append('{"id":3}', 8, 0, 3, 27, false);
+    const third = b.seal(); // was being built in the buffer made at `second`'s seal
+    b.append('{"id":4}', 8, 0, 4, 36, false);
+    const fourth = b.seal();
+    expect(fourth.payload.buffer).toBe(first.payload.buffer);
+    expect([third, fourth].map((x) => x.payload.toString())).toEqual(['{"id":3}\n', '{"id":4}\n']);
+    b.append('{"id":5}', 8, 0, 5, 45, false);
+    expect(b.seal().payload.buffer).not.toBe(second.payload.buffer);
+  });
+
   it('re-encodes multi-line JSON text on one line and rejects what is not JSON', () => {
     expect(toJsonText('{\n  "a": 1\n}')).toEqual({ text: '{"a":1}' });
     expect(toJsonText('{\n  "a": \n}')).toHaveProperty('error');

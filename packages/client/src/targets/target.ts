@@ -31,7 +31,11 @@ export interface Target {
   open(opts: { concurrency: number }): Promise<void>;
   /** Creates the table if it does not exist. */
   ensureTable(table: string, primaryKey: string): Promise<void>;
-  /** Inserts one batch. Per-document failures come back in the result, not as a rejection. */
+  /**
+   * Inserts one batch. Per-document failures come back in the result, not as a rejection.
+   * The loader lays a later batch out in `payload.bytes` once the returned promise has settled:
+   * a target that keeps the bytes longer must copy them.
+   */
   insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult>;
   /** Resolves once everything acknowledged before the call is durable. */
   sync(table: string): Promise<void>;
