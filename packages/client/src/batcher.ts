@@ -123,7 +123,7 @@ export class BatchBuilder {
   // outside V8's heap; a new one per batch made V8 run full collections once few scavenges came
   // to free them (the `sustained` bench: 1,300 mark-compacts in 10 minutes).
   #spare: Buffer[] = [];
-  #owned = new WeakSet<ArrayBuffer>();
+  #owned = new WeakSet<ArrayBufferLike>();
 
   constructor(format: PayloadFormat, maxDocs: number, expectedBytes: number) {
     this.format = format;
