@@ -20,26 +20,23 @@ export function docKey(i: number): string {
   return 'k' + String(i).padStart(9, '0');
 }
 
+const LINE_SCRATCH = Buffer.alloc(256);
+
 /**
- * Document i as one JSON line (no newline), about 150 bytes. The key is the "id" field.
- * `rand` must come from prng() and be called in order for i = 0, 1, 2, …
+ * Document i as one JSON line (no newline), about 150 bytes. The key is the "id" field:
+ * `{"id":"k000000042","name":"user 42","email":"user42@example.com","age":37,"city":"Oslo",
+ * "score":12.3456,"tags":["beta","omega"],"active":true}`. Written by writeDocLine, the one
+ * definition of these documents. `rand` must come from prng() and be called in order for
+ * i = 0, 1, 2, …
  */
 export function docLine(i: number, rand: () => number): string {
-  const city = CITIES[Math.floor(rand() * CITIES.length)]!;
-  const t1 = TAGS[Math.floor(rand() * TAGS.length)]!;
-  const t2 = TAGS[Math.floor(rand() * TAGS.length)]!;
-  const age = 18 + Math.floor(rand() * 70);
-  const score = Math.floor(rand() * 1e6) / 1e4;
-  return (
-    `{"id":"${docKey(i)}","name":"user ${i}","email":"user${i}@example.com","age":${age},` +
-    `"city":"${city}","score":${score},"tags":["${t1}","${t2}"],"active":${rand() < 0.5}}`
-  );
+  return LINE_SCRATCH.toString('latin1', 0, writeDocLine(LINE_SCRATCH, 0, i, rand));
 }
 
-/** Bytes of each city and tag name, for writeDocLine. */
-const CITY_BYTES = CITIES.map((c) => Buffer.from(c, 'latin1'));
-const TAG_BYTES = TAGS.map((t) => Buffer.from(t, 'latin1'));
 const ASCII = (s: string) => Buffer.from(s, 'latin1');
+/** Bytes of each city and tag name, for writeDocLine. */
+const CITY_BYTES = CITIES.map(ASCII);
+const TAG_BYTES = TAGS.map(ASCII);
 const PARTS = {
   id: ASCII('{"id":"k'), name: ASCII('","name":"user '), email: ASCII('","email":"user'), age: ASCII('@example.com","age":'),
   city: ASCII(',"city":"'), score: ASCII('","score":'), tags: ASCII(',"tags":["'), tagSep: ASCII('","'),
@@ -61,17 +58,17 @@ function putInt(buf: Buffer, pos: number, n: number, width = 1): number {
 }
 
 /**
- * docLine(i, rand) written as bytes into `buf` at `pos` (no newline), without making a string:
- * the same bytes, from the same calls to `rand`. Returns the position after it. A feeder that
- * hands the loader slices of a reused buffer allocates as `wharf import` does with the slices
- * of its read buffer, not as string templating does. `buf` needs 256 bytes free at `pos`.
+ * Document i (see docLine) written as bytes into `buf` at `pos` (no newline), without making a
+ * string. Returns the position after it. A feeder that hands the loader slices of a reused
+ * buffer allocates as `wharf import` does with the slices of its read buffer, not as string
+ * templating does. `buf` needs 256 bytes free at `pos`.
  */
 export function writeDocLine(buf: Buffer, pos: number, i: number, rand: () => number): number {
   const city = CITY_BYTES[Math.floor(rand() * CITIES.length)]!;
   const t1 = TAG_BYTES[Math.floor(rand() * TAGS.length)]!;
   const t2 = TAG_BYTES[Math.floor(rand() * TAGS.length)]!;
   const age = 18 + Math.floor(rand() * 70);
-  const score = Math.floor(rand() * 1e6); // printed as score / 1e4, as docLine's number does
+  const score = Math.floor(rand() * 1e6); // printed as the number score / 1e4: no trailing zeros
   pos = put(buf, pos, PARTS.id);
   pos = putInt(buf, pos, i, 9);
   pos = put(buf, pos, PARTS.name);
