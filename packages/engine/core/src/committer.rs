@@ -114,6 +114,8 @@ pub(crate) struct Committer {
     pub return_gap: Duration,
     /// Journal payload bytes of the last group (what pacing meters).
     pub last_group_bytes: u64,
+    /// Encodes each group's mutations; reused, so its buffer is too.
+    pub encoder: GroupEncoder,
 }
 
 /// Unsynced journal bytes that start a background sync before `flush_interval` runs out, so no
@@ -301,7 +303,7 @@ impl Committer {
     /// Commits one group; returns the close callback if a close request was in it.
     fn commit_group(&mut self, batch: Vec<Request>, last_sync: &mut Instant) -> Option<Callback<()>> {
         let taken = Instant::now();
-        let mut enc = GroupEncoder::new(self.journal.max_payload());
+        let mut enc = std::mem::replace(&mut self.encoder, GroupEncoder::new(0));
         let mut soft: Vec<Ack> = Vec::new();
         let mut durable: Vec<Box<dyn Durable>> = Vec::new();
         let mut want_sync = false;
@@ -415,6 +417,8 @@ impl Committer {
         for request in durable {
             request.complete(failure.clone());
         }
+        enc.clear();
+        self.encoder = enc;
         closing
     }
 

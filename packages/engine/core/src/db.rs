@@ -13,6 +13,7 @@ use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
 use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
 use crate::merge::{Merger, LARGE_LEVELS, SMALL_LEVELS};
+use crate::mutation::GroupEncoder;
 use crate::pacing::Pacer;
 pub use crate::committer::Callback;
 use crate::committer::{Committer, Queue, Request, Shared};
@@ -229,6 +230,7 @@ impl Database {
         background.merges.checkpoint_done();
         let memory_budget = options.memory_budget;
         let flusher = Arc::new(Flusher::default());
+        let encoder = GroupEncoder::new(journal.max_payload());
         let committer = Committer {
             shared: shared.clone(),
             journal,
@@ -242,6 +244,7 @@ impl Database {
             return_gap: std::time::Duration::ZERO,
             last_sync: std::time::Duration::ZERO,
             last_group_bytes: 0,
+            encoder,
         };
         let threads = vec![
             std::thread::Builder::new()

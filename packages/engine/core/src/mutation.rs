@@ -155,15 +155,31 @@ impl Iterator for Mutations<'_> {
 }
 
 /// Splits a group's mutations into record payloads at mutation boundaries.
+///
+/// The committer keeps one for all its groups: [`GroupEncoder::clear`] keeps the last payload's
+/// buffer for the next group. Growing a fresh buffer by doubling for every group cost the
+/// committer a fifth of its time on small hard writes (glibc `realloc`, in a profile of 64
+/// concurrent writers).
 pub(crate) struct GroupEncoder {
     pub payloads: Vec<Vec<u8>>,
     current: Vec<u8>,
     limit: usize,
 }
 
+/// The largest buffer [`GroupEncoder::clear`] keeps: a bulk batch of 10,000 small documents.
+const RETAINED_CAPACITY: usize = 4 << 20;
+
 impl GroupEncoder {
     pub fn new(limit: usize) -> Self {
         GroupEncoder { payloads: Vec::new(), current: Vec::new(), limit }
+    }
+    /// Empties the encoder for the next group, keeping the last payload's buffer unless large.
+    pub fn clear(&mut self) {
+        if let Some(last) = self.payloads.pop().filter(|p| p.capacity() <= RETAINED_CAPACITY) {
+            self.current = last;
+        }
+        self.current.clear();
+        self.payloads.clear();
     }
     /// The buffer to encode the next mutation into.
     pub fn buf(&mut self) -> &mut Vec<u8> {
@@ -189,6 +205,28 @@ impl GroupEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cleared_encoder_starts_the_next_group_empty_in_the_buffer_it_kept() {
+        let mut enc = GroupEncoder::new(64);
+        for i in 0..10 {
+            encode_put(enc.buf(), 1, &Key::from(i as f64), "{\"x\":1}");
+            enc.boundary();
+        }
+        enc.finish();
+        assert!(enc.payloads.len() > 1, "the group spans several payloads");
+        let kept = enc.payloads.last().unwrap().as_ptr();
+        enc.clear();
+        assert!(enc.payloads.is_empty());
+
+        encode_delete(enc.buf(), 1, &Key::from(1.0));
+        enc.boundary();
+        enc.finish();
+        let mut alone = Vec::new();
+        encode_delete(&mut alone, 1, &Key::from(1.0));
+        assert_eq!(enc.payloads, vec![alone], "nothing of the last group is left");
+        assert_eq!(enc.payloads[0].as_ptr(), kept, "the last payload's buffer is reused");
+    }
 
     #[test]
     fn every_mutation_round_trips() {

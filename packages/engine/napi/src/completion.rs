@@ -49,6 +49,9 @@ pub type Args = FnArgs<(Float64Array, Vec<Option<String>>)>;
 /// Numbers per answer in [`Args`].
 const ANSWER_FIELDS: usize = 8;
 
+/// The largest emptied answer list kept for reuse.
+const SPARE_ANSWERS: usize = 4096;
+
 struct Answer {
     id: u32,
     /// When the engine answered a write: the start of its delivery stage.
@@ -130,6 +133,9 @@ struct Pending {
     stages: BindingStages,
     /// Answers sent and not yet delivered, in the order sent.
     answers: Mutex<Vec<Answer>>,
+    /// The list `deliver` emptied last, kept for its capacity: a list grown from empty for every
+    /// group cost the committer a reallocation every few answers.
+    spare: Mutex<Vec<Answer>>,
 }
 
 impl Pending {
@@ -147,13 +153,14 @@ impl Pending {
 
     /// On the JS thread: takes every answer listed so far, as the callback's arguments.
     fn deliver(&self, env: &Env) -> Args {
-        let answers = std::mem::take(&mut *self.answers.lock().unwrap());
+        let mut answers = std::mem::take(&mut *self.spare.lock().unwrap());
+        std::mem::swap(&mut answers, &mut *self.answers.lock().unwrap());
         self.queued.fetch_sub(answers.len(), Relaxed);
         self.end(env, answers.len());
         let now = Instant::now();
         let mut numbers = Vec::with_capacity(answers.len() * ANSWER_FIELDS);
         let mut details = Vec::new();
-        for a in answers {
+        for a in answers.drain(..) {
             if let Some(answered) = a.answered {
                 self.stages.delivery.record(now - answered);
             }
@@ -166,6 +173,9 @@ impl Pending {
                 details.push(a.code.map(String::from));
                 details.push(Some(a.text));
             }
+        }
+        if answers.capacity() <= SPARE_ANSWERS {
+            *self.spare.lock().unwrap() = answers;
         }
         FnArgs::from((Float64Array::new(numbers), details))
     }
