@@ -252,9 +252,9 @@ impl Committer {
     /// Takes the outcome of a finished background sync; a failure poisons, as on the committer.
     fn take_background_sync(&mut self) {
         match self.flusher.take_done() {
-            Some(Ok((segment_id, offset))) => self.journal.synced_in_background(segment_id, offset),
+            Some(Ok((segment_id, offset, sync_ns))) => self.journal.synced_in_background(segment_id, offset, sync_ns),
             Some(Err(e)) => {
-                self.journal.synced_in_background(u64::MAX, 0);
+                self.journal.synced_in_background(u64::MAX, 0, 0);
                 self.shared.poison_with(&e);
             }
             None => {}

@@ -264,6 +264,30 @@ fn incompressible_large_groups_are_stored_plain_after_the_probe() {
     db.close().unwrap();
 }
 
+#[test]
+fn a_soft_load_measures_the_write_cost_from_the_flushers_syncs() {
+    // Soft writes reach the disk only through the flusher thread's fdatasyncs. Unless those are
+    // measured, the write-cost estimate stays missing and every large group is compressed.
+    let vfs = SimVfs::new();
+    let options = Options { checkpoint_bytes: 1 << 40, flush_interval: Duration::from_secs(3600), ..Options::default() };
+    let db = open(&vfs, options).unwrap();
+    create(&db, "t");
+    let mut rng = 0x9e3779b97f4a7c15u64;
+    for k in 0..60u64 {
+        // ~90 KiB groups (compression candidates) that LZ4 cannot shrink, so the journal passes
+        // the 4 MiB of unsynced bytes that start a background sync.
+        let docs = [random_doc(2 * k, 45_000, &mut rng), random_doc(2 * k + 1, 45_000, &mut rng)];
+        insert(&db, "t", &docs.join("\n"), Durability::Soft).unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while db.stats().write_ns_per_byte == 0.0 {
+        assert!(std::time::Instant::now() < deadline, "no write cost measured: {:?}", db.stats());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(db.stats().fdatasyncs >= 1);
+    db.close().unwrap();
+}
+
 /// Small hard writes, one large compressible hard group (the first candidate: always
 /// compressed), then `after` more small hard writes. Returns the crashed directory, the first
 /// segment's name and image, and the compressed record's offset.

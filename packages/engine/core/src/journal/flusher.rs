@@ -6,6 +6,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::io::Storage;
@@ -23,8 +24,8 @@ pub(crate) struct SyncTicket {
 #[derive(Default)]
 struct State {
     ticket: Option<SyncTicket>,
-    /// The outcome of the last sync: (segment id, offset) synced, or the failure.
-    done: Option<Result<(u64, u64)>>,
+    /// The outcome of the last sync: (segment id, offset) synced and the fdatasync's ns, or the failure.
+    done: Option<Result<(u64, u64, u64)>>,
     stop: bool,
 }
 
@@ -41,7 +42,7 @@ impl Flusher {
     }
 
     /// The outcome of a finished sync, once.
-    pub fn take_done(&self) -> Option<Result<(u64, u64)>> {
+    pub fn take_done(&self) -> Option<Result<(u64, u64, u64)>> {
         self.state.lock().unwrap().done.take()
     }
 
@@ -66,11 +67,12 @@ impl Flusher {
                     s = self.wake.wait(s).unwrap();
                 }
             };
+            let started = Instant::now();
             let outcome = match ticket.file.sync_data() {
                 Ok(()) => {
                     counters.fdatasyncs.fetch_add(1, Relaxed);
                     counters.durable_seq.fetch_max(ticket.seq, Relaxed);
-                    Ok((ticket.segment_id, ticket.offset))
+                    Ok((ticket.segment_id, ticket.offset, started.elapsed().as_nanos() as u64))
                 }
                 Err(e) => Err(Error::io(format!("background fdatasync in {}", ticket.name), e)),
             };

@@ -117,6 +117,9 @@ pub(crate) struct Journal {
     compressed_out: u64,
     /// A background sync was handed out and its outcome not yet taken.
     background_sync: bool,
+    /// The window that sync covers (bytes, their `write_at` ns, whether a large group is among
+    /// them): its fdatasync time is measured on the flusher and fed to the cost model here.
+    background_window: (u64, u64, bool),
 }
 
 impl Journal {
@@ -152,6 +155,7 @@ impl Journal {
             compressed_in: 0,
             compressed_out: 0,
             background_sync: false,
+            background_window: (0, 0, false),
         };
         journal.write_segment_header()?;
         Ok(journal)
@@ -188,6 +192,8 @@ impl Journal {
             return None;
         }
         self.background_sync = true;
+        self.background_window = (self.unsynced_bytes, self.unsynced_write_ns, self.unsynced_large);
+        (self.unsynced_bytes, self.unsynced_write_ns, self.unsynced_large) = (0, 0, false);
         Some(SyncTicket {
             file: self.active.file.clone(),
             name: self.active.name.clone(),
@@ -210,9 +216,16 @@ impl Journal {
         })
     }
 
-    /// The flusher synced `segment_id` up to `offset` (a rotation since then synced it all).
-    pub fn synced_in_background(&mut self, segment_id: u64, offset: u64) {
+    /// The flusher synced `segment_id` up to `offset` in `sync_ns` (a rotation since then synced
+    /// it all). Soft loads are synced only there, so this is where their write cost is measured.
+    pub fn synced_in_background(&mut self, segment_id: u64, offset: u64, sync_ns: u64) {
         self.background_sync = false;
+        let (bytes, write_ns, large) = std::mem::take(&mut self.background_window);
+        if sync_ns > 0 && (large || bytes >= COMPRESS_MIN_GROUP as u64) {
+            self.model.observe_write(write_ns + sync_ns, bytes);
+            let estimate = self.model.write_ns_per_byte.unwrap_or(0.0);
+            self.counters.write_ns_per_byte.store(estimate.to_bits(), Relaxed);
+        }
         if segment_id == self.active_id && offset > self.synced {
             self.synced = offset;
         }
@@ -306,7 +319,9 @@ impl Journal {
         let started = Instant::now();
         self.active.file.sync_data().map_err(|e| self.io_error(what, e))?;
         let ns = self.unsynced_write_ns + started.elapsed().as_nanos() as u64;
-        if self.unsynced_large || self.unsynced_bytes >= COMPRESS_MIN_GROUP as u64 {
+        // While the flusher syncs an earlier window, this fdatasync also waits for that one's
+        // writeback: its time per byte would be wrong.
+        if !self.background_sync && (self.unsynced_large || self.unsynced_bytes >= COMPRESS_MIN_GROUP as u64) {
             self.model.observe_write(ns, self.unsynced_bytes);
             let estimate = self.model.write_ns_per_byte.unwrap_or(0.0);
             self.counters.write_ns_per_byte.store(estimate.to_bits(), Relaxed);
