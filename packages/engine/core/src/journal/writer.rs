@@ -221,10 +221,8 @@ impl Journal {
     pub fn synced_in_background(&mut self, segment_id: u64, offset: u64, sync_ns: u64) {
         self.background_sync = false;
         let (bytes, write_ns, large) = std::mem::take(&mut self.background_window);
-        if sync_ns > 0 && (large || bytes >= COMPRESS_MIN_GROUP as u64) {
-            self.model.observe_write(write_ns + sync_ns, bytes);
-            let estimate = self.model.write_ns_per_byte.unwrap_or(0.0);
-            self.counters.write_ns_per_byte.store(estimate.to_bits(), Relaxed);
+        if sync_ns > 0 {
+            self.measure_window(write_ns + sync_ns, bytes, large);
         }
         if segment_id == self.active_id && offset > self.synced {
             self.synced = offset;
@@ -321,16 +319,24 @@ impl Journal {
         let ns = self.unsynced_write_ns + started.elapsed().as_nanos() as u64;
         // While the flusher syncs an earlier window, this fdatasync also waits for that one's
         // writeback: its time per byte would be wrong.
-        if !self.background_sync && (self.unsynced_large || self.unsynced_bytes >= COMPRESS_MIN_GROUP as u64) {
-            self.model.observe_write(ns, self.unsynced_bytes);
-            let estimate = self.model.write_ns_per_byte.unwrap_or(0.0);
-            self.counters.write_ns_per_byte.store(estimate.to_bits(), Relaxed);
+        if !self.background_sync {
+            self.measure_window(ns, self.unsynced_bytes, self.unsynced_large);
         }
         self.unsynced_bytes = 0;
         self.unsynced_write_ns = 0;
         self.unsynced_large = false;
         self.counters.fdatasyncs.fetch_add(1, Relaxed);
         Ok(())
+    }
+
+    /// A sync window of `bytes` took `ns` to write and sync: a write-cost sample if it held a
+    /// large group or at least [`COMPRESS_MIN_GROUP`] bytes.
+    fn measure_window(&mut self, ns: u64, bytes: u64, large: bool) {
+        if large || bytes >= COMPRESS_MIN_GROUP as u64 {
+            self.model.observe_write(ns, bytes);
+            let estimate = self.model.write_ns_per_byte.unwrap_or(0.0);
+            self.counters.write_ns_per_byte.store(estimate.to_bits(), Relaxed);
+        }
     }
 
     fn write(&mut self, buf: &[u8], at: u64) -> Result<()> {
