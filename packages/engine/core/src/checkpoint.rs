@@ -166,7 +166,7 @@ impl Maintenance {
         let file = self.bg.new_run_name();
         let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, (memtable.len() as u64, bytes))?;
         let (mut reported, mut since) = (0, Instant::now());
-        for (key, doc) in memtable {
+        for (key, doc) in memtable.iter() {
             w.add(key, doc.as_deref())?;
             if w.bytes() - reported >= 256 << 10 {
                 self.bg.throttle(w.bytes() - reported);

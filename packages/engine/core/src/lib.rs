@@ -39,6 +39,7 @@ pub mod io;
 mod journal;
 mod key;
 mod manifest;
+mod memtable;
 mod merge;
 mod mutation;
 mod options;

@@ -343,9 +343,14 @@ impl Run {
         }
     }
 
+    /// True when `key` lies between the run's first and last keys.
+    pub fn spans(&self, key: &Key) -> bool {
+        !self.blocks.is_empty() && *key >= self.first_keys[0] && *key <= self.last_key
+    }
+
     /// The newest entry for `key` in this run.
     pub fn get(&self, key: &Key, encoded: &[u8], cache: &BlockCache, fetch: Fetch) -> Result<Probe> {
-        if self.blocks.is_empty() || *key < self.first_keys[0] || *key > self.last_key || !self.bloom.may_contain(encoded) {
+        if !self.spans(key) || !self.bloom.may_contain(encoded) {
             return Ok(Probe::Absent);
         }
         let i = self.first_keys.partition_point(|k| k <= key) - 1;

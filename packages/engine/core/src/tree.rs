@@ -3,18 +3,15 @@
 //! background (see `merge.rs`). A read looks newest first: active, frozen, then runs newest to
 //! oldest, and the first entry found for a key (a document or a delete) is the answer.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
 use crate::error::Result;
 use crate::key::{Key, KeyRange};
+pub(crate) use crate::memtable::Memtable;
 use crate::run::{Fetch, Probe, Run};
 use crate::table::Doc;
-
-/// Changes since the last checkpoint, by key; `None` is a delete.
-pub(crate) type Memtable = BTreeMap<Key, Option<Doc>>;
 
 /// Rough memory one memtable entry costs beyond its document (B-tree slot, key, `Arc`).
 const ENTRY_OVERHEAD: u64 = 64;
@@ -97,12 +94,7 @@ impl Tree {
     /// Documents in key order (or reverse) within `range`, at most `limit`.
     pub fn scan(&self, range: &KeyRange, limit: usize, reverse: bool, cache: &Arc<BlockCache>) -> Result<Vec<(Key, Doc)>> {
         fn memtable<'a>(m: &'a Memtable, range: &KeyRange, reverse: bool) -> Source<'a> {
-            let it = m.range((range.lower.clone(), range.upper.clone())).map(|(k, v)| Ok((k.clone(), v.clone())));
-            if reverse {
-                Box::new(it.rev())
-            } else {
-                Box::new(it)
-            }
+            Box::new(m.range(range, reverse).map(|(k, v)| Ok((k.clone(), v.clone()))))
         }
         let start = match if reverse { &range.upper } else { &range.lower } {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
@@ -137,9 +129,14 @@ pub(crate) fn get_in_runs(runs: &[Arc<Run>], key: &Key, cache: &BlockCache, fetc
     if runs.is_empty() {
         return Ok(Probe::Absent);
     }
-    let mut encoded = Vec::with_capacity(32);
-    key.encode(&mut encoded);
+    let mut encoded = Vec::new(); // for the bloom filters; not made when no run spans `key`
     for run in runs.iter().rev() {
+        if !run.spans(key) {
+            continue;
+        }
+        if encoded.is_empty() {
+            key.encode(&mut encoded);
+        }
         match run.get(key, &encoded, cache, fetch)? {
             Probe::Absent => continue,
             found => return Ok(found),
