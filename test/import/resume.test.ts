@@ -34,7 +34,8 @@ describe('wharf import --resume', () => {
     const args = ['import', 'in.ndjson', '-t', 'r', '--target', `embedded:${data}`, '--checkpoint', ck, '--rejects', 'rej.ndjson', '--max-errors', '-1', '--batch-size', '1000'];
 
     // 1. Start, wait until the durable checkpoint has moved past some documents, then kill -9.
-    const first = start(args, { cwd });
+    // It moves every 20 ms, so the kill lands long before the import could finish.
+    const first = start([...args, '--checkpoint-ms', '20'], { cwd });
     let killedAt = 0;
     await waitFor(() => {
       if (!existsSync(ck)) return false;

@@ -30,6 +30,7 @@ export interface ImportOptions {
   rejects?: string;
   resume: boolean;
   checkpoint?: string;
+  checkpointMs: number;
   report?: string;
   chart?: string;
   failIf: string[];
@@ -194,6 +195,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     { flag: 'rejects', key: 'rejects', arg: '<file>', description: 'Write every rejected document to this file: one JSON line each with its line number, byte offset, reason and the raw record.' },
     { flag: 'resume', key: 'resume', default: false, description: 'Continue an interrupted import from its checkpoint: no document twice, none skipped.' },
     { flag: 'checkpoint', key: 'checkpoint', arg: '<file>', description: 'The checkpoint file. Default: beside the report (REPORT.checkpoint), else beside an embedded data directory (DIR.TABLE.checkpoint), else ./wharf-import-TABLE.checkpoint.' },
+    { flag: 'checkpoint-ms', key: 'checkpointMs', arg: '<ms>', parse: parseMs, default: 1000, description: 'How often the checkpoint moves: a sync of what was written, then its position saved. A resume re-reads at most about this much of the import.' },
     { flag: 'report', key: 'report', arg: '<file.json>', description: 'Write the JSON report here (schema in apps/cli/README.md).' },
     { flag: 'chart', key: 'chart', arg: '<file.html>', description: 'Write a self-contained HTML page with throughput and latency percentiles over time.' },
     { flag: 'fail-if', key: 'failIf', arg: '<threshold>', repeatable: true, default: [], defaultText: 'none', description: "A k6-style threshold that must hold at the end, else exit 4: --fail-if 'p99<5ms' fails the run when p99 is not below 5 ms. Metrics: p50 p90 p99 p99.9 max mean final_sync wall rate rejected written read missing stalls retries. Repeatable." },

@@ -26,6 +26,7 @@ describe('parse (pure)', () => {
         conflict: 'error',
         maxErrors: 20,
         resume: false,
+        checkpointMs: 1000,
         failIf: [],
         dryRun: false,
         csvTypes: 'none',

@@ -156,6 +156,49 @@ describe('documents', () => {
     expect(await t.insertJsonArray(big)).toMatchObject({ inserted: 3000, errors: 0 });
   });
 
+  it('applies writes in the order they were made, large batches parsed on the pool included', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    const t = db.table('t');
+    const batch = (n: number, v: number) =>
+      Buffer.from(Array.from({ length: n }, (_, i) => JSON.stringify({ id: i, v, pad: 'p'.repeat(40) })).join('\n'));
+    // The first batch takes longest to parse: unordered, the later writes would land first.
+    const first = batch(40_000, 1);
+    const second = batch(2_000, 2);
+    expect(second.length).toBeGreaterThan(64 << 10);
+    const writes = [
+      t.insertNdjson(first, { durability: 'soft' }),
+      t.insertNdjson(second, { durability: 'soft', conflict: 'replace' }),
+      t.insert({ id: 0, v: 3 }, { durability: 'soft', conflict: 'replace' }),
+      t.delete(1, { durability: 'soft' }),
+    ];
+    const durableAtSync = db.sync().then(() => db.stats().durableSeq); // covers every write made before it
+    expect(await Promise.all(writes)).toMatchObject([
+      { inserted: 40_000 },
+      { replaced: 2_000 },
+      { replaced: 1 },
+      { deleted: 1 },
+    ]);
+    expect(await durableAtSync).toBeGreaterThanOrEqual(db.stats().appliedSeq);
+    expect(await t.getMany([0, 1, 2, 1999, 2000])).toMatchObject([{ v: 3 }, null, { v: 2 }, { v: 2 }, { v: 1 }]);
+  });
+
+  it('writes a large batch made just before close before closing', async () => {
+    const dir = await tempDir();
+    const db = await Database.open(dir, { segmentSize: 1 << 20 });
+    await db.createTable('t');
+    const lines = Array.from({ length: 5_000 }, (_, i) => JSON.stringify({ id: i, pad: 'q'.repeat(40) }));
+    const write = db.table('t').insertNdjson(Buffer.from(lines.join('\n')), { durability: 'soft' });
+    await db.close();
+    expect(await write).toMatchObject({ inserted: 5_000 });
+    const again = await Database.open(dir, { segmentSize: 1 << 20 });
+    try {
+      expect(await again.table('t').count()).toBe(5_000);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('many writes in flight at once all settle', async () => {
     const { db } = await openTemp();
     await db.createTable('t');

@@ -2,6 +2,7 @@
 //! live here; per-table reads and writes are in `table.rs`.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::{AsyncTask, Function};
@@ -11,6 +12,7 @@ use wharf_engine::{Database, Error as EngineError, Options};
 
 use crate::completion::{Args, Completions};
 use crate::error::{to_napi, Result};
+use crate::sequencer::Sequencer;
 use crate::tasks::{Close, Open};
 
 /// Engine tunables as JS passes them (already validated by `options.ts`).
@@ -59,12 +61,21 @@ pub struct NativeDatabase {
     /// so that `close` takes `&self`: napi-rs holds a method's borrow of its receiver until an
     /// `AsyncTask` it returned settles, and a `&mut self` close then failed ("cannot be
     /// borrowed mutably…") whenever a large insert's parse task had answered but not yet settled.
-    pub(crate) open: RefCell<Option<(Database, Completions)>>,
+    pub(crate) open: RefCell<Option<Live>>,
+}
+
+/// An open database as the binding holds it (clones share it: `Arc`s).
+#[derive(Clone)]
+pub(crate) struct Live {
+    pub db: Database,
+    pub completions: Completions,
+    /// Every request that goes to the committer takes its turn here.
+    pub order: Arc<Sequencer>,
 }
 
 impl NativeDatabase {
-    /// The open database and its completions (clones of `Arc`s), or `WHARF_CLOSED`.
-    pub(crate) fn live(&self) -> Result<(Database, Completions)> {
+    /// The open database, or `WHARF_CLOSED`.
+    pub(crate) fn live(&self) -> Result<Live> {
         self.open.borrow().clone().ok_or_else(|| to_napi(EngineError::closed()))
     }
 }
@@ -83,55 +94,59 @@ impl NativeDatabase {
         }))
     }
 
-    /// Drains the engine's queue, syncs and stops its threads, on the libuv pool. Idempotent.
+    /// Drains the engine's queue, syncs and stops its threads, on the libuv pool, once every
+    /// request made before it was handed over. Idempotent.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self) -> AsyncTask<Close> {
-        AsyncTask::new(Close { open: self.open.borrow_mut().take() })
+        let open = self.open.borrow_mut().take().map(|live| {
+            let turn = live.order.ticket();
+            (live, turn)
+        });
+        AsyncTask::new(Close { open })
     }
 
     #[napi]
     pub fn create_table(&self, env: Env, id: u32, name: String, primary_key: String) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let reply = completions.start(&env, id);
-        db.create_table(&name, &primary_key, Box::new(move |r| reply.done(r)));
+        order.hand_over(move || db.create_table(&name, &primary_key, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     #[napi]
     pub fn drop_table(&self, env: Env, id: u32, name: String) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let reply = completions.start(&env, id);
-        db.drop_table(&name, Box::new(move |r| reply.done(r)));
+        order.hand_over(move || db.drop_table(&name, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     #[napi]
     pub fn sync(&self, env: Env, id: u32) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let reply = completions.start(&env, id);
-        db.sync(Box::new(move |r| reply.done(r)));
+        order.hand_over(move || db.sync(Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     /// Tables as JSON text: `[{ name, primary_key, documents, bytes }]`. In memory, so synchronous.
     #[napi]
     pub fn list_tables(&self) -> Result<String> {
-        let (db, _) = self.live()?;
-        Ok(serde_json::to_string(&db.list_tables()).unwrap_or_default())
+        Ok(serde_json::to_string(&self.live()?.db.list_tables()).unwrap_or_default())
     }
 
     /// How many answers wait for the JS thread's next turn (0 once closed). Cheap and
     /// allocation-free: polled in a loop while a lone hard write waits (`src/handle.ts`).
     #[napi]
     pub fn answers_queued(&self) -> u32 {
-        self.open.borrow().as_ref().map_or(0, |(_, completions)| completions.answers_queued())
+        self.open.borrow().as_ref().map_or(0, |live| live.completions.answers_queued())
     }
 
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`), with the
     /// binding's stages added to `write_stages`.
     #[napi]
     pub fn stats(&self) -> Result<String> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, .. } = self.live()?;
         let mut stats = serde_json::to_value(db.stats()).unwrap_or_default();
         completions.add_write_stages(&mut stats["write_stages"]);
         Ok(stats.to_string())

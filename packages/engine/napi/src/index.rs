@@ -10,7 +10,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use wharf_engine::ValueBound;
 
-use crate::database::NativeDatabase;
+use crate::database::{Live, NativeDatabase};
 use crate::error::{invalid, to_napi, Result};
 use crate::table::json_array;
 use crate::tasks::Read;
@@ -19,30 +19,30 @@ use crate::tasks::Read;
 impl NativeDatabase {
     #[napi]
     pub fn create_index(&self, env: Env, id: u32, table: String, name: String, field: String, multi: bool) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let reply = completions.start(&env, id);
-        db.create_index(&table, &name, &field, multi, Box::new(move |r| reply.done(r)));
+        order.hand_over(move || db.create_index(&table, &name, &field, multi, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     #[napi]
     pub fn drop_index(&self, env: Env, id: u32, table: String, name: String) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let reply = completions.start(&env, id);
-        db.drop_index(&table, &name, Box::new(move |r| reply.done(r)));
+        order.hand_over(move || db.drop_index(&table, &name, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     /// The table's indexes as JSON text (snake_case, as `IndexInfo` serializes).
     #[napi(ts_return_type = "Promise<string>")]
     pub fn list_indexes(&self, table: String) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         Ok(Read::new(move || Ok(serde_json::to_string(&db.list_indexes(&table)?).unwrap_or_default())))
     }
 
     #[napi(ts_return_type = "Promise<string>")]
     pub fn index_wait(&self, table: String, names: Vec<String>, timeout_ms: f64) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         let timeout = Duration::from_secs_f64(timeout_ms / 1000.0);
         Ok(Read::new(move || Ok(serde_json::to_string(&db.index_wait(&table, &names, timeout)?).unwrap_or_default())))
     }
@@ -50,7 +50,7 @@ impl NativeDatabase {
     /// `values_json`: a JSON array of values. Documents as one JSON array text.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get_all(&self, table: String, index: String, values_json: String, fresh: bool) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         let values: Vec<Value> = serde_json::from_str(&values_json).map_err(|e| to_napi(invalid(format!("index values: {e}"))))?;
         Ok(Read::new(move || Ok(docs(db.get_all(&table, &index, &values, fresh)?))))
     }
@@ -70,7 +70,7 @@ impl NativeDatabase {
         reverse: bool,
         fresh: bool,
     ) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         let lower = value_bound(lower_json, lower_closed)?;
         let upper = value_bound(upper_json, upper_closed)?;
         Ok(Read::new(move || {

@@ -5,6 +5,8 @@
 //! - writes, `sync`, and table and index creation/removal answer through one long-lived threadsafe function
 //!   per database (`completion.rs`), keyed by a request id that JS chooses;
 //! - open, close and reads run as `AsyncTask`s on the libuv pool (`tasks.rs`);
+//! - requests reach the engine in the order JS made them, large batches parsed on the pool
+//!   included (`sequencer.rs`);
 //! - documents cross as JSON text, one string per call, which JS parses once.
 //!
 //! Errors keep the engine's `WHARF_…` code as the JS error's `code` (`error.rs`).
@@ -13,6 +15,7 @@ mod completion;
 mod database;
 mod error;
 mod index;
+mod sequencer;
 mod table;
 mod tasks;
 

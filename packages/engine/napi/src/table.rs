@@ -9,7 +9,7 @@ use napi::Env;
 use napi_derive::napi;
 use wharf_engine::{Callback, Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions, WriteResult};
 
-use crate::database::NativeDatabase;
+use crate::database::{Live, NativeDatabase};
 use crate::error::{invalid, to_napi, Result};
 use crate::tasks::{Prepare, Read, Source};
 
@@ -38,7 +38,7 @@ impl NativeDatabase {
         conflict: u32,
         wait_for_indexes: bool,
     ) -> Result<Option<AsyncTask<Prepare>>> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let format = doc_format(format)?;
         let options = WriteOptions {
             durability: durability_of(durability)?,
@@ -50,12 +50,13 @@ impl NativeDatabase {
         if data.bytes().len() < INLINE_PARSE_BYTES {
             let docs = PreparedDocs::parse(data.bytes(), format, &primary_key).map_err(to_napi)?;
             let reply = completions.start(&env, id);
-            db.insert(&table, docs, options, Box::new(move |r| reply.write(r)));
+            order.hand_over(move || db.insert(&table, docs, options, Box::new(move |r| reply.write(r))));
             return Ok(None);
         }
         let reply = completions.start(&env, id);
         let task = Prepare {
-            db: db.clone(),
+            turn: Some(order.ticket()),
+            db,
             table,
             data,
             format,
@@ -82,7 +83,7 @@ impl NativeDatabase {
         conflict: u32,
         wait_for_indexes: bool,
     ) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let options = WriteOptions {
             durability: durability_of(durability)?,
             conflict: conflict_of(conflict)?,
@@ -105,24 +106,24 @@ impl NativeDatabase {
                 (docs, Box::new(move |r| reply.write(r)) as Callback<WriteResult>)
             })
             .collect();
-        db.insert_each(&table, writes, options);
+        order.hand_over(move || db.insert_each(&table, writes, options));
         Ok(())
     }
 
     #[napi]
     pub fn delete(&self, env: Env, id: u32, table: String, keys: Vec<JsKey>, durability: u32) -> Result<()> {
-        let (db, completions) = self.live()?;
+        let Live { db, completions, order } = self.live()?;
         let durability = durability_of(durability)?;
         let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
         let reply = completions.start(&env, id);
-        db.delete(&table, keys, durability, Box::new(move |r| reply.write(r)));
+        order.hand_over(move || db.delete(&table, keys, durability, Box::new(move |r| reply.write(r))));
         Ok(())
     }
 
     /// The document as JSON text, or `"null"`.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get(&self, table: String, key: JsKey) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         let key = key_of(key)?;
         Ok(Read::new(move || {
             Ok(db.get(&table, &key)?.as_deref().unwrap_or("null").to_string())
@@ -132,7 +133,7 @@ impl NativeDatabase {
     /// One JSON array text, `null` where a key is absent, so JS parses once.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get_many(&self, table: String, keys: Vec<JsKey>) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
         Ok(Read::new(move || {
             let docs = db.get_many(&table, &keys)?;
@@ -146,7 +147,7 @@ impl NativeDatabase {
     #[napi]
     pub fn get_from_memory(&self, table: String, key: JsKey) -> Result<Option<String>> {
         let key = key_of(key)?;
-        let docs = self.live()?.0.get_many_from_memory(&table, std::slice::from_ref(&key)).map_err(to_napi)?;
+        let docs = self.live()?.db.get_many_from_memory(&table, std::slice::from_ref(&key)).map_err(to_napi)?;
         Ok(docs.map(|d| d[0].as_deref().unwrap_or("null").to_string()))
     }
 
@@ -154,7 +155,7 @@ impl NativeDatabase {
     #[napi]
     pub fn get_many_from_memory(&self, table: String, keys: Vec<JsKey>) -> Result<Option<String>> {
         let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
-        let docs = self.live()?.0.get_many_from_memory(&table, &keys).map_err(to_napi)?;
+        let docs = self.live()?.db.get_many_from_memory(&table, &keys).map_err(to_napi)?;
         Ok(docs.map(|d| json_array(d.iter().map(|d| d.as_deref().unwrap_or("null")))))
     }
 
@@ -171,7 +172,7 @@ impl NativeDatabase {
         limit: Option<u32>,
         reverse: bool,
     ) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         let range = KeyRange {
             lower: bound(lower, lower_inclusive)?,
             upper: bound(upper, upper_inclusive)?,
@@ -185,7 +186,7 @@ impl NativeDatabase {
     /// The number of documents, as JSON text.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn count(&self, table: String) -> Result<AsyncTask<Read>> {
-        let db = self.live()?.0;
+        let db = self.live()?.db;
         Ok(Read::new(move || Ok(db.count(&table)?.to_string())))
     }
 }

@@ -2,6 +2,7 @@
 //! insert batches.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Instant;
 
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
@@ -9,8 +10,9 @@ use napi::{Env, Task};
 use wharf_engine::{Database, DocFormat, Error as EngineError, Options, PreparedDocs, WriteOptions};
 
 use crate::completion::{Completions, Reply};
-use crate::database::NativeDatabase;
+use crate::database::{Live, NativeDatabase};
 use crate::error::reject;
+use crate::sequencer::{Sequencer, Ticket};
 
 type EngineResult<T> = std::result::Result<T, EngineError>;
 
@@ -31,7 +33,11 @@ impl Task for Open {
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeDatabase> {
         match output {
             Ok(db) => Ok(NativeDatabase {
-                open: RefCell::new(Some((db, self.completions.take().expect("resolved once")))),
+                open: RefCell::new(Some(Live {
+                    db,
+                    completions: self.completions.take().expect("resolved once"),
+                    order: Arc::new(Sequencer::default()),
+                })),
             }),
             Err(e) => reject(&env, e),
         }
@@ -39,7 +45,8 @@ impl Task for Open {
 }
 
 pub struct Close {
-    pub open: Option<(Database, Completions)>,
+    /// The database, and close's turn after the requests made before it.
+    pub(crate) open: Option<(Live, Ticket)>,
 }
 
 impl Task for Close {
@@ -50,7 +57,16 @@ impl Task for Close {
         // `close` runs every queued callback first, so the completions are released only after the
         // last reply was queued; Node still delivers what is queued.
         Ok(match self.open.take() {
-            Some((db, _completions)) => db.close(),
+            Some((live, turn)) => {
+                // Requests made before close may still be parsed on other pool threads: they go
+                // to the engine first, and close answers them.
+                let (handed_over, wait) = std::sync::mpsc::channel();
+                turn.hand_over(move || {
+                    let _ = handed_over.send(());
+                });
+                let _ = wait.recv();
+                live.db.close()
+            }
             None => Ok(()),
         })
     }
@@ -113,6 +129,8 @@ impl Source {
 /// A large insert batch: parsed on the pool, then submitted from there. Its outcome, parse errors
 /// included, goes through the completion channel, so this task itself never fails.
 pub struct Prepare {
+    /// The batch's place in the order of requests (`sequencer.rs`).
+    pub turn: Option<Ticket>,
     pub db: Database,
     pub table: String,
     pub data: Source,
@@ -133,12 +151,11 @@ impl Task for Prepare {
         let parse_started = Instant::now();
         let parsed = PreparedDocs::parse(self.data.bytes(), self.format, &self.primary_key);
         reply.parsed_on_pool(self.created, parse_started);
-        match parsed {
-            Ok(docs) => self
-                .db
-                .insert(&self.table, docs, self.options, Box::new(move |r| reply.write(r))),
+        let (db, table, options) = (self.db.clone(), std::mem::take(&mut self.table), self.options);
+        self.turn.take().expect("computed once").hand_over(move || match parsed {
+            Ok(docs) => db.insert(&table, docs, options, Box::new(move |r| reply.write(r))),
             Err(e) => reply.err(e),
-        }
+        });
         Ok(())
     }
 

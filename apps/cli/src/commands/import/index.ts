@@ -200,6 +200,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       batchSize: o.batchSize,
       batchBytes: o.batchBytes,
       flushMs: o.flushMs,
+      checkpointMs: o.checkpointMs,
       concurrency: o.concurrency,
       durability: o.durability,
       finalSync: o.finalSync,
