@@ -51,6 +51,7 @@ interface SustainedOut {
   reads: { rate_per_s: number; gets: number; misses: number; errors: number; skipped: number; ms: { p50: number; p99: number; 'p99.9': number; max: number; mean: number } | null };
   rss_start_mb: number; peak_rss_mb: number; rss_limit_mb: number;
   stopped_for_memory: { at_s: number; rss_mb: number } | null;
+  stopped_for_disk: { at_s: number; free_gb: number } | null;
   inflight_limits?: number[];
   event_loop_delay_ms?: { p50: number; p99: number; 'p99.9': number; max: number };
   gc_pauses_ms?: Record<string, { count: number; total: number; max: number }>;
@@ -119,7 +120,8 @@ function rowsFor(s: SustainedOut, seconds: number, budgetMb: number): Row[] {
     ? `STOPPED EARLY at ${s.stopped_for_memory.at_s} s: RSS ${s.stopped_for_memory.rss_mb} MB > limit ${s.rss_limit_mb} MB`
     : `peak RSS ${s.peak_rss_mb} MB = ${((s.peak_rss_mb - s.rss_start_mb) / budgetMb).toFixed(1)}× budget above the ${s.rss_start_mb} MB at open (limit ${s.rss_limit_mb} MB); engine memory peak ${fmtBytes(s.peak_engine_memory_bytes)} (memtables + cache), run indexes ${fmtBytes(e.runIndexBytes ?? 0)}`;
   return [
-    row(`${label}, ${seconds} s at full speed: docs/s overall`, `${fmtRate(s.docs_per_s)} (${s.docs.toLocaleString('en-US')} docs in ${s.wall_s.toFixed(1)} s, final sync ${s.final_sync_ms === null ? '–' : round(s.final_sync_ms, 1)} ms${s.missing ? `, ${s.missing} MISSING` : ''})`),
+    row(`${label}, ${seconds} s at full speed: docs/s overall`, `${fmtRate(s.docs_per_s)} (${s.docs.toLocaleString('en-US')} docs in ${s.wall_s.toFixed(1)} s, final sync ${s.final_sync_ms === null ? '–' : round(s.final_sync_ms, 1)} ms${s.missing ? `, ${s.missing} MISSING` : ''})${s.stopped_for_disk ? `; STOPPED EARLY at ${s.stopped_for_disk.at_s} s with ${s.stopped_for_disk.free_gb} GB of disk left` : ''}`,
+      s.stopped_for_disk ? `run the full ${seconds} s` : undefined, s.stopped_for_disk ? false : undefined),
     row('bytes loaded ÷ memory budget', `${fmtBytes(s.bytes_loaded)} ÷ ${budgetMb} MiB = ${loadedX.toFixed(1)}×${budgetOk ? '' : ` (engine reports a budget of ${fmtBytes(s.engine_memory_budget)}!)`}`, '≥ 3', loadedX >= 3 && budgetOk),
     row('zero-throughput 10-s intervals', `${zero10} of ${full.length}; 1-s intervals with no completion: ${s.zero_intervals}`, '0', zero10 === 0 && full.length > 0),
     { ...row('per 10 s: worst ÷ median interval', `${fmtRate(worst)} / ${fmtRate(med)}`, '≥ 0.5', wm >= 0.5), ratio: wm, ratioText: `${wm.toFixed(2)} worst÷median` },
@@ -218,6 +220,7 @@ export async function sustained(ctx: BenchContext): Promise<ScenarioResult> {
         '--memory-budget-mb', String(budgetMb), '--reads-per-s', String(SUSTAINED_READS_PER_S)]);
       ctx.log(`  ${s.docs.toLocaleString('en-US')} docs (${fmtBytes(s.bytes_loaded)}, ${(s.bytes_loaded / s.memory_budget_bytes).toFixed(1)}× the budget) in ${s.wall_s.toFixed(1)} s, ${fmtRate(s.docs_per_s)}, max latency ${round(s.latency_ms.max, 1)} ms, get p99 ${s.reads.ms ? round(s.reads.ms.p99, 2) : '–'} ms, peak RSS ${s.peak_rss_mb} MB`);
       if (s.stopped_for_memory) ctx.log(`  STOPPED EARLY at ${s.stopped_for_memory.at_s} s: RSS ${s.stopped_for_memory.rss_mb} MB > limit ${s.rss_limit_mb} MB`);
+      if (s.stopped_for_disk) ctx.log(`  STOPPED EARLY at ${s.stopped_for_disk.at_s} s: ${s.stopped_for_disk.free_gb} GB of disk left`);
       rows.push(...rowsFor(s, seconds, budgetMb));
       charts.push(...chartsFor(s));
       samples[target] = s;

@@ -7,7 +7,7 @@
 //        kv-js, sustained (--target embedded|server --memory-budget-mb N)
 
 import Sqlite from 'better-sqlite3';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { constants as perf, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join, resolve, dirname } from 'node:path';
@@ -407,6 +407,9 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
  * pacing; per 10 s: docs, latency, fdatasyncs. A safety net stops feeding when the RSS of the
  * process holding the engine passes a limit (judged against the budget).
  */
+/** Free disk space below which `sustained` stops feeding. */
+const DISK_RESERVE_BYTES = 8e9;
+
 async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined, batchSize: number, fixedConcurrency: boolean) {
   fresh(dir);
   const budget = Math.round(budgetMb * 2 ** 20);
@@ -417,6 +420,10 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // (and say so) if it does not: RSS at start + 8 × budget + 1 GiB, at most half the RAM.
   const rssLimit = maxRssMb !== undefined ? maxRssMb * 2 ** 20 : Math.min(os.totalmem() * 0.5, rssStart + 8 * budget + 2 ** 30);
   let stoppedForMemory: { at_s: number; rss_mb: number } | null = null;
+  // A full-speed load writes tens of GB in 10 minutes, and a merge needs room for its output
+  // beside its inputs: stop feeding (and say so) before the disk fills, not at ENOSPC.
+  const freeBytes = () => { const f = statfsSync(dir); return f.bavail * f.bsize; };
+  let stoppedForDisk: { at_s: number; free_gb: number } | null = null;
   let peakRss = rssStart;
 
   const samples: ({ t: number; rss: number; loaderMajorFaults: number; engineMajorFaults: number; steal: number } & Sampled)[] = [];
@@ -437,6 +444,8 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
       const rss = tgt.rss();
       peakRss = Math.max(peakRss, rss);
       if (rss > rssLimit && !stoppedForMemory) stoppedForMemory = { at_s: Math.round((t - t0) / 100) / 10, rss_mb: Math.round(rss / 2 ** 20) };
+      const free = freeBytes();
+      if (free < DISK_RESERVE_BYTES && !stoppedForDisk) stoppedForDisk = { at_s: Math.round((t - t0) / 100) / 10, free_gb: Math.round(free / 1e8) / 10 };
       const cpu = cpuTimes();
       const steal = stealShare(cpuBefore, cpu);
       cpuBefore = cpu;
@@ -496,7 +505,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   const deadline = now() + seconds * 1000;
   let i = 0;
   let bytesPushed = 0;
-  while (now() < deadline && !stoppedForMemory) {
+  while (now() < deadline && !stoppedForMemory && !stoppedForDisk) {
     // Each line is written into a reused buffer and handed over as a slice of it, as `wharf import`
     // hands the loader slices of its read buffer (the loader copies them into its batch at once).
     for (let k = 0; k < 100; k++, i++) {
@@ -587,6 +596,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     peak_rss_mb: Math.round(peakRss / 2 ** 20),
     rss_limit_mb: Math.round(rssLimit / 2 ** 20),
     stopped_for_memory: stoppedForMemory as { at_s: number; rss_mb: number } | null,
+    stopped_for_disk: stoppedForDisk as { at_s: number; free_gb: number } | null,
   };
 }
 
