@@ -71,9 +71,9 @@ pub(crate) struct RunWriter {
 }
 
 impl RunWriter {
-    /// `expected`: about how many entries, and how many bytes of blocks, the run will hold (a
-    /// hint: any number of entries may be added). The filter's hashes and the block index are
-    /// allocated at that size once. Grown by doubling, a buffer of tens of MiB is copied by
+    /// `expected`: at most how many entries, and about how many bytes of blocks, the run will
+    /// hold. The filter is sized for that many keys (more may be added, at a higher false-positive
+    /// rate), and it and the block index are allocated once. Grown by doubling, a buffer of tens of MiB is copied by
     /// `realloc` while it holds its malloc arena's lock, and a merge thread at a low priority
     /// then held up every thread allocating from that arena, Node's own included, for 100 ms
     /// and more (perf, `sustained` bench).
@@ -181,7 +181,7 @@ impl RunWriter {
             Some(last) => last.encode(&mut index),
             None => Key::from("").encode(&mut index),
         }
-        let bloom = std::mem::replace(&mut self.bloom, BloomBuilder::new()).finish();
+        let bloom = self.bloom.finish();
         let bloom_offset = index_offset + index.len() as u64;
         let mut footer = Vec::with_capacity(FOOTER);
         footer.extend_from_slice(END_MAGIC);
@@ -557,7 +557,7 @@ mod tests {
     fn a_filter_larger_than_the_write_buffer_reads_back() {
         let vfs = SimVfs::new();
         let n = 900_000u32; // a 1.1 MiB filter
-        let mut w = RunWriter::create(&vfs, "run-00000003.wrun", 3, (n as u64 / 2, 0)).unwrap();
+        let mut w = RunWriter::create(&vfs, "run-00000003.wrun", 3, (n as u64, 0)).unwrap();
         for i in 0..n {
             w.add(&Key::from(i as f64), (i % 100_000 == 0).then_some("{}")).unwrap();
         }
