@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
 use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
-use crate::merge::{Merger, LARGE_LEVELS, SMALL_LEVELS};
+use crate::merge::{Merger, MERGE_THREADS};
 use crate::mutation::GroupEncoder;
 use crate::pacing::Pacer;
 pub use crate::committer::Callback;
@@ -217,14 +217,19 @@ impl Database {
             delay_per_mib: options.background_delay_per_mib,
         });
         let maintenance = Maintenance { bg: background.clone(), pool, state: maintenance_state.clone(), spare_segments: 1 };
-        let merger = |levels| Merger {
-            bg: background.clone(),
-            catalog: shared.catalog.clone(),
-            state: maintenance_state.clone(),
-            fan_in: options.merge_fan_in,
-            levels,
-        };
-        let (small_merger, large_merger) = (merger(SMALL_LEVELS), merger(LARGE_LEVELS));
+        let mergers: Vec<(&str, Merger)> = MERGE_THREADS
+            .iter()
+            .map(|(name, levels)| {
+                let merger = Merger {
+                    bg: background.clone(),
+                    catalog: shared.catalog.clone(),
+                    state: maintenance_state.clone(),
+                    fan_in: options.merge_fan_in,
+                    levels: levels.clone(),
+                };
+                (*name, merger)
+            })
+            .collect();
         // Runs left over from before (a crash mid-merge, or a backlog) are merged from the start.
         background.note_shape(&background.manifest.lock().unwrap());
         background.merges.checkpoint_done();
@@ -246,7 +251,7 @@ impl Database {
             last_group_bytes: 0,
             encoder,
         };
-        let threads = vec![
+        let mut threads = vec![
             std::thread::Builder::new()
                 .name("wharf-maintenance".into())
                 .spawn(move || {
@@ -277,24 +282,17 @@ impl Database {
                     .map_err(|e| Error::io("starting the flush thread", e))?
             },
             std::thread::Builder::new()
-                .name("wharf-merge-small".into())
-                .spawn(move || {
-                    background_priority(10);
-                    small_merger.run()
-                })
-                .map_err(|e| Error::io("starting a merge thread", e))?,
-            std::thread::Builder::new()
-                .name("wharf-merge-large".into())
-                .spawn(move || {
-                    background_priority(10);
-                    large_merger.run()
-                })
-                .map_err(|e| Error::io("starting a merge thread", e))?,
-            std::thread::Builder::new()
                 .name("wharf-committer".into())
                 .spawn(move || committer.run())
                 .map_err(|e| Error::io("starting the committer thread", e))?,
         ];
+        for (name, merger) in mergers {
+            let thread = std::thread::Builder::new().name(name.into()).spawn(move || {
+                background_priority(10);
+                merger.run()
+            });
+            threads.push(thread.map_err(|e| Error::io("starting a merge thread", e))?);
+        }
         counters.recovery_us.store(started.elapsed().as_micros() as u64, Relaxed);
         Ok(Database { inner: Arc::new(Inner { shared, background, flusher, memory_budget, vfs, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
     }
