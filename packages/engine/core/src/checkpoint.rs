@@ -89,19 +89,19 @@ pub(crate) struct Background {
     pub env: Env,
     pub rates: Rates,
     pub merges: MergeSignal,
-    /// The tree shape pacing watches: the most runs at one level of any table, the most levels.
-    pub piled_runs: AtomicU64,
+    /// The tree shape pacing watches: the most level-0 runs of any table, the most levels.
+    pub level0_runs: AtomicU64,
     pub levels: AtomicU64,
     /// For tests: sleep this long per MiB a flush or merge writes (a slow disk, on demand).
     pub delay_per_mib: std::time::Duration,
 }
 
 impl Background {
-    /// Updates `piled_runs` and `levels` from a manifest just stored.
+    /// Updates `level0_runs` and `levels` from a manifest just stored.
     pub fn note_shape(&self, m: &Manifest) {
-        let piled = m.most_runs_at_one_level();
+        let level0 = m.tables.iter().map(|t| t.runs.iter().filter(|r| r.level == 0).count()).max().unwrap_or(0);
         let levels = m.tables.iter().flat_map(|t| t.runs.iter().map(|r| r.level + 1)).max().unwrap_or(0);
-        self.piled_runs.store(piled as u64, Relaxed);
+        self.level0_runs.store(level0 as u64, Relaxed);
         self.levels.store(levels as u64, Relaxed);
     }
 

@@ -581,7 +581,7 @@ impl Committer {
         let debt = Debt {
             memtable_bytes: c.memtable_bytes.load(Relaxed),
             frozen_bytes: c.frozen_memtable_bytes.load(Relaxed),
-            piled_runs: self.background.piled_runs.load(Relaxed) as usize,
+            level0_runs: self.background.level0_runs.load(Relaxed) as usize,
             levels: self.background.levels.load(Relaxed) as u32,
         };
         match self.pacer.decide(self.last_group_bytes, &debt, &self.background.rates, &c) {

@@ -212,7 +212,7 @@ impl Database {
             env,
             rates: Default::default(),
             merges: Default::default(),
-            piled_runs: Default::default(),
+            level0_runs: Default::default(),
             levels: Default::default(),
             delay_per_mib: options.background_delay_per_mib,
         });

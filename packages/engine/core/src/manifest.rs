@@ -89,12 +89,6 @@ impl Manifest {
     pub fn set_start(&mut self, p: Position) {
         self.journal = JournalStart { segment_id: p.segment_id, offset: p.offset, next_seq: p.next_seq };
     }
-
-    /// The most runs any table has at one level (a level's runs are adjacent: levels never
-    /// increase from the oldest run to the newest). Pacing's merge debt.
-    pub fn most_runs_at_one_level(&self) -> usize {
-        self.tables.iter().flat_map(|t| t.runs.chunk_by(|a, b| a.level == b.level).map(<[_]>::len)).max().unwrap_or(0)
-    }
 }
 
 fn encode(m: &Manifest) -> Vec<u8> {
@@ -174,23 +168,6 @@ mod tests {
 
     fn manifest(version: u64) -> Manifest {
         Manifest { version, next_run_id: version * 10, ..Default::default() }
-    }
-
-    #[test]
-    fn merge_debt_counts_runs_piled_at_any_level() {
-        let table = |id: u32, levels: &[u32]| TableEntry {
-            id,
-            name: format!("t{id}"),
-            primary_key: "id".into(),
-            runs: levels.iter().map(|&level| RunEntry { file: String::new(), entries: 1, bytes: 1, level }).collect(),
-            documents: 0,
-            bytes: 0,
-            index: None,
-        };
-        let mut m = manifest(1);
-        assert_eq!(m.most_runs_at_one_level(), 0);
-        m.tables = vec![table(1, &[3, 2, 2, 2, 2, 2, 0, 0]), table(2, &[1, 1, 0, 0, 0])];
-        assert_eq!(m.most_runs_at_one_level(), 5, "level 2 of table 1, not level 0 of either");
     }
 
     #[test]

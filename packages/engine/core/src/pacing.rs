@@ -6,10 +6,8 @@
 //!   (`1.5 × memtable_limit`). A checkpoint writes the frozen memtable out; while it runs the
 //!   active one refills, and if it fills before the flush ends a stop-the-world engine stops
 //!   writes. Wharf paces instead.
-//! - merge debt: runs at one level of a table beyond twice the merge fan-in (merges fell well
-//!   behind; a few extra runs cost reads little, thanks to the Bloom filters). Every level counts,
-//!   not only level 0: with level 0 merged on a thread of its own, a load that outran the merges
-//!   above piled up 170 runs there, unpaced.
+//! - merge debt: level-0 runs of a table beyond twice the merge fan-in (merges fell well behind
+//!   checkpoints; a few extra runs cost reads little, thanks to the Bloom filters).
 //!
 //! Each debt, as a fraction `x` of its range, sets the limit to `rate × 4 × 16^(−x)`: four
 //! times the measured background rate when the debt just appears, the rate itself a third of
@@ -73,8 +71,8 @@ impl Rates {
 pub(crate) struct Debt {
     pub memtable_bytes: u64,
     pub frozen_bytes: u64,
-    /// Most runs at one level of any table, and the most levels any table has.
-    pub piled_runs: usize,
+    /// Most level-0 runs any table has, and the most levels any table has.
+    pub level0_runs: usize,
     pub levels: u32,
 }
 
@@ -108,12 +106,12 @@ impl Pacer {
         let end = self.memtable_limit * 3;
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
         counters.pacing_debt_bytes.store(in_memory.saturating_sub(start), Relaxed);
-        counters.merge_backlog_runs.store(debt.piled_runs.saturating_sub(2 * self.fan_in) as u64, Relaxed);
+        counters.merge_backlog_runs.store(debt.level0_runs.saturating_sub(2 * self.fan_in) as u64, Relaxed);
         if in_memory >= end && debt.frozen_bytes > 0 {
             return Some(0.0);
         }
         let x_flush = in_memory.saturating_sub(start) as f64 / (end - start) as f64;
-        let x_merge = debt.piled_runs.saturating_sub(2 * self.fan_in) as f64 / (4 * self.fan_in) as f64;
+        let x_merge = debt.level0_runs.saturating_sub(2 * self.fan_in) as f64 / (4 * self.fan_in) as f64;
         let candidates = [(x_flush, flush_rate), (x_merge.min(1.0), merge_rate / debt.levels.max(1) as f64)];
         candidates
             .iter()
@@ -156,8 +154,8 @@ impl Pacer {
 mod tests {
     use super::*;
 
-    fn debt(memtable: u64, frozen: u64, piled: usize) -> Debt {
-        Debt { memtable_bytes: memtable, frozen_bytes: frozen, piled_runs: piled, levels: 1 }
+    fn debt(memtable: u64, frozen: u64, level0: usize) -> Debt {
+        Debt { memtable_bytes: memtable, frozen_bytes: frozen, level0_runs: level0, levels: 1 }
     }
 
     #[test]

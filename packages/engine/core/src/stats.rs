@@ -75,7 +75,7 @@ pub struct Stats {
     pub run_bytes: u64,
     pub run_index_bytes: u64,
     /// Pacing: the current write-rate limit (bytes/s; 0 = none), the debt behind it (memtable
-    /// bytes beyond where pacing starts; runs at one level beyond twice the merge fan-in), and the measured
+    /// bytes beyond where pacing starts; level-0 runs beyond twice the merge fan-in), and the measured
     /// background rates it follows (bytes/s).
     pub write_rate_limit_bps: u64,
     pub pacing_debt_bytes: u64,
