@@ -11,10 +11,10 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::iter::Peekable;
+use std::ops::Bound;
 
 use crate::key::{Key, KeyRange};
 use crate::table::Doc;
-use std::ops::Bound;
 
 /// An entry's value: a document, or `None` for a delete.
 pub(crate) type Entry = Option<Doc>;
@@ -33,6 +33,7 @@ impl Memtable {
         self.tail.len() + self.body.len()
     }
 
+    /// The first key always goes to the tail, so the body is empty while the tail is.
     pub fn is_empty(&self) -> bool {
         self.tail.is_empty()
     }

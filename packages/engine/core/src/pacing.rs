@@ -102,6 +102,13 @@ impl Pacer {
     /// `Some(0.0)` for a stop.
     pub fn limit(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<f64> {
         let (flush_rate, merge_rate) = rates.get();
+        // Until a checkpoint or merge has reported its rate (a database's first), the journal's
+        // measured write rate stands in: the same disk. Without it, the first checkpoint of a fast
+        // load could reach the last-resort stop before its rate was known.
+        let journal_ns_per_byte = f64::from_bits(counters.write_ns_per_byte.load(Relaxed));
+        let journal_rate = if journal_ns_per_byte > 0.0 { 1e9 / journal_ns_per_byte } else { 0.0 };
+        let measured = |rate: f64| if rate > 0.0 { rate } else { journal_rate };
+        let (flush_rate, merge_rate) = (measured(flush_rate), measured(merge_rate));
         let start = self.memtable_limit * 3 / 2;
         let end = self.memtable_limit * 3;
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
@@ -173,5 +180,15 @@ mod tests {
         // Merge debt paces toward the merge rate, and never stops.
         let m = p.limit(&debt(0, 0, 100), &rates, &counters).unwrap();
         assert!(m > 0.0 && m < (40 << 20) as f64);
+    }
+
+    #[test]
+    fn before_any_background_rate_is_known_the_journals_write_rate_paces() {
+        let counters = Counters::default();
+        let p = Pacer::new(100, 4);
+        assert_eq!(p.limit(&debt(160, 100, 0), &Rates::default(), &counters), None, "nothing measured yet");
+        counters.write_ns_per_byte.store(10f64.to_bits(), Relaxed); // 100 MB/s
+        let limit = p.limit(&debt(160, 100, 0), &Rates::default(), &counters).unwrap();
+        assert!(limit > 0.0 && limit < 4e8, "{limit}");
     }
 }
