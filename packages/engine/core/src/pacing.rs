@@ -14,7 +14,8 @@
 //! the way in, a sixteenth at the end. The *rate* is measured, never configured: memtable
 //! bytes a flush retires per second of flushing, and for merges the bytes merged per second
 //! divided by the number of levels (each ingested byte is rewritten about once per level).
-//! Both are exponentially smoothed. Only at the end of the flush-debt range — memtables using
+//! Both are exponentially smoothed. While a frozen memtable is written out, the limit is also at
+//! most the memory left before the stop over the time that flush takes. Only at the end of the flush-debt range — memtables using
 //! the whole memtable share of the memory budget — do writes stop, until the flush ends; that
 //! is the documented last resort (`write_stops` in stats), which pacing is there to avoid.
 
@@ -23,6 +24,16 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::stats::Counters;
+
+/// The flush and merge rates. Until a checkpoint or merge has reported its rate (a database's
+/// first), the journal's measured write rate stands in: the same disk.
+fn measured_rates(rates: &Rates, counters: &Counters) -> (f64, f64) {
+    let journal_ns_per_byte = f64::from_bits(counters.write_ns_per_byte.load(Relaxed));
+    let journal_rate = if journal_ns_per_byte > 0.0 { 1e9 / journal_ns_per_byte } else { 0.0 };
+    let (flush, merge) = rates.get();
+    let or_journal = |rate: f64| if rate > 0.0 { rate } else { journal_rate };
+    (or_journal(flush), or_journal(merge))
+}
 
 /// Background write rates as measured, smoothed.
 #[derive(Default)]
@@ -101,14 +112,7 @@ impl Pacer {
     /// The write-rate limit for this debt, bytes/s; `None` when writes need no limit, and
     /// `Some(0.0)` for a stop.
     pub fn limit(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<f64> {
-        let (flush_rate, merge_rate) = rates.get();
-        // Until a checkpoint or merge has reported its rate (a database's first), the journal's
-        // measured write rate stands in: the same disk. Without it, the first checkpoint of a fast
-        // load could reach the last-resort stop before its rate was known.
-        let journal_ns_per_byte = f64::from_bits(counters.write_ns_per_byte.load(Relaxed));
-        let journal_rate = if journal_ns_per_byte > 0.0 { 1e9 / journal_ns_per_byte } else { 0.0 };
-        let measured = |rate: f64| if rate > 0.0 { rate } else { journal_rate };
-        let (flush_rate, merge_rate) = (measured(flush_rate), measured(merge_rate));
+        let (flush_rate, merge_rate) = measured_rates(rates, counters);
         let start = self.memtable_limit * 3 / 2;
         let end = self.memtable_limit * 3;
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
@@ -120,11 +124,28 @@ impl Pacer {
         let x_flush = in_memory.saturating_sub(start) as f64 / (end - start) as f64;
         let x_merge = debt.level0_runs.saturating_sub(2 * self.fan_in) as f64 / (4 * self.fan_in) as f64;
         let candidates = [(x_flush, flush_rate), (x_merge.min(1.0), merge_rate / debt.levels.max(1) as f64)];
-        candidates
+        let curve = candidates
             .iter()
             .filter(|(x, rate)| *x > 0.0 && *rate > 0.0)
             .map(|(x, rate)| rate * 4.0 * 16f64.powf(-x))
-            .min_by(|a, b| a.total_cmp(b))
+            .min_by(|a, b| a.total_cmp(b));
+        // While a frozen memtable is written out (frozen / rate seconds at the measured rate),
+        // writes may fill at most the memory left before the stop. The curve alone let a fast
+        // writer reach it when frozen memtables had grown past the limit (the pacing test, 3 runs
+        // in 25); this bound falls to zero at the end instead.
+        let until_flushed = (x_flush > 0.0 && debt.frozen_bytes > 0 && flush_rate > 0.0)
+            .then(|| (end - in_memory) as f64 * flush_rate / debt.frozen_bytes as f64);
+        match (curve, until_flushed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The longest a group may wait: no longer than the frozen memtable takes to write out, after
+    /// which the debt is different.
+    fn longest_wait(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<Duration> {
+        let flush_rate = measured_rates(rates, counters).0;
+        (debt.frozen_bytes > 0 && flush_rate > 0.0).then(|| Duration::from_secs_f64(debt.frozen_bytes as f64 / flush_rate))
     }
 
     /// Decides for a group of `bytes` just committed.
@@ -147,6 +168,9 @@ impl Pacer {
             Some(rate) => {
                 counters.write_rate_limit_bps.store(rate as u64, Relaxed);
                 self.next_free = self.next_free.max(now) + Duration::from_secs_f64(bytes as f64 / rate);
+                if let Some(longest) = self.longest_wait(debt, rates, counters) {
+                    self.next_free = self.next_free.min(now + longest);
+                }
                 if self.next_free > now {
                     Decision::Wait(self.next_free - now)
                 } else {
@@ -190,5 +214,21 @@ mod tests {
         counters.write_ns_per_byte.store(10f64.to_bits(), Relaxed); // 100 MB/s
         let limit = p.limit(&debt(160, 100, 0), &Rates::default(), &counters).unwrap();
         assert!(limit > 0.0 && limit < 4e8, "{limit}");
+    }
+
+    #[test]
+    fn writes_never_fill_the_memory_left_before_the_frozen_memtable_is_written() {
+        let counters = Counters::default();
+        let rates = Rates::default();
+        rates.record_flush(10 << 20, Duration::from_secs(1), &counters);
+        let p = Pacer::new(100, 4);
+        // 250 of the 300 bytes at which writes stop are in memory, 160 of them frozen: at 10 MiB/s
+        // that flush has 16 µs to go, and writes may add at most 50 bytes meanwhile.
+        let limit = p.limit(&debt(90, 160, 0), &rates, &counters).unwrap();
+        let most = 50.0 * (10 << 20) as f64 / 160.0;
+        assert!(limit > 0.0 && limit <= most, "{limit} > {most}");
+        // The bound falls toward zero at the end, smoothly.
+        let nearer = p.limit(&debt(139, 160, 0), &rates, &counters).unwrap();
+        assert!(nearer < limit / 10.0, "{nearer}");
     }
 }
