@@ -15,9 +15,10 @@
 //! bytes a flush retires per second of flushing, and for merges the bytes merged per second
 //! divided by the number of levels (each ingested byte is rewritten about once per level).
 //! Both are exponentially smoothed. While a frozen memtable is written out, the limit is also at
-//! most the memory left before the stop over the time that flush takes. Only at the end of the flush-debt range — memtables using
-//! the whole memtable share of the memory budget — do writes stop, until the flush ends; that
-//! is the documented last resort (`write_stops` in stats), which pacing is there to avoid.
+//! most the memory left before the stop over the time that flush takes. Only at the end of the
+//! flush-debt range — memtables using the whole memtable share of the memory budget — do writes
+//! stop, until the flush ends; that is the documented last resort (`write_stops` in stats),
+//! which pacing is there to avoid.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
@@ -111,8 +112,12 @@ impl Pacer {
 
     /// The write-rate limit for this debt, bytes/s; `None` when writes need no limit, and
     /// `Some(0.0)` for a stop.
+    #[cfg(test)]
     pub fn limit(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<f64> {
-        let (flush_rate, merge_rate) = measured_rates(rates, counters);
+        self.limit_at(debt, measured_rates(rates, counters), counters)
+    }
+
+    fn limit_at(&self, debt: &Debt, (flush_rate, merge_rate): (f64, f64), counters: &Counters) -> Option<f64> {
         let start = self.memtable_limit * 3 / 2;
         let end = self.memtable_limit * 3;
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
@@ -141,12 +146,6 @@ impl Pacer {
         }
     }
 
-    /// The longest a group may wait: no longer than the frozen memtable takes to write out, after
-    /// which the debt is different.
-    fn longest_wait(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<Duration> {
-        let flush_rate = measured_rates(rates, counters).0;
-        (debt.frozen_bytes > 0 && flush_rate > 0.0).then(|| Duration::from_secs_f64(debt.frozen_bytes as f64 / flush_rate))
-    }
 
     /// Decides for a group of `bytes` just committed.
     pub fn decide(&mut self, bytes: u64, debt: &Debt, rates: &Rates, counters: &Counters) -> Decision {
@@ -158,7 +157,8 @@ impl Pacer {
         }
         self.rushing = rushing;
         let now = Instant::now();
-        match self.limit(debt, rates, counters) {
+        let (flush_rate, merge_rate) = measured_rates(rates, counters);
+        match self.limit_at(debt, (flush_rate, merge_rate), counters) {
             None => {
                 counters.write_rate_limit_bps.store(0, Relaxed);
                 self.next_free = now;
@@ -168,8 +168,10 @@ impl Pacer {
             Some(rate) => {
                 counters.write_rate_limit_bps.store(rate as u64, Relaxed);
                 self.next_free = self.next_free.max(now) + Duration::from_secs_f64(bytes as f64 / rate);
-                if let Some(longest) = self.longest_wait(debt, rates, counters) {
-                    self.next_free = self.next_free.min(now + longest);
+                // No group waits longer than the frozen memtable takes to write out: the debt is
+                // different after that.
+                if debt.frozen_bytes > 0 && flush_rate > 0.0 {
+                    self.next_free = self.next_free.min(now + Duration::from_secs_f64(debt.frozen_bytes as f64 / flush_rate));
                 }
                 if self.next_free > now {
                     Decision::Wait(self.next_free - now)

@@ -72,11 +72,11 @@ pub(crate) struct RunWriter {
 
 impl RunWriter {
     /// `expected`: at most how many entries, and about how many bytes of blocks, the run will
-    /// hold. The filter is sized for that many keys (more may be added, at a higher false-positive
-    /// rate), and it and the block index are allocated once. Grown by doubling, a buffer of tens of MiB is copied by
-    /// `realloc` while it holds its malloc arena's lock, and a merge thread at a low priority
-    /// then held up every thread allocating from that arena, Node's own included, for 100 ms
-    /// and more (perf, `sustained` bench).
+    /// hold. The filter is sized for that many keys (more may be added, at a higher
+    /// false-positive rate), and it and the block index are allocated once. Grown by doubling, a
+    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, and a
+    /// merge thread at a low priority then held up every thread allocating from that arena,
+    /// Node's own included, for 100 ms and more (perf, `sustained` bench).
     pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64)) -> Result<RunWriter> {
         let file = vfs.open(name, true).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
         file.set_len(0).map_err(|e| Error::io(format!("creating run file {name}"), e))?;

@@ -38,31 +38,37 @@ impl Sequencer {
 
     /// The next ticket. Take it on the JS thread, when the call is made.
     pub fn ticket(self: &Arc<Self>) -> Ticket {
-        let mut state = self.lock();
-        state.issued += 1;
-        Ticket { order: self.clone(), number: state.issued - 1, used: false }
+        let number = self.lock().take_number();
+        Ticket { order: self.clone(), number, used: false }
     }
 
     /// Hands a request made now over in its turn: at once unless an earlier one is still parsed.
-    pub fn hand_over(self: &Arc<Self>, request: impl FnOnce() + Send + 'static) {
-        self.ticket().hand_over(request);
+    /// One lock: this is every small write's path.
+    pub fn hand_over(&self, request: impl FnOnce() + Send + 'static) {
+        let mut state = self.lock();
+        let number = state.take_number();
+        state.arrive(number, request);
+    }
+}
+
+impl State {
+    fn take_number(&mut self) -> u64 {
+        self.issued += 1;
+        self.issued - 1
     }
 
-    fn arrive(&self, number: u64, request: impl FnOnce() + Send + 'static) {
-        let mut state = self.lock();
-        if number != state.next {
-            state.waiting.insert(number, Box::new(request));
+    /// Runs `request` if it is ticket `number`'s turn (then every waiting one whose turn follows),
+    /// else keeps it. Called under the lock, so two threads cannot run their turns out of order.
+    fn arrive(&mut self, number: u64, request: impl FnOnce() + Send + 'static) {
+        if number != self.next {
+            self.waiting.insert(number, Box::new(request));
             return;
         }
-        // Under the lock, so that two threads cannot hand over their turns in the wrong order.
         request();
-        state.next += 1;
-        while let Some(request) = {
-            let next = state.next;
-            state.waiting.remove(&next)
-        } {
+        self.next += 1;
+        while let Some(request) = self.waiting.remove(&self.next) {
             request();
-            state.next += 1;
+            self.next += 1;
         }
     }
 }
@@ -79,14 +85,14 @@ impl Ticket {
     /// Runs `request` (which hands something to the engine) once every earlier ticket's has run.
     pub fn hand_over(mut self, request: impl FnOnce() + Send + 'static) {
         self.used = true;
-        self.order.arrive(self.number, request);
+        self.order.lock().arrive(self.number, request);
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         if !self.used {
-            self.order.arrive(self.number, || {});
+            self.order.lock().arrive(self.number, || {});
         }
     }
 }
