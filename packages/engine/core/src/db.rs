@@ -249,6 +249,7 @@ impl Database {
             return_gap: std::time::Duration::ZERO,
             last_sync: std::time::Duration::ZERO,
             last_group_bytes: 0,
+            checkpoint_started: Instant::now(),
             encoder,
         };
         let mut threads = vec![

@@ -34,6 +34,16 @@ pub struct PreparedDocs {
     pub(crate) docs: Vec<PreparedDoc>,
 }
 
+impl PreparedDoc {
+    /// The document's JSON length; 0 for a document that failed.
+    pub(crate) fn json_len(&self) -> usize {
+        match self {
+            PreparedDoc::Ok { json, .. } => json.len(),
+            PreparedDoc::Err { .. } => 0,
+        }
+    }
+}
+
 impl PreparedDocs {
     /// Parses `bytes` for a table whose primary key is `primary_key`.
     pub fn parse(bytes: &[u8], format: DocFormat, primary_key: &str) -> Result<PreparedDocs> {

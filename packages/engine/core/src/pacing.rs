@@ -15,7 +15,9 @@
 //! bytes a flush retires per second of flushing, and for merges the bytes merged per second
 //! divided by the number of levels (each ingested byte is rewritten about once per level).
 //! Both are exponentially smoothed. While a frozen memtable is written out, the limit is also at
-//! most the memory left before the stop over the time that flush takes. Only at the end of the
+//! most the memory left before the stop over the time that flush has left: its bytes at the
+//! measured rate, and once it has run longer than that (a checkpoint's fdatasyncs behind other
+//! writeback, a starved CPU), as long again as it has run so far. Only at the end of the
 //! flush-debt range — memtables using the whole memtable share of the memory budget — do writes
 //! stop, until the flush ends; that is the documented last resort (`write_stops` in stats),
 //! which pacing is there to avoid.
@@ -86,6 +88,8 @@ pub(crate) struct Debt {
     /// Most level-0 runs any table has, and the most levels any table has.
     pub level0_runs: usize,
     pub levels: u32,
+    /// How long the checkpoint writing the frozen memtable has run.
+    pub flush_elapsed: Duration,
 }
 
 pub(crate) enum Decision {
@@ -110,6 +114,11 @@ impl Pacer {
         Pacer { memtable_limit, fan_in, next_free: Instant::now(), rushing: false }
     }
 
+    /// Memtable bytes (active and frozen) at which writes stop while a flush runs.
+    pub fn stop_at(&self) -> u64 {
+        self.memtable_limit * 3
+    }
+
     /// The write-rate limit for this debt, bytes/s; `None` when writes need no limit, and
     /// `Some(0.0)` for a stop.
     #[cfg(test)]
@@ -119,7 +128,7 @@ impl Pacer {
 
     fn limit_at(&self, debt: &Debt, (flush_rate, merge_rate): (f64, f64), counters: &Counters) -> Option<f64> {
         let start = self.memtable_limit * 3 / 2;
-        let end = self.memtable_limit * 3;
+        let end = self.stop_at();
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
         counters.pacing_debt_bytes.store(in_memory.saturating_sub(start), Relaxed);
         counters.merge_backlog_runs.store(debt.level0_runs.saturating_sub(2 * self.fan_in) as u64, Relaxed);
@@ -128,24 +137,34 @@ impl Pacer {
         }
         let x_flush = in_memory.saturating_sub(start) as f64 / (end - start) as f64;
         let x_merge = debt.level0_runs.saturating_sub(2 * self.fan_in) as f64 / (4 * self.fan_in) as f64;
+        let flush_left = self.flush_left(debt, flush_rate);
         let candidates = [(x_flush, flush_rate), (x_merge.min(1.0), merge_rate / debt.levels.max(1) as f64)];
         let curve = candidates
             .iter()
             .filter(|(x, rate)| *x > 0.0 && *rate > 0.0)
             .map(|(x, rate)| rate * 4.0 * 16f64.powf(-x))
             .min_by(|a, b| a.total_cmp(b));
-        // While a frozen memtable is written out (frozen / rate seconds at the measured rate),
-        // writes may fill at most the memory left before the stop. The curve alone let a fast
-        // writer reach it when frozen memtables had grown past the limit (the pacing test, 3 runs
-        // in 25); this bound falls to zero at the end instead.
-        let until_flushed = (x_flush > 0.0 && debt.frozen_bytes > 0 && flush_rate > 0.0)
-            .then(|| (end - in_memory) as f64 * flush_rate / debt.frozen_bytes as f64);
+        // While a frozen memtable is written out, writes may fill at most the memory left before
+        // the stop. The curve alone let a fast writer reach it when frozen memtables had grown
+        // past the limit (the pacing test, 3 runs in 25); this bound falls to zero at the end
+        // instead.
+        let until_flushed = flush_left.filter(|_| x_flush > 0.0).map(|left| (end - in_memory) as f64 / left.as_secs_f64());
         match (curve, until_flushed) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
+
+    /// How long the frozen memtable's flush may still take: its bytes at the measured rate, and
+    /// at least as long again as it has run so far. The second part covers a flush that overran
+    /// its estimate (fdatasyncs queued behind other writeback, a starved CPU) and the first flush,
+    /// before any rate is measured: in either case writes that assumed it would end sooner still
+    /// reached the stop (1 run in 12 of the pacing test with a disk and CPU hog beside it).
+    fn flush_left(&self, debt: &Debt, flush_rate: f64) -> Option<Duration> {
+        let at_rate = if flush_rate > 0.0 { debt.frozen_bytes as f64 / flush_rate } else { 0.0 };
+        (debt.frozen_bytes > 0).then(|| Duration::from_secs_f64(at_rate).max(debt.flush_elapsed).max(Duration::from_micros(1)))
+    }
 
     /// Decides for a group of `bytes` just committed.
     pub fn decide(&mut self, bytes: u64, debt: &Debt, rates: &Rates, counters: &Counters) -> Decision {
@@ -168,10 +187,10 @@ impl Pacer {
             Some(rate) => {
                 counters.write_rate_limit_bps.store(rate as u64, Relaxed);
                 self.next_free = self.next_free.max(now) + Duration::from_secs_f64(bytes as f64 / rate);
-                // No group waits longer than the frozen memtable takes to write out: the debt is
+                // No group waits longer than the frozen memtable may take to write out: the debt is
                 // different after that.
-                if debt.frozen_bytes > 0 && flush_rate > 0.0 {
-                    self.next_free = self.next_free.min(now + Duration::from_secs_f64(debt.frozen_bytes as f64 / flush_rate));
+                if let Some(left) = self.flush_left(debt, flush_rate) {
+                    self.next_free = self.next_free.min(now + left);
                 }
                 if self.next_free > now {
                     Decision::Wait(self.next_free - now)
@@ -188,7 +207,7 @@ mod tests {
     use super::*;
 
     fn debt(memtable: u64, frozen: u64, level0: usize) -> Debt {
-        Debt { memtable_bytes: memtable, frozen_bytes: frozen, level0_runs: level0, levels: 1 }
+        Debt { memtable_bytes: memtable, frozen_bytes: frozen, level0_runs: level0, levels: 1, flush_elapsed: Duration::ZERO }
     }
 
     #[test]
@@ -209,12 +228,17 @@ mod tests {
     }
 
     #[test]
-    fn before_any_background_rate_is_known_the_journals_write_rate_paces() {
+    fn before_any_background_rate_is_known_the_flushs_running_time_and_the_journals_rate_pace() {
         let counters = Counters::default();
         let p = Pacer::new(100, 4);
-        assert_eq!(p.limit(&debt(160, 100, 0), &Rates::default(), &counters), None, "nothing measured yet");
+        // Nothing measured: the flush, 10 ms in, takes at least as long again, so the 40 bytes
+        // left before the stop may fill at 4,000 bytes/s.
+        let blind = Debt { flush_elapsed: Duration::from_millis(10), ..debt(160, 100, 0) };
+        let limit = p.limit(&blind, &Rates::default(), &counters).unwrap();
+        assert!((limit - 4000.0).abs() < 1.0, "{limit}");
+        assert_eq!(p.limit(&debt(160, 0, 0), &Rates::default(), &counters), None, "no flush, nothing measured");
         counters.write_ns_per_byte.store(10f64.to_bits(), Relaxed); // 100 MB/s
-        let limit = p.limit(&debt(160, 100, 0), &Rates::default(), &counters).unwrap();
+        let limit = p.limit(&debt(260, 0, 0), &Rates::default(), &counters).unwrap();
         assert!(limit > 0.0 && limit < 4e8, "{limit}");
     }
 
@@ -232,5 +256,10 @@ mod tests {
         // The bound falls toward zero at the end, smoothly.
         let nearer = p.limit(&debt(139, 160, 0), &rates, &counters).unwrap();
         assert!(nearer < limit / 10.0, "{nearer}");
+        // A flush that has overrun its estimate is assumed to need as long again.
+        let overdue = Debt { flush_elapsed: Duration::from_millis(1), ..debt(90, 160, 0) };
+        let slower = p.limit(&overdue, &rates, &counters).unwrap();
+        let most = 50.0 / 1e-3;
+        assert!(slower > 0.0 && slower <= most, "{slower} > {most}");
     }
 }

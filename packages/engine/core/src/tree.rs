@@ -14,7 +14,7 @@ use crate::run::{Fetch, Probe, Run};
 use crate::table::Doc;
 
 /// Rough memory one memtable entry costs beyond its document (B-tree slot, key, `Arc`).
-const ENTRY_OVERHEAD: u64 = 64;
+pub(crate) const ENTRY_OVERHEAD: u64 = 64;
 
 pub(crate) fn entry_size(doc: &Option<Doc>) -> u64 {
     ENTRY_OVERHEAD + doc.as_ref().map_or(0, |d| d.len() as u64)
