@@ -3,7 +3,7 @@
 // because this kind of machine's fdatasync time swings 10× within minutes.
 //
 //   npx tsx scripts/bench/engine.ts [--quick] [--only a,b,c] [--pairs N] [--bulk-pairs N]
-//        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--warmup 200] [--docs 1000000]
+//        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--warmup 3000] [--docs 1000000]
 //        [--batch 10000] [--inflight 4] [--no-strace] [--syscalls] [--sqlite-without-rowid] [--settle-ms 0]
 //        [--spin-wait-us N]
 //
@@ -12,8 +12,10 @@
 //    fdatasync+fsync calls of the whole child process (strace -f -c) ≤ 1,010.
 // b. 64 concurrent hard writers: fdatasyncs per document ≤ 1/32; throughput ≥ 32× the single
 //    writer of (a), measured in the same round.
-//    Both (a) and (b) first make `--warmup` untimed inserts (per writer), so that they time a
-//    running process, not V8 compiling it; the strace runs make none, so they count exactly (a)'s.
+//    Both (a) and (b) first make `--warmup` untimed inserts ((b)'s writers share them), so that
+//    they time a running process, not V8 compiling it: with 200, TurboFan's compiles (on another
+//    thread, on a 2-core machine) still fell in (a)'s timed part as ms-long outliers at the same
+//    insert numbers run after run. The strace runs make none, so they count exactly (a)'s.
 // c. 1M documents (~150 B) through insertNdjson, soft, + one final sync(), vs better-sqlite3 (WAL,
 //    synchronous=FULL, one transaction): rate ≥ 2.5×.
 //
@@ -157,7 +159,7 @@ async function main() {
     n: numOpt(opts, 'n', quick ? 200 : 1000),
     writers: numOpt(opts, 'writers', 64),
     perWriter: numOpt(opts, 'per-writer', quick ? 10 : 500),
-    warmup: numOpt(opts, 'warmup', quick ? 20 : 200),
+    warmup: numOpt(opts, 'warmup', quick ? 20 : 3000),
     docs: numOpt(opts, 'docs', quick ? 100_000 : 1_000_000),
     batch: numOpt(opts, 'batch', 10_000),
     inflight: numOpt(opts, 'inflight', 4),
@@ -224,7 +226,7 @@ async function main() {
           (
             await engine<ConcOut>([
               'concurrent', '--dir', join(baseDir, 'conc'), '--writers', String(cfg.writers),
-              '--per-writer', String(cfg.perWriter), '--warmup', String(cfg.warmup), '--settle-ms', String(cfg.settleMs),
+              '--per-writer', String(cfg.perWriter), '--warmup', String(Math.ceil(cfg.warmup / cfg.writers)), '--settle-ms', String(cfg.settleMs),
             ])
           ).json,
         describe: (s) => {

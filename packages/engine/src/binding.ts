@@ -52,6 +52,8 @@ export interface NativeDatabase {
   sync(id: number): void;
   /** How many answers wait to be delivered to the completion callback at the JS thread's next turn. */
   answersQueued(): number;
+  /** Calls `callback` (the completion callback given to `open`) with the answers queued so far, now. */
+  deliverAnswers(callback: CompletionCallback): void;
   /** Resolves once the batch is parsed and submitted (only for large batches); never rejects. */
   insert(
     id: number,

@@ -208,6 +208,9 @@ export class Handle {
     }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
     while (now < sliceEnd && this.#native.answersQueued() === 0) now = performance.now();
+    // Delivered here rather than by the threadsafe function on the loop's next turn: that turn
+    // (an epoll, an eventfd read, the dispatch) cost a lone hard writer ~5 µs per write.
+    if (this.#native.answersQueued() > 0) this.#native.deliverAnswers(this.#complete);
     setImmediate(this.#poll);
   };
 

@@ -218,8 +218,10 @@ impl Committer {
         let batch: Vec<Request> = queue.requests.drain(..).collect();
         drop(queue);
         if !batch.is_empty() {
-            // How soon callers come back (EWMA, 1/4): whether spinning for them pays.
-            self.return_gap = (self.return_gap * 3 + came_back) / 4;
+            // How soon callers come back (EWMA, 1/4): whether spinning for them pays. A gap counts
+            // as at most twice the spin, so one late return (a caller's GC pause) does not stop
+            // the spinning for the next few writes (each then paid a wake-up); three in a row do.
+            self.return_gap = (self.return_gap * 3 + came_back.min(SPIN_BEFORE_PARKING * 2)) / 4;
         }
         batch
     }

@@ -97,6 +97,12 @@ impl Completions {
         }
     }
 
+    /// On the JS thread: hands every answer queued so far to `callback` now, instead of on the
+    /// event loop's next turn (the threadsafe function, rung already, then finds none).
+    pub fn deliver_now(&self, env: &Env, callback: &Function<'_, Args, ()>) -> napi::Result<()> {
+        callback.call(self.pending.deliver(env))
+    }
+
     /// Answers sent that the JS callback has not received yet.
     pub fn answers_queued(&self) -> u32 {
         self.pending.queued.load(Acquire) as u32

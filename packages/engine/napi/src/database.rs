@@ -142,6 +142,17 @@ impl NativeDatabase {
         self.open.borrow().as_ref().map_or(0, |live| live.completions.answers_queued())
     }
 
+    /// Calls `callback` (the completion callback given to `open`) with every answer queued so
+    /// far, now: the poll that sees a lone hard write's answer queued delivers it at once
+    /// rather than on the event loop's next turn.
+    #[napi(ts_args_type = "callback: (answers: Float64Array, details: Array<string | null>) => void")]
+    pub fn deliver_answers(&self, env: Env, callback: Function<'_, Args, ()>) -> Result<()> {
+        let Some(completions) = self.open.borrow().as_ref().map(|live| live.completions.clone()) else {
+            return Ok(());
+        };
+        completions.deliver_now(&env, &callback).map_err(|e| napi::Error::new(e.status.into(), e.reason))
+    }
+
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`), with the
     /// binding's stages added to `write_stages`.
     #[napi]
