@@ -155,7 +155,6 @@ impl Pacer {
         }
     }
 
-
     /// How long the frozen memtable's flush may still take: its bytes at the measured rate, and
     /// at least as long again as it has run so far. The second part covers a flush that overran
     /// its estimate (fdatasyncs queued behind other writeback, a starved CPU) and the first flush,
