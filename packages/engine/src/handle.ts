@@ -207,10 +207,14 @@ export class Handle {
       return;
     }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
-    while (now < sliceEnd && this.#native.answersQueued() === 0) now = performance.now();
+    let queued = this.#native.answersQueued();
+    while (queued === 0 && now < sliceEnd) {
+      now = performance.now();
+      queued = this.#native.answersQueued();
+    }
     // Delivered here rather than by the threadsafe function on the loop's next turn: that turn
     // (an epoll, an eventfd read, the dispatch) cost a lone hard writer ~5 µs per write.
-    if (this.#native.answersQueued() > 0) this.#native.deliverAnswers(this.#complete);
+    if (queued > 0) this.#native.deliverAnswers(this.#complete);
     setImmediate(this.#poll);
   };
 

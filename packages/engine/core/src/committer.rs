@@ -617,8 +617,8 @@ impl Committer {
     /// could cross it by its own size, 1 run in 40 of the larger-than-memory test under load.)
     fn make_room(&mut self, incoming: u64) {
         let c = &self.shared.counters;
-        let in_memory = c.memtable_bytes.load(Relaxed) + c.frozen_memtable_bytes.load(Relaxed);
-        if c.frozen_memtable_bytes.load(Relaxed) > 0 && in_memory + incoming > self.pacer.stop_at() {
+        let frozen = c.frozen_memtable_bytes.load(Relaxed);
+        if self.pacer.stops(c.memtable_bytes.load(Relaxed) + frozen + incoming, frozen) {
             self.wait_for_flush();
         }
     }

@@ -114,8 +114,14 @@ impl Pacer {
         Pacer { memtable_limit, fan_in, next_free: Instant::now(), rushing: false }
     }
 
-    /// Memtable bytes (active and frozen) at which writes stop while a flush runs.
-    pub fn stop_at(&self) -> u64 {
+    /// Whether writes stop: memtables (active and frozen) would be at their limit, `stop_at`,
+    /// with `in_memory` bytes while a flush (`frozen` bytes) runs. The committer asks it before a
+    /// group, with the group's bytes counted in; pacing after one.
+    pub fn stops(&self, in_memory: u64, frozen: u64) -> bool {
+        frozen > 0 && in_memory >= self.stop_at()
+    }
+
+    fn stop_at(&self) -> u64 {
         self.memtable_limit * 3
     }
 
@@ -123,21 +129,21 @@ impl Pacer {
     /// `Some(0.0)` for a stop.
     #[cfg(test)]
     pub fn limit(&self, debt: &Debt, rates: &Rates, counters: &Counters) -> Option<f64> {
-        self.limit_at(debt, measured_rates(rates, counters), counters)
+        let rates = measured_rates(rates, counters);
+        self.limit_at(debt, rates, self.flush_left(debt, rates.0), counters)
     }
 
-    fn limit_at(&self, debt: &Debt, (flush_rate, merge_rate): (f64, f64), counters: &Counters) -> Option<f64> {
+    fn limit_at(&self, debt: &Debt, (flush_rate, merge_rate): (f64, f64), flush_left: Option<Duration>, counters: &Counters) -> Option<f64> {
         let start = self.memtable_limit * 3 / 2;
         let end = self.stop_at();
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
         counters.pacing_debt_bytes.store(in_memory.saturating_sub(start), Relaxed);
         counters.merge_backlog_runs.store(debt.level0_runs.saturating_sub(2 * self.fan_in) as u64, Relaxed);
-        if in_memory >= end && debt.frozen_bytes > 0 {
+        if self.stops(in_memory, debt.frozen_bytes) {
             return Some(0.0);
         }
         let x_flush = in_memory.saturating_sub(start) as f64 / (end - start) as f64;
         let x_merge = debt.level0_runs.saturating_sub(2 * self.fan_in) as f64 / (4 * self.fan_in) as f64;
-        let flush_left = self.flush_left(debt, flush_rate);
         let candidates = [(x_flush, flush_rate), (x_merge.min(1.0), merge_rate / debt.levels.max(1) as f64)];
         let curve = candidates
             .iter()
@@ -175,8 +181,9 @@ impl Pacer {
         }
         self.rushing = rushing;
         let now = Instant::now();
-        let (flush_rate, merge_rate) = measured_rates(rates, counters);
-        match self.limit_at(debt, (flush_rate, merge_rate), counters) {
+        let rates = measured_rates(rates, counters);
+        let flush_left = self.flush_left(debt, rates.0);
+        match self.limit_at(debt, rates, flush_left, counters) {
             None => {
                 counters.write_rate_limit_bps.store(0, Relaxed);
                 self.next_free = now;
@@ -188,7 +195,7 @@ impl Pacer {
                 self.next_free = self.next_free.max(now) + Duration::from_secs_f64(bytes as f64 / rate);
                 // No group waits longer than the frozen memtable may take to write out: the debt is
                 // different after that.
-                if let Some(left) = self.flush_left(debt, flush_rate) {
+                if let Some(left) = flush_left {
                     self.next_free = self.next_free.min(now + left);
                 }
                 if self.next_free > now {
