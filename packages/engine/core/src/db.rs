@@ -391,7 +391,7 @@ impl Database {
         if range_is_empty(range) {
             return Ok(Vec::new());
         }
-        let rows = table.data.read().scan(range, limit.unwrap_or(usize::MAX), reverse, &table.env.cache)?;
+        let rows = table.data.read().scan(range, limit.unwrap_or(usize::MAX), reverse)?;
         self.inner.shared.counters.record_read(rows.len() as u64);
         Ok(rows)
     }

@@ -351,7 +351,7 @@ fn build_step(catalog: &RwLock<Catalog>) -> bool {
             let range = KeyRange { lower: after.clone().map_or(Bound::Unbounded, Bound::Excluded), upper: Bound::Unbounded };
             let rows = {
                 let data = table.data.read();
-                match data.scan(&range, BUILD_STEP, false, &table.env.cache) {
+                match data.scan(&range, BUILD_STEP, false) {
                     Ok(rows) => rows,
                     Err(_) => continue, // a damaged run: reads report it; the build stays unready
                 }
@@ -419,7 +419,7 @@ impl Index {
         let start = out.len();
         loop {
             let want = (limit - (out.len() - start)).min(1024);
-            let entries = self.tree.data.read().scan(&range, want, reverse, &self.tree.env.cache)?;
+            let entries = self.tree.data.read().scan(&range, want, reverse)?;
             for (_, pk) in &entries {
                 let key = match serde_json::from_str::<Value>(pk) {
                     Ok(Value::Number(n)) => Key::Num(n.as_f64().unwrap_or(f64::NAN)),

@@ -154,7 +154,7 @@ impl Merger {
         let file = self.bg.new_run_name();
         let expected = inputs_open.iter().fold((0, 0), |(n, b), r| (n + r.entries, b + r.bytes));
         let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, expected)?;
-        let sources: Vec<Source<'_>> = inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false, None)) as Source<'_>).collect();
+        let sources: Vec<Source<'_>> = inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false)) as Source<'_>).collect();
         let (mut busy, mut since) = (Duration::ZERO, Instant::now());
         let mut reported = 0u64;
         for entry in MergingIter::new(sources, false)? {

@@ -36,6 +36,8 @@ const FORMAT: u32 = 2;
 const HEADER: usize = 24;
 const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
+/// Bytes a run writer writes (and starts writing back) at once.
+const WRITE_CHUNK: usize = 256 << 10;
 /// Bytes of a block's index entry to reserve per block: offset, length and a short key.
 const INDEX_ENTRY_GUESS: usize = 12 + 32;
 const PUT: u8 = 1;
@@ -80,7 +82,7 @@ impl RunWriter {
     pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64)) -> Result<RunWriter> {
         let file = vfs.open(name, true).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
         file.set_len(0).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
-        let mut out = Vec::with_capacity(1 << 20);
+        let mut out = Vec::with_capacity(WRITE_CHUNK);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT.to_le_bytes());
         out.extend_from_slice(&table_id.to_le_bytes());
@@ -258,6 +260,7 @@ impl Run {
     pub fn open(vfs: &dyn Vfs, name: &str) -> Result<Run> {
         let io = |e| Error::io(format!("opening run file {name}"), e);
         let file = vfs.open(name, false).map_err(io)?;
+        file.no_readahead(); // point reads take one block; iterations read windows (`RunIter`)
         let len = file.len().map_err(io)?;
         if len < (HEADER + FOOTER) as u64 {
             return Err(damaged(name, "too short"));
@@ -328,19 +331,31 @@ impl Run {
                 }
             }
         }
-        let (body, stored) = buf.split_at(length as usize - 4);
-        if crc32c(body).to_le_bytes() != stored {
-            return Err(damaged(&self.name, format!("block {i} at offset {offset}: checksum mismatch")));
-        }
-        buf.truncate(length as usize - 4);
-        Ok(Some(buf.into()))
+        Ok(Some(self.checked(i, &buf)?.into()))
     }
 
-    fn block(&self, i: usize, cache: Option<&BlockCache>, fetch: Fetch) -> Result<Option<Arc<[u8]>>> {
-        match cache {
-            Some(cache) => cache.get_or_read(self.id, i as u32, || self.read_block(i, fetch)),
-            None => self.read_block(i, fetch),
+    /// Blocks `range` (consecutive in the file) with one read, checked.
+    fn read_blocks(&self, range: std::ops::Range<usize>) -> Result<Vec<Arc<[u8]>>> {
+        let start = self.blocks[range.start].0;
+        let (last_offset, last_length) = self.blocks[range.end - 1];
+        let mut buf = vec![0u8; (last_offset + last_length as u64 - start) as usize];
+        self.file.read_at(&mut buf, start).map_err(|e| Error::io(format!("reading run file {}", self.name), e))?;
+        range
+            .map(|i| {
+                let (offset, length) = self.blocks[i];
+                let at = (offset - start) as usize;
+                Ok(self.checked(i, &buf[at..at + length as usize])?.into())
+            })
+            .collect()
+    }
+
+    /// The body of block `i` read as `stored` (body + CRC32C), or an error if the checksum fails.
+    fn checked<'b>(&self, i: usize, stored: &'b [u8]) -> Result<&'b [u8]> {
+        let (body, crc) = stored.split_at(stored.len() - 4);
+        if crc32c(body).to_le_bytes() != crc {
+            return Err(damaged(&self.name, format!("block {i} at offset {}: checksum mismatch", self.blocks[i].0)));
         }
+        Ok(body)
     }
 
     /// True when `key` lies between the run's first and last keys.
@@ -354,7 +369,7 @@ impl Run {
             return Ok(Probe::Absent);
         }
         let i = self.first_keys.partition_point(|k| k <= key) - 1;
-        let Some(block) = self.block(i, Some(cache), fetch)? else { return Ok(Probe::NotInMemory) };
+        let Some(block) = cache.get_or_read(self.id, i as u32, || self.read_block(i, fetch))? else { return Ok(Probe::NotInMemory) };
         // Compare keys in place: decoding every entry would allocate each key and document.
         for entry in RawEntries::new(&block, &self.name) {
             let (k, doc) = entry?;
@@ -368,15 +383,16 @@ impl Run {
         Ok(Probe::Absent)
     }
 
-    /// Entries from the first key `>= from` (or `<= from` in reverse), block by block.
-    pub fn iter(self: &Arc<Self>, from: Option<&Key>, reverse: bool, cache: Option<Arc<BlockCache>>) -> RunIter {
+    /// Entries from the first key `>= from` (or `<= from` in reverse), a window of blocks at a
+    /// time (`RunIter`). Not through the block cache, which is for point reads.
+    pub fn iter(self: &Arc<Self>, from: Option<&Key>, reverse: bool) -> RunIter {
         let block = match (from, reverse) {
             (None, false) => 0,
             (None, true) => self.blocks.len() as isize - 1,
             (Some(k), false) => (self.first_keys.partition_point(|f| f <= k) as isize - 1).max(0),
             (Some(k), true) => self.first_keys.partition_point(|f| f <= k) as isize - 1,
         };
-        RunIter { run: self.clone(), cache, next_block: block, reverse, buffered: Vec::new(), from: from.cloned() }
+        RunIter { run: self.clone(), next_block: block, reverse, ahead: Vec::new(), window: BLOCK_TARGET, buffered: Vec::new(), from: from.cloned() }
     }
 }
 
@@ -440,12 +456,24 @@ fn entries(block: &[u8], name: &str) -> Result<Vec<(Key, Option<Doc>)>> {
         .collect()
 }
 
-/// Iterates over a run in key order (or reverse), decoding one block at a time.
+/// The most one read of an iteration (a merge's input, a scan) takes. The kernel's readahead is
+/// off for run files (`Storage::advise_random`): on the VMs here it read merge inputs 4 MiB per
+/// request, and a point read queued behind those took 6–10 ms at p99, against ~1 ms behind
+/// 256-KiB reads (docs/BENCHMARKS.md, *Session 13*).
+pub(crate) const READ_WINDOW_MAX: usize = 256 << 10;
+
+/// Iterates over a run in key order (or reverse), reading a window of blocks at a time and
+/// decoding one block at a time.
 pub(crate) struct RunIter {
     run: Arc<Run>,
-    cache: Option<Arc<BlockCache>>,
+    /// The next block to read from the file.
     next_block: isize,
     reverse: bool,
+    /// Blocks read, not decoded yet; `pop` gives the next.
+    ahead: Vec<Arc<[u8]>>,
+    /// Bytes the next read takes: it doubles from one block up to `READ_WINDOW_MAX`, so that a
+    /// scan that stops early reads little.
+    window: usize,
     /// The current block's remaining entries, in the order they will be yielded (reversed
     /// storage so `pop` yields the next one).
     buffered: Vec<(Key, Option<Doc>)>,
@@ -455,10 +483,12 @@ pub(crate) struct RunIter {
 impl RunIter {
     fn fill(&mut self) -> Result<bool> {
         while self.buffered.is_empty() {
-            if self.next_block < 0 || self.next_block >= self.run.blocks.len() as isize {
-                return Ok(false);
-            }
-            let block = self.run.block(self.next_block as usize, self.cache.as_deref(), Fetch::Wait)?.expect("a waiting read always reads");
+            let Some(block) = self.ahead.pop() else {
+                if !self.read_window()? {
+                    return Ok(false);
+                }
+                continue;
+            };
             let mut entries = entries(&block, &self.run.name)?;
             if let Some(from) = self.from.take() {
                 entries.retain(|(k, _)| if self.reverse { *k <= from } else { *k >= from });
@@ -467,8 +497,33 @@ impl RunIter {
                 entries.reverse();
             }
             self.buffered = entries;
-            self.next_block += if self.reverse { -1 } else { 1 };
         }
+        Ok(true)
+    }
+
+    /// Reads the next blocks that fit the window (at least one) with one read.
+    fn read_window(&mut self) -> Result<bool> {
+        let count = self.run.blocks.len();
+        if self.next_block < 0 || self.next_block >= count as isize {
+            return Ok(false);
+        }
+        let (mut lo, mut hi) = (self.next_block as usize, self.next_block as usize + 1);
+        let mut bytes = self.run.blocks[lo].1 as usize;
+        loop {
+            let next = if self.reverse { lo.checked_sub(1) } else { Some(hi).filter(|&j| j < count) };
+            let Some(j) = next else { break };
+            bytes += self.run.blocks[j].1 as usize;
+            if bytes > self.window {
+                break;
+            }
+            if self.reverse { lo = j } else { hi = j + 1 }
+        }
+        self.ahead = self.run.read_blocks(lo..hi)?;
+        if !self.reverse {
+            self.ahead.reverse();
+        }
+        self.next_block = if self.reverse { lo as isize - 1 } else { hi as isize };
+        self.window = (self.window * 2).min(READ_WINDOW_MAX);
         Ok(true)
     }
 }
@@ -481,6 +536,7 @@ impl Iterator for RunIter {
             Ok(false) => None,
             Err(e) => {
                 self.next_block = -1;
+                self.ahead.clear();
                 self.buffered.clear();
                 Some(Err(e))
             }
@@ -491,7 +547,8 @@ impl Iterator for RunIter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::SimVfs;
+    use crate::io::{SimVfs, Storage, Vfs};
+    use std::sync::Mutex;
 
     fn write(vfs: &Arc<SimVfs>, n: u32) -> Arc<Run> {
         let mut w = RunWriter::create(vfs, "run-00000001.wrun", 3, (n as u64, 0)).unwrap();
@@ -519,11 +576,11 @@ mod tests {
         enc.clear();
         Key::from(5000.0).encode(&mut enc);
         assert_eq!(run.get(&Key::from(5000.0), &enc, &cache, Fetch::Wait).unwrap(), Probe::Absent);
-        let keys: Vec<f64> = run.iter(Some(&Key::from(1500.5)), false, None).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
+        let keys: Vec<f64> = run.iter(Some(&Key::from(1500.5)), false).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
         assert_eq!(keys, (1501..2000).map(|i| i as f64).collect::<Vec<_>>());
-        let back: Vec<f64> = run.iter(Some(&Key::from(10.0)), true, None).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
+        let back: Vec<f64> = run.iter(Some(&Key::from(10.0)), true).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
         assert_eq!(back, (0..=10).rev().map(|i| i as f64).collect::<Vec<_>>());
-        assert_eq!(run.iter(None, true, None).count(), 2000);
+        assert_eq!(run.iter(None, true).count(), 2000);
     }
 
     /// Readers search a snapshot of a table's runs without its lock, so a merge may delete a
@@ -551,7 +608,7 @@ mod tests {
         assert_eq!(run.get(&Key::from(7.0), &enc, &BlockCache::new(0), Fetch::Wait).unwrap(), Probe::Entry(Some("{\"id\":7}".into())));
     }
 
-    /// The index and filter are written after the blocks, past the writer's 1 MiB buffer when
+    /// The index and filter are written after the blocks, past the writer's output buffer when
     /// larger than it; the entry count comes back from the footer.
     #[test]
     fn a_filter_larger_than_the_write_buffer_reads_back() {
@@ -581,11 +638,75 @@ mod tests {
         bytes[HEADER + 100] ^= 1;
         vfs.write_file("run-00000001.wrun", bytes.clone());
         let run = Arc::new(Run::open(&vfs, "run-00000001.wrun").unwrap());
-        let err = run.iter(None, false, None).find_map(|e| e.err()).unwrap();
+        let err = run.iter(None, false).find_map(|e| e.err()).unwrap();
         assert_eq!(err.code, crate::ErrorCode::CorruptCheckpoint);
         let n = bytes.len();
         bytes[n - 20] ^= 1;
         vfs.write_file("run-00000001.wrun", bytes);
         assert!(Run::open(&vfs, "run-00000001.wrun").is_err());
+    }
+
+    /// Records the size of every read of the files it opens.
+    struct ReadSizes(Arc<SimVfs>, Arc<Mutex<Vec<usize>>>);
+    struct SizedStorage(Arc<dyn Storage>, Arc<Mutex<Vec<usize>>>);
+    impl Storage for SizedStorage {
+        fn len(&self) -> std::io::Result<u64> {
+            self.0.len()
+        }
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            self.1.lock().unwrap().push(buf.len());
+            self.0.read_at(buf, offset)
+        }
+        fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            self.0.write_at(buf, offset)
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.0.set_len(len)
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            self.0.sync_data()
+        }
+    }
+    impl Vfs for ReadSizes {
+        fn open(&self, name: &str, create: bool) -> std::io::Result<Arc<dyn Storage>> {
+            Ok(Arc::new(SizedStorage(self.0.open(name, create)?, self.1.clone())))
+        }
+        fn list(&self) -> std::io::Result<Vec<String>> {
+            self.0.list()
+        }
+        fn remove(&self, name: &str) -> std::io::Result<()> {
+            self.0.remove(name)
+        }
+        fn sync_dir(&self) -> std::io::Result<()> {
+            self.0.sync_dir()
+        }
+    }
+
+    /// A merge reads its inputs in windows of up to `READ_WINDOW_MAX`, not a block per read
+    /// (and, with the kernel's readahead off, not in the kernel's multi-MiB requests either);
+    /// a scan that stops after a few entries reads one block.
+    #[test]
+    fn iterations_read_windows_of_blocks_growing_from_one() {
+        let vfs = SimVfs::new();
+        write(&vfs, 20_000);
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let run = Arc::new(Run::open(&ReadSizes(vfs, sizes.clone()), "run-00000001.wrun").unwrap());
+        let blocks = run.blocks.len();
+        assert!(blocks > 200, "{blocks} blocks");
+        let data: usize = run.blocks.iter().map(|b| b.1 as usize).sum();
+        for reverse in [false, true] {
+            sizes.lock().unwrap().clear();
+            assert_eq!(run.iter(None, reverse).take(3).count(), 3);
+            assert_eq!(*sizes.lock().unwrap(), vec![run.blocks[if reverse { blocks - 1 } else { 0 }].1 as usize]);
+
+            sizes.lock().unwrap().clear();
+            let keys: Vec<Key> = run.iter(None, reverse).map(|e| e.unwrap().0).collect();
+            assert_eq!(keys.len(), 20_000);
+            assert!(keys.windows(2).all(|w| (w[0] < w[1]) != reverse), "in order");
+            let sizes = sizes.lock().unwrap();
+            assert_eq!(sizes.iter().sum::<usize>(), data, "each block read once");
+            assert!(sizes.iter().all(|&s| s <= READ_WINDOW_MAX), "{sizes:?}");
+            assert!(sizes.len() <= data / (READ_WINDOW_MAX - 2 * BLOCK_TARGET) + 6, "{} reads for {blocks} blocks", sizes.len());
+        }
     }
 }

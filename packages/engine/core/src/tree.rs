@@ -92,7 +92,7 @@ impl Tree {
     }
 
     /// Documents in key order (or reverse) within `range`, at most `limit`.
-    pub fn scan(&self, range: &KeyRange, limit: usize, reverse: bool, cache: &Arc<BlockCache>) -> Result<Vec<(Key, Doc)>> {
+    pub fn scan(&self, range: &KeyRange, limit: usize, reverse: bool) -> Result<Vec<(Key, Doc)>> {
         fn memtable<'a>(m: &'a Memtable, range: &KeyRange, reverse: bool) -> Source<'a> {
             Box::new(m.range(range, reverse).map(|(k, v)| Ok((k.clone(), v.clone()))))
         }
@@ -106,7 +106,7 @@ impl Tree {
         }
         for run in self.runs.iter().rev() {
             // A run starts at the block holding the bound: skip what precedes the range.
-            let it = run.iter(start, reverse, Some(cache.clone()));
+            let it = run.iter(start, reverse);
             sources.push(Box::new(it.skip_while(move |e| e.as_ref().is_ok_and(|(k, _)| before_start(range, k, reverse)))));
         }
         let mut out = Vec::new();

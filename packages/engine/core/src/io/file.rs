@@ -60,6 +60,13 @@ impl Storage for FileStorage {
             libc::sync_file_range(self.0.as_raw_fd(), offset as i64, len as i64, libc::SYNC_FILE_RANGE_WRITE);
         }
     }
+    #[cfg(target_os = "linux")]
+    fn no_readahead(&self) {
+        // SAFETY: an fd we own; advice has no memory effects.
+        unsafe {
+            libc::posix_fadvise(self.0.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM);
+        }
+    }
 
     fn sync_data(&self) -> io::Result<()> {
         self.0.sync_data()

@@ -36,6 +36,9 @@ pub trait Storage: Send + Sync {
     /// anything (`sync_file_range(SYNC_FILE_RANGE_WRITE)`), so that a later `sync_data` has
     /// little left to do. A hint: the default does nothing.
     fn start_writeback(&self, _offset: u64, _len: u64) {}
+    /// Tells the OS not to read ahead of this file's reads (`posix_fadvise(RANDOM)` on this
+    /// handle): the engine chooses its read sizes itself. A hint: the default does nothing.
+    fn no_readahead(&self) {}
 }
 
 /// One directory of files.
