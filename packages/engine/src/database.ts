@@ -29,8 +29,8 @@ export class Database {
   /** Opens the database in `dir` (created if absent), recovering it from its journal. */
   static async open(dir: string, options?: OpenOptions): Promise<Database> {
     const path = checkDir(dir);
-    const { native, durability, spinWaitUs } = openOptions(options);
-    return new Database(path, await Handle.open(path, native, durability, spinWaitUs));
+    const { native, handle } = openOptions(options);
+    return new Database(path, await Handle.open(path, native, handle));
   }
 
   /** Creates a table; `WHARF_TABLE_EXISTS` if it exists. The table is durable when this resolves. */

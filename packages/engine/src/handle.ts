@@ -22,6 +22,8 @@ import {
   type NativeOpenOptions,
 } from './binding.ts';
 import { toWharfError, WharfError, type ErrorCode } from './errors.ts';
+import { Gate } from './gate.ts';
+import type { HandleOptions } from './options.ts';
 import type { WriteResult } from './results.ts';
 
 /** The longest one turn of the poll for a durable answer holds the event loop. */
@@ -71,16 +73,19 @@ export class Handle {
   #spinDeadline = 0;
   #spinning = false;
   #batch: InsertBatch | undefined;
+  /** Reads on libuv's thread pool (see `Gate`). */
+  readonly #poolReads: Gate;
 
-  private constructor(durability: Durability, spinWaitUs: number) {
-    this.durability = durability;
-    this.#spinWaitMs = spinWaitUs / 1000;
+  private constructor(options: HandleOptions) {
+    this.durability = options.durability;
+    this.#spinWaitMs = options.spinWaitUs / 1000;
+    this.#poolReads = new Gate(options.poolReads);
   }
 
-  static async open(dir: string, options: NativeOpenOptions, durability: Durability, spinWaitUs: number): Promise<Handle> {
-    const handle = new Handle(durability, spinWaitUs);
+  static async open(dir: string, native: NativeOpenOptions, options: HandleOptions): Promise<Handle> {
+    const handle = new Handle(options);
     try {
-      handle.#native = await binding().NativeDatabase.open(dir, options, handle.#complete);
+      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#complete);
     } catch (error) {
       throw toWharfError(error);
     }
@@ -218,8 +223,16 @@ export class Handle {
     setImmediate(this.#poll);
   };
 
-  /** Runs a native read (JSON text) and parses it; native errors become `WharfError`s. */
-  async read<T>(run: (native: NativeDatabase) => Promise<string>): Promise<T> {
+  /**
+   * Runs a native read on the thread pool (JSON text) and parses it; native errors become
+   * `WharfError`s. At most `poolReads` run at once; the others wait their turn here.
+   */
+  read<T>(run: (native: NativeDatabase) => Promise<string>): Promise<T> {
+    return this.#poolReads.run(() => this.wait(run));
+  }
+
+  /** As `read`, for a call that mostly waits (`indexWait`): it does not take a read's turn. */
+  async wait<T>(run: (native: NativeDatabase) => Promise<string>): Promise<T> {
     try {
       return JSON.parse(await run(this.native())) as T;
     } catch (error) {

@@ -5,6 +5,7 @@
  */
 import type { Conflict, Durability, Key, NativeOpenOptions } from './binding.ts';
 import { invalidArgument } from './errors.ts';
+import { defaultPoolReads } from './gate.ts';
 
 export type { Conflict, Durability, Key };
 
@@ -38,6 +39,11 @@ export interface OpenOptions {
    * sleeping thread costs 25–75 µs on a VM, more under load; polling costs CPU while the disk syncs.
    */
   spinWaitUs?: number;
+  /**
+   * Reads that wait on the disk at once (default: half of libuv's thread pool, 2 of its default
+   * 4). They run on that pool, which also parses write batches; the rest wait in order.
+   */
+  poolReads?: number;
 }
 
 export interface CreateTableOptions {
@@ -110,10 +116,17 @@ export function checkDir(dir: unknown): string {
   return dir;
 }
 
-export function openOptions(options: unknown): { native: NativeOpenOptions; durability: Durability; spinWaitUs: number } {
+/** What the JS side of a handle takes from `OpenOptions`. */
+export interface HandleOptions {
+  durability: Durability;
+  spinWaitUs: number;
+  poolReads: number;
+}
+
+export function openOptions(options: unknown): { native: NativeOpenOptions; handle: HandleOptions } {
   const o = optionsObject(options, 'options', [
     'segmentSize', 'checkpointBytes', 'flushIntervalMs', 'groupCommitWindowMs', 'memoryBudget', 'mergeFanIn', 'backgroundDelayPerMibMs', 'durability',
-    'spinWaitUs',
+    'spinWaitUs', 'poolReads',
   ]);
   const native: NativeOpenOptions = {};
   if (o.segmentSize !== undefined) native.segmentSize = positiveInteger(o.segmentSize, 'options.segmentSize');
@@ -153,7 +166,8 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; dura
       throw invalidArgument(`options.spinWaitUs must be a number of microseconds from 0 to 1000000; got ${describe(o.spinWaitUs)}`);
     }
   }
-  return { native, durability, spinWaitUs };
+  const poolReads = o.poolReads === undefined ? defaultPoolReads() : positiveInteger(o.poolReads, 'options.poolReads');
+  return { native, handle: { durability, spinWaitUs, poolReads } };
 }
 
 /** Table names and primary-key fields: the engine's rule (`check_name` in `core/src/table.rs`). */

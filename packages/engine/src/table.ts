@@ -154,7 +154,7 @@ export class Table<Doc extends object = Document> {
   async indexWait(names?: readonly string[], options?: IndexWaitOptions): Promise<IndexInfo[]> {
     const list = (names ?? []).map((n, i) => tableName(n, `names[${i}]`));
     const timeoutMs = indexWaitOptions(options);
-    return indexInfos(await this.#handle.read((native) => native.indexWait(this.name, list, timeoutMs)));
+    return indexInfos(await this.#handle.wait((native) => native.indexWait(this.name, list, timeoutMs)));
   }
 
   /** Documents whose indexed field equals one of `values` (once per matching value). */

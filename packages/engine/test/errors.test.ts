@@ -69,6 +69,7 @@ describe('argument validation names the argument', () => {
       /options\.flushIntervalMs/,
     );
     await expectCode(Database.open(dir, { durability: 'firm' as never }), 'WHARF_INVALID_ARGUMENT', /'hard' or 'soft'/);
+    await expectCode(Database.open(dir, { poolReads: 0 }), 'WHARF_INVALID_ARGUMENT', /options\.poolReads must be a positive integer; got 0/);
     await expectCode(
       Database.open(dir, { flushInterval: 5 } as never),
       'WHARF_INVALID_ARGUMENT',

@@ -59,6 +59,14 @@ interface SustainedOut {
   server_gc_pauses_ms?: Record<'major' | 'minor', { count: number; total: number }> | null;
   cpu_steal?: { median: number; max: number; seconds_over_20pct: number };
   write_stages?: Record<string, { count: number; over_4ms: number; over_8ms: number }> | null;
+  slowest_seconds?: SlowSecond[];
+}
+
+/** One of the seconds with the slowest documents, beside what the worker sampled in it. */
+interface SlowSecond {
+  t: number; max_ms: number; steal?: number; loop_max_ms?: number; gc_max_ms?: number;
+  /** Per write stage, the lower bound of the slowest write's power-of-two bucket (ms). */
+  stage_max_ms?: Record<string, number>;
 }
 
 const MB = 2 ** 20;
@@ -94,6 +102,16 @@ function attribution(s: SustainedOut): string {
   const lim = s.inflight_limits;
   if (lim?.length) parts.push(`batches in flight allowed: ${round(lim.reduce((a, b) => a + b, 0) / lim.length, 2)} on average`);
   return parts.join('; ') || '–';
+}
+
+/** The three slowest seconds: each one's slowest document, and where the worker saw time go in it. */
+function slowestSeconds(s: SustainedOut): string {
+  const out = (s.slowest_seconds ?? []).slice(0, 3).map((x) => {
+    const stages = Object.entries(x.stage_max_ms ?? {}).sort((a, b) => b[1] - a[1]);
+    const [name, ms] = stages[0] ?? ['', 0];
+    return `${x.t} s: ${round(x.max_ms, 1)} ms (loader event loop held ${x.loop_max_ms ?? '–'} ms, GC ${x.gc_max_ms ?? '–'} ms, steal ${round(100 * (x.steal ?? 0), 1)}%, slowest stage${s.target === 'server' ? " in the server's engine" : ''} ${name || '–'} ≥ ${ms >= 1 ? Math.floor(ms) : round(ms, 3)} ms)`;
+  });
+  return out.join('; ') || '–';
 }
 
 function rowsFor(s: SustainedOut, seconds: number, budgetMb: number): Row[] {
@@ -134,6 +152,7 @@ function rowsFor(s: SustainedOut, seconds: number, budgetMb: number): Row[] {
       : `no gets (${r.errors} errors)`, '≤ 5 ms', !!r.ms && r.ms.p99 <= 5 && r.misses === 0 && r.errors === 0),
     row('memory: peak RSS of the engine\'s process vs budget', mem, s.stopped_for_memory ? `run the full ${seconds} s` : undefined, s.stopped_for_memory ? false : undefined),
     row('where insert latency goes: event loops, GC, CPU steal', attribution(s)),
+    row('the slowest seconds, each with what held it', slowestSeconds(s)),
     row('pacing and merges at the end', `writeStops ${e.writeStops ?? 0} (${round(e.writeStopMs ?? 0, 0)} ms), stallsAvoided ${e.stallsAvoided ?? 0}, pacedGroups ${(e.pacedGroups ?? 0).toLocaleString('en-US')} (${round(e.pacingDelayMs ?? 0, 0)} ms), max write-rate limit ${fmtMBps(s.max_write_rate_limit_bps)}, merges ${e.merges ?? 0}, runs ${e.runs ?? 0} (${fmtBytes(e.runBytes ?? 0)}), checkpoints ${s.checkpoints}, compression ${e.compressionRatio ? round(e.compressionRatio, 2) : '–'}`),
   ];
 }

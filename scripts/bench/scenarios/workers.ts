@@ -273,6 +273,21 @@ function writeStagesDuring(start: Record<string, unknown>, end: Record<string, u
   }));
 }
 
+/**
+ * Per stage, the slowest write between two `stats().writeStages` readings, as the lower bound
+ * (ms) of the highest power-of-two bucket that gained a write (0: none over 1 µs).
+ */
+function stageMaxBetween(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, number> {
+  const before = a.writeStages as StageHistograms | undefined;
+  const after = b.writeStages as StageHistograms | undefined;
+  if (!before || !after) return {};
+  return Object.fromEntries(Object.entries(after).map(([stage, { histogramUs }]) => {
+    let top = -1;
+    histogramUs.forEach((n, i) => { if (n > (before[stage]?.histogramUs[i] ?? 0)) top = i; });
+    return [stage, top < 0 ? 0 : 2 ** top / 1000];
+  }));
+}
+
 function pick(stats: Record<string, unknown>): Sampled {
   const out = {} as Sampled;
   for (const k of SAMPLED) {
@@ -426,13 +441,19 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   let stoppedForDisk: { at_s: number; free_gb: number } | null = null;
   let peakRss = rssStart;
 
-  const samples: ({ t: number; rss: number; loaderMajorFaults: number; engineMajorFaults: number; steal: number } & Sampled)[] = [];
+  // Each second also says where that second's slowest write could have waited: this event loop's
+  // longest delay and GC pause in it, and per write stage the slowest write's bucket.
+  interface SecondCause { loopMaxMs: number; gcMaxMs: number; stageMaxMs: Record<string, number> }
+  const samples: ({ t: number; rss: number; loaderMajorFaults: number; engineMajorFaults: number; steal: number } & Sampled & SecondCause)[] = [];
+  const loopSecond = monitorEventLoopDelay({ resolution: 1 });
+  let gcSecondMaxMs = 0;
   let cpuBefore = cpuTimes();
   const majorFaultsStart = { loader: process.resourceUsage().majorPageFault, engine: tgt.majorFaults() };
   const fds: { t: number; fdatasyncs: number; checkpoints: number }[] = [];
   const t0 = now();
   const firstRaw = await tgt.stats();
   const first = pick(firstRaw);
+  let prevRaw = firstRaw;
   let last10 = { t: t0, s: first };
   let sampling = false;
   const sampler = setInterval(() => {
@@ -449,7 +470,11 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
       const cpu = cpuTimes();
       const steal = stealShare(cpuBefore, cpu);
       cpuBefore = cpu;
-      samples.push({ t: (t - t0) / 1000, rss, loaderMajorFaults: process.resourceUsage().majorPageFault, engineMajorFaults: tgt.majorFaults(), steal, ...s });
+      const cause = { loopMaxMs: loopSecond.max / 1e6, gcMaxMs: gcSecondMaxMs, stageMaxMs: stageMaxBetween(prevRaw, raw) };
+      loopSecond.reset();
+      gcSecondMaxMs = 0;
+      prevRaw = raw;
+      samples.push({ t: (t - t0) / 1000, rss, loaderMajorFaults: process.resourceUsage().majorPageFault, engineMajorFaults: tgt.majorFaults(), steal, ...s, ...cause });
       if (t - last10.t >= 9_995) {
         fds.push({ t: (t - t0) / 1000, fdatasyncs: (s.fdatasyncs - last10.s.fdatasyncs) / ((t - last10.t) / 1000), checkpoints: s.checkpoints - last10.s.checkpoints });
         last10 = { t, s };
@@ -484,6 +509,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // acknowledgement), and V8's garbage-collection pauses.
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
+  loopSecond.enable();
   const GC_KINDS: Record<number, string> = {
     [perf.NODE_PERFORMANCE_GC_MINOR]: 'minor', [perf.NODE_PERFORMANCE_GC_MAJOR]: 'major',
     [perf.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [perf.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
@@ -496,6 +522,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
       g.count++;
       g.total_ms += e.duration;
       g.max_ms = Math.max(g.max_ms, e.duration);
+      gcSecondMaxMs = Math.max(gcSecondMaxMs, e.duration);
     }
   });
   gcObserver.observe({ entryTypes: ['gc'] });
@@ -518,6 +545,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   }
   clearInterval(publish);
   loopDelay.disable();
+  loopSecond.disable();
   gcObserver.disconnect();
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
   const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), 'p99.9': ms(loopDelay.percentile(99.9)), max: ms(loopDelay.max) };
@@ -588,6 +616,23 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     engine_end: end,
     engine_samples: samples.map(({ t, rss, steal, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided }) =>
       ({ t: Math.round(t * 10) / 10, rss, steal: Math.round(steal * 1000) / 1000, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided })),
+    // The seconds of the slowest documents, each beside what the sampler saw in it (the sample
+    // taken at its end): is a long stall this event loop, GC, CPU steal or a stage of the write?
+    slowest_seconds: summary.intervals
+      .filter((iv) => iv.max !== undefined)
+      .sort((x, y) => y.max! - x.max!)
+      .slice(0, 8)
+      .map((iv) => {
+        let k = 0;
+        samples.forEach((c, j) => { if (Math.abs(c.t - iv.t) < Math.abs(samples[k]!.t - iv.t)) k = j; });
+        const x = samples[k];
+        return {
+          t: Math.round(iv.t), max_ms: iv.max, p99_ms: iv.p99, docs: iv.docs,
+          ...(x && { steal: Math.round(x.steal * 1000) / 1000, loop_max_ms: Math.round(x.loopMaxMs * 10) / 10, gc_max_ms: Math.round(x.gcMaxMs * 10) / 10,
+            stage_max_ms: x.stageMaxMs, paced_groups: x.pacedGroups - (samples[k - 1]?.pacedGroups ?? first.pacedGroups),
+            frozen_memtable_bytes: x.frozenMemtableBytes, merge_backlog_runs: x.mergeBacklogRuns }),
+        };
+      }),
     max_write_rate_limit_bps: Math.max(0, ...samples.map((x) => x.writeRateLimitBps), end.writeRateLimitBps),
     max_pacing_debt_bytes: Math.max(0, ...samples.map((x) => x.pacingDebtBytes), end.pacingDebtBytes),
     peak_engine_memory_bytes: Math.max(0, ...samples.map((x) => x.memtableBytes + x.frozenMemtableBytes + x.cacheBytes)),
