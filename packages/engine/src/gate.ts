@@ -5,7 +5,7 @@
  * batches and serves the application's `fs`, `dns.lookup`, `crypto` and `zlib`. When the disk
  * stalls, reads holding every pool thread held all of those up behind them (an insert batch
  * waited 63 ms for a pool thread while four point reads sat 60–70 ms in `pread`): capped, they
- * leave the rest of the pool free.
+ * always leave a thread free.
  */
 export class Gate {
   readonly limit: number;
@@ -38,9 +38,9 @@ export class Gate {
   }
 }
 
-/** Half of libuv's thread pool (`UV_THREADPOOL_SIZE`, 4 by default), at least 1. */
+/** All of libuv's thread pool (`UV_THREADPOOL_SIZE`, 4 by default) but one thread, at least 1. */
 export function defaultPoolReads(env: NodeJS.ProcessEnv = process.env): number {
   const size = Number(env.UV_THREADPOOL_SIZE);
   const pool = Number.isInteger(size) && size >= 1 ? Math.min(size, 1024) : 4;
-  return Math.max(1, Math.floor(pool / 2));
+  return Math.max(1, pool - 1);
 }

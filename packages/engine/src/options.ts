@@ -40,8 +40,9 @@ export interface OpenOptions {
    */
   spinWaitUs?: number;
   /**
-   * Reads that wait on the disk at once (default: half of libuv's thread pool, 2 of its default
-   * 4). They run on that pool, which also parses write batches; the rest wait in order.
+   * Reads on libuv's thread pool at once: gets that miss memory, scans, counts, index queries
+   * (default: all the pool but one thread, 3 of its default 4). The pool also parses write
+   * batches; the other reads wait their turn in order.
    */
   poolReads?: number;
 }

@@ -62,11 +62,11 @@ describe('Gate: reads on the thread pool', () => {
     expect(gate.running).toBe(0);
   });
 
-  it('defaults to half of libuv\'s pool, at least one', () => {
-    expect(defaultPoolReads({})).toBe(2);
-    expect(defaultPoolReads({ UV_THREADPOOL_SIZE: '16' })).toBe(8);
+  it('defaults to all of libuv\'s pool but one thread, at least one', () => {
+    expect(defaultPoolReads({})).toBe(3);
+    expect(defaultPoolReads({ UV_THREADPOOL_SIZE: '16' })).toBe(15);
     expect(defaultPoolReads({ UV_THREADPOOL_SIZE: '1' })).toBe(1);
-    expect(defaultPoolReads({ UV_THREADPOOL_SIZE: 'many' })).toBe(2);
+    expect(defaultPoolReads({ UV_THREADPOOL_SIZE: 'many' })).toBe(3);
   });
 
   it('a database with one pool read at a time answers many concurrent reads, each correctly', async () => {

@@ -457,7 +457,7 @@ fn entries(block: &[u8], name: &str) -> Result<Vec<(Key, Option<Doc>)>> {
 }
 
 /// The most one read of an iteration (a merge's input, a scan) takes. The kernel's readahead is
-/// off for run files (`Storage::advise_random`): on the VMs here it read merge inputs 4 MiB per
+/// off for run files (`Storage::no_readahead`): on the VMs here it read merge inputs 4 MiB per
 /// request, and a point read queued behind those took 6–10 ms at p99, against ~1 ms behind
 /// 256-KiB reads (docs/BENCHMARKS.md, *Session 13*).
 pub(crate) const READ_WINDOW_MAX: usize = 256 << 10;
