@@ -262,28 +262,31 @@ type StageHistograms = Record<string, { histogramUs: number[] }>;
  * buckets are powers of two, too coarse for a p99.9 to tell stages apart, but exact there.
  */
 function writeStagesDuring(start: Record<string, unknown>, end: Record<string, unknown>) {
-  const a = start.writeStages as StageHistograms | undefined;
-  const b = end.writeStages as StageHistograms | undefined;
-  if (!a || !b) return null;
-  return Object.fromEntries(Object.entries(b).map(([stage, { histogramUs }]) => {
-    const h = histogramUs.map((n, i) => n - (a[stage]?.histogramUs[i] ?? 0));
+  const grown = stageGrowth(start, end);
+  if (!grown) return null;
+  return Object.fromEntries(Object.entries(grown).map(([stage, h]) => {
     const count = h.reduce((s, n) => s + n, 0);
     const over = (bucket: number) => (count ? h.slice(bucket).reduce((s, n) => s + n, 0) / count : 0);
     return [stage, { count, over_4ms: over(12), over_8ms: over(13) }];
   }));
 }
 
+/** Per stage, the writes each power-of-two bucket gained between two `stats()` readings. */
+function stageGrowth(start: Record<string, unknown>, end: Record<string, unknown>): Record<string, number[]> | null {
+  const a = start.writeStages as StageHistograms | undefined;
+  const b = end.writeStages as StageHistograms | undefined;
+  if (!a || !b) return null;
+  return Object.fromEntries(Object.entries(b).map(([stage, { histogramUs }]) => [stage, histogramUs.map((n, i) => n - (a[stage]?.histogramUs[i] ?? 0))]));
+}
+
 /**
- * Per stage, the slowest write between two `stats().writeStages` readings, as the lower bound
- * (ms) of the highest power-of-two bucket that gained a write (0: none over 1 µs).
+ * Per stage, the slowest write between two `stats()` readings, as the lower bound (ms) of the
+ * highest bucket that gained a write (0: no write went through the stage).
  */
-function stageMaxBetween(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, number> {
-  const before = a.writeStages as StageHistograms | undefined;
-  const after = b.writeStages as StageHistograms | undefined;
-  if (!before || !after) return {};
-  return Object.fromEntries(Object.entries(after).map(([stage, { histogramUs }]) => {
-    let top = -1;
-    histogramUs.forEach((n, i) => { if (n > (before[stage]?.histogramUs[i] ?? 0)) top = i; });
+function stageMaxBetween(start: Record<string, unknown>, end: Record<string, unknown>): Record<string, number> {
+  return Object.fromEntries(Object.entries(stageGrowth(start, end) ?? {}).map(([stage, h]) => {
+    let top = h.length - 1;
+    while (top >= 0 && h[top]! <= 0) top--;
     return [stage, top < 0 ? 0 : 2 ** top / 1000];
   }));
 }
