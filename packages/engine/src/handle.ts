@@ -186,19 +186,20 @@ export class Handle {
   }
 
   /**
-   * Keeps the event loop polling while one durable request is unanswered, for up to
-   * `spinWaitUs` after it was sent. Otherwise the thread sleeps in epoll while the committer
+   * Keeps the event loop polling while durable requests are unanswered, for up to `spinWaitUs`
+   * after the last was sent. Otherwise the thread sleeps in epoll while the committer
    * fdatasyncs, and waking it costs 25–75 µs on a VM, more under load: a third of a fast
-   * fdatasync, on every write of a lone hard writer. Several waiting requests share one wake-up,
-   * so the poll stops at the second.
+   * fdatasync, on every write of a lone hard writer, and on every group of concurrent ones
+   * (64 writers: 305 µs a group polling, 360 sleeping).
    *
    * Each turn of the loop (a `setImmediate`) busy-waits up to `POLL_SLICE_MS` for the engine to
-   * queue the answer, then yields, so timers and I/O still run: a bare `setImmediate` chain
+   * queue answers, then yields, so timers and I/O still run: a bare `setImmediate` chain
    * turned the loop every microsecond or two, and its allocations cost 20 scavenges per 1000
-   * inserts.
+   * inserts. It counts only answers of groups whose acknowledgements are all sent, so the
+   * writers of one group resume together and their next writes make one group again.
    */
   #pollUntilAnswered(): void {
-    if (this.#spinWaitMs <= 0 || this.#durableWaiting !== 1) return;
+    if (this.#spinWaitMs <= 0) return;
     this.#spinDeadline = performance.now() + this.#spinWaitMs;
     if (this.#spinning) return;
     this.#spinning = true;
@@ -207,7 +208,7 @@ export class Handle {
 
   readonly #poll = (): void => {
     let now = performance.now();
-    if (this.#durableWaiting !== 1 || now >= this.#spinDeadline) {
+    if (this.#durableWaiting === 0 || now >= this.#spinDeadline) {
       this.#spinning = false;
       return;
     }

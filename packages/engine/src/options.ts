@@ -34,9 +34,10 @@ export interface OpenOptions {
   /** Default durability of writes through this handle (default 'hard'). */
   durability?: Durability;
   /**
-   * While a hard write or `sync()` is unanswered, the event loop keeps polling for the answer for
-   * up to this many microseconds instead of sleeping (default 1000; 0: sleep at once). Waking a
-   * sleeping thread costs 25–75 µs on a VM, more under load; polling costs CPU while the disk syncs.
+   * While hard writes or a `sync()` are unanswered, the event loop keeps polling for their answers
+   * for up to this many microseconds after the last was sent, instead of sleeping (default 1000;
+   * 0: sleep at once). Waking a sleeping thread costs 25–75 µs on a VM, more under load; polling
+   * costs CPU while the disk syncs.
    */
   spinWaitUs?: number;
   /**

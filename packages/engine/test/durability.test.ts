@@ -6,7 +6,7 @@
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { ANSWER_FIELDS, binding } from '../src/binding.ts';
+import { ANSWER_FIELDS, binding, DURABILITY_CODE } from '../src/binding.ts';
 import { Database } from '../src/index.ts';
 import { openTemp, tempDir } from './helpers.ts';
 
@@ -152,5 +152,32 @@ describe('waiting for durable answers (spinWaitUs)', () => {
       await native.close();
     }
     expect(native.answersQueued()).toBe(0);
+  });
+
+  it("counts a group's answers only once all of them are sent, so a poll takes the group whole", async () => {
+    const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize: 1 << 20 }, () => {});
+    const writers = 32;
+    try {
+      native.createTable(0, 't', 'id');
+      while (native.answersQueued() === 0);
+      native.deliverAnswers(() => {});
+      const firstSeen: number[] = [];
+      const delivered: number[] = [];
+      for (let round = 0; round < 20; round++) {
+        // One group of 32 hard writes (one request each, as 32 writers make them in one tick):
+        // the committer answers them one by one after the fdatasync, ~0.1 µs apart.
+        const ids = Array.from({ length: writers }, (_, i) => 1 + round * writers + i);
+        native.insertEach(ids, 't', ids.map((id) => JSON.stringify({ id })).join('\n'), DURABILITY_CODE.hard, 0, false);
+        const deadline = performance.now() + 10_000;
+        let queued = 0;
+        while (queued === 0 && performance.now() < deadline) queued = native.answersQueued();
+        firstSeen.push(queued);
+        native.deliverAnswers((answers) => delivered.push(answers.length / ANSWER_FIELDS));
+      }
+      expect(firstSeen).toEqual(Array(20).fill(writers));
+      expect(delivered).toEqual(Array(20).fill(writers));
+    } finally {
+      await native.close();
+    }
   });
 });

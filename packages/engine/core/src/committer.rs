@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::{Background, CheckpointJob, MaintenanceState, TableCut, Task};
@@ -45,6 +45,11 @@ pub(crate) enum Request {
     Close { done: Callback<()> },
 }
 
+/// Called on the committer thread once it has sent the acknowledgements of a group (or of its
+/// visible part, before its fdatasync): a caller polling for answers takes them then, all
+/// together, rather than the first of them alone.
+pub type AckListener = Box<dyn Fn() + Send + Sync>;
+
 /// Memtable bytes a request adds at most (a replace or a delete of a present key adds less).
 fn memtable_bytes_at_most(request: &Request) -> u64 {
     match request {
@@ -65,6 +70,7 @@ pub(crate) struct Shared {
     pub poison: Mutex<Option<Error>>,
     pub maintenance: Arc<Mutex<MaintenanceState>>,
     pub index_worker: Arc<IndexWorker>,
+    pub ack_listener: OnceLock<AckListener>,
 }
 
 /// Requests waiting for the committer.
@@ -91,6 +97,12 @@ impl Shared {
         drop(queue);
         if wake {
             self.wake.notify_one();
+        }
+    }
+
+    fn acknowledged(&self) {
+        if let Some(listener) = self.ack_listener.get() {
+            listener();
         }
     }
 
@@ -409,6 +421,7 @@ impl Committer {
         for ack in soft {
             ack();
         }
+        self.shared.acknowledged();
         let mut failure = None;
         self.last_group_bytes = enc.payloads.iter().map(|p| p.len() as u64).sum();
         if !enc.payloads.is_empty() {
@@ -429,8 +442,12 @@ impl Committer {
         if hard_writes > 0 {
             self.shared.counters.write_commit.record_n(taken.elapsed(), hard_writes);
         }
+        let durable_acks = !durable.is_empty();
         for request in durable {
             request.complete(failure.clone());
+        }
+        if durable_acks {
+            self.shared.acknowledged();
         }
         enc.clear();
         self.encoder = enc;

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{mpsc, Arc, Condvar, Mutex, RwLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
 use crate::merge::{Merger, MERGE_THREADS};
 use crate::mutation::GroupEncoder;
 use crate::pacing::Pacer;
-pub use crate::committer::Callback;
+pub use crate::committer::{AckListener, Callback};
 use crate::committer::{Committer, Queue, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
@@ -203,6 +203,7 @@ impl Database {
             poison: Mutex::new(None),
             maintenance: maintenance_state.clone(),
             index_worker: Arc::new(IndexWorker::default()),
+            ack_listener: OnceLock::new(),
         });
         shared.index_worker.start_build();
         let (tasks, task_rx) = mpsc::channel();
@@ -342,6 +343,13 @@ impl Database {
     pub fn insert_each(&self, table: &str, writes: Vec<(PreparedDocs, Callback<WriteResult>)>, options: WriteOptions) {
         let submitted = Instant::now();
         self.submit_all(writes.into_iter().map(|(docs, done)| Request::Insert { table: table.into(), docs, options, done, submitted }));
+    }
+
+    /// Sets the one listener the committer calls each time it has sent a group's
+    /// acknowledgements: soft ones once the group is applied, durable ones after its fdatasync
+    /// (see [`AckListener`]). Fails if one is set already.
+    pub fn set_ack_listener(&self, listener: AckListener) -> Result<()> {
+        self.inner.shared.ack_listener.set(listener).map_err(|_| Error::invalid("an acknowledgement listener is set already".to_string()))
     }
 
     /// Deletes `keys`; missing keys count as `skipped`.

@@ -50,7 +50,7 @@ mod stats;
 mod table;
 mod tree;
 
-pub use db::{wait, Callback, Database, TableInfo};
+pub use db::{wait, AckListener, Callback, Database, TableInfo};
 pub use doc::{DocFormat, PreparedDocs};
 pub use error::{Error, ErrorCode, Result};
 pub use index::{IndexInfo, ValueBound};

@@ -117,3 +117,50 @@ fn soft_writes_reach_disk_within_the_flush_interval_without_sync() {
     }
     db.close().unwrap();
 }
+
+/// The acknowledgement listener runs after the answers it covers: a poller that sees it run
+/// finds every answer of the group sent, none still to come.
+#[test]
+fn the_ack_listener_runs_once_a_groups_answers_are_all_sent() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Mutex;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    create(&db, "t");
+    let answered = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (a, s) = (answered.clone(), seen.clone());
+    db.set_ack_listener(Box::new(move || s.lock().unwrap().push(a.load(SeqCst)))).unwrap();
+    assert!(db.set_ack_listener(Box::new(|| {})).is_err(), "one listener per database");
+
+    // 32 hard writes handed over at once: one group, answered after its fdatasync.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writes = (0..32u64)
+        .map(|k| {
+            let docs = PreparedDocs::parse(doc(k, 100).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+            let (a, tx) = (answered.clone(), tx.clone());
+            let done: wharf_engine::Callback<_> = Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| {
+                assert_eq!(r.unwrap().inserted, 1);
+                a.fetch_add(1, SeqCst);
+                tx.send(()).unwrap();
+            });
+            (docs, done)
+        })
+        .collect();
+    db.insert_each("t", writes, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
+    for _ in 0..32 {
+        rx.recv().unwrap();
+    }
+    // Called after the group's soft part (none) and after its durable answers, before any other
+    // group (close makes one): a call saw all 32, and none saw part of them.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !seen.lock().unwrap().contains(&32) && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    {
+        let seen = seen.lock().unwrap();
+        assert!(seen.contains(&32), "no call after the durable answers: {seen:?}");
+        assert!(seen.iter().all(|&n| n == 0 || n == 32), "a call saw part of the group: {seen:?}");
+    }
+    db.close().unwrap();
+}

@@ -21,17 +21,19 @@
 //! and the delivery of the answer to the JS callback, which waits for the event loop.
 //!
 //! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, how many
-//! answers wait to be delivered: the poll for a lone hard write's answer (`src/handle.ts`)
-//! busy-waits on it in short slices instead of turning the loop continuously.
+//! answers of finished groups wait to be delivered: the poll for durable answers
+//! (`src/handle.ts`) busy-waits on it in short slices instead of turning the loop continuously.
+//! It counts only answers the committer has finished sending ([`Completions::ack_listener`]): a
+//! group's 64 answers are delivered together, not its first alone while the others follow.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{Acquire, Relaxed, Release}};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::{Acquire, Relaxed, Release}};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use napi::bindgen_prelude::{Float64Array, FnArgs, Function};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
-use wharf_engine::{Error as EngineError, LatencyHistogram, WriteResult};
+use wharf_engine::{AckListener, Error as EngineError, LatencyHistogram, WriteResult};
 
 /// JS signature: `(answers, details)`.
 ///
@@ -103,9 +105,17 @@ impl Completions {
         callback.call(self.pending.deliver(env))
     }
 
-    /// Answers sent that the JS callback has not received yet.
+    /// Answers of finished groups that the JS callback has not received yet.
     pub fn answers_queued(&self) -> u32 {
-        self.pending.queued.load(Acquire) as u32
+        let p = &self.pending;
+        p.sealed.load(Acquire).saturating_sub(p.delivered.load(Relaxed)) as u32
+    }
+
+    /// For the engine's [`wharf_engine::Database::set_ack_listener`]: the answers sent so far
+    /// belong to finished groups.
+    pub fn ack_listener(&self) -> AckListener {
+        let pending = self.pending.clone();
+        Box::new(move || pending.sealed.store(pending.sent.load(Relaxed), Release))
     }
 
     /// Adds the binding's stages to the engine's `write_stages` (JSON of `wharf_engine::Stats`).
@@ -134,7 +144,12 @@ struct BindingStages {
 #[derive(Default)]
 struct Pending {
     count: AtomicUsize,
-    queued: AtomicUsize,
+    /// Answers listed, ever (under the `answers` lock).
+    sent: AtomicU64,
+    /// `sent` when the committer last finished sending a group's answers.
+    sealed: AtomicU64,
+    /// Answers handed to JS, ever (on the JS thread).
+    delivered: AtomicU64,
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
     stages: BindingStages,
     /// Answers sent and not yet delivered, in the order sent.
@@ -161,7 +176,7 @@ impl Pending {
     fn deliver(&self, env: &Env) -> Args {
         let mut answers = std::mem::take(&mut *self.spare.lock().unwrap());
         std::mem::swap(&mut answers, &mut *self.answers.lock().unwrap());
-        self.queued.fetch_sub(answers.len(), Relaxed);
+        self.delivered.fetch_add(answers.len() as u64, Relaxed);
         self.end(env, answers.len());
         let now = Instant::now();
         let mut numbers = Vec::with_capacity(answers.len() * ANSWER_FIELDS);
@@ -243,7 +258,7 @@ impl Reply {
             text,
             counts,
         });
-        self.pending.queued.fetch_add(1, Release);
+        self.pending.sent.fetch_add(1, Relaxed);
         drop(answers);
         if ring {
             // Non-blocking: the queue is unbounded, and the committer must never wait on JS.

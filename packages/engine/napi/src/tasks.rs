@@ -27,7 +27,11 @@ impl Task for Open {
     type JsValue = NativeDatabase;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(Database::open(&self.dir, self.options.clone()))
+        let completions = self.completions.as_ref().expect("computed once");
+        Ok(Database::open(&self.dir, self.options.clone()).and_then(|db| {
+            db.set_ack_listener(completions.ack_listener())?;
+            Ok(db)
+        }))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeDatabase> {
