@@ -65,7 +65,7 @@ export interface NativeDatabase {
     waitForIndexes: boolean,
   ): Promise<void> | null;
   /** Single-document inserts sent together: line i of `ndjson` is request `ids[i]`'s document. */
-  insertEach(ids: number[], table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
+  insertEach(ids: Uint32Array, table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
   getMany(table: string, keys: Key[]): Promise<string>;

@@ -162,7 +162,7 @@ export class Handle {
     this.#batch = undefined;
     try {
       this.native().insertEach(
-        batch.ids,
+        new Uint32Array(batch.ids),
         batch.table,
         batch.docs.join('\n'),
         DURABILITY_CODE[batch.durability],

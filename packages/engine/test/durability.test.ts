@@ -167,7 +167,7 @@ describe('waiting for durable answers (spinWaitUs)', () => {
         // One group of 32 hard writes (one request each, as 32 writers make them in one tick):
         // the committer answers them one by one after the fdatasync, ~0.1 µs apart.
         const ids = Array.from({ length: writers }, (_, i) => 1 + round * writers + i);
-        native.insertEach(ids, 't', ids.map((id) => JSON.stringify({ id })).join('\n'), DURABILITY_CODE.hard, 0, false);
+        native.insertEach(new Uint32Array(ids), 't', ids.map((id) => JSON.stringify({ id })).join('\n'), DURABILITY_CODE.hard, 0, false);
         const deadline = performance.now() + 10_000;
         let queued = 0;
         while (queued === 0 && performance.now() < deadline) queued = native.answersQueued();

@@ -164,3 +164,36 @@ fn the_ack_listener_runs_once_a_groups_answers_are_all_sent() {
     }
     db.close().unwrap();
 }
+
+/// A write after its table was dropped fails, even when both are in one group (the committer
+/// reuses the previous write's table within a group).
+#[test]
+fn a_write_after_its_table_was_dropped_fails_in_the_same_group_too() {
+    use std::sync::mpsc;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    create(&db, "t");
+    create(&db, "big");
+    // A large write first: the committer applies it for a while, so the three requests after it
+    // queue up and are taken together.
+    let big: String = (0..200_000u64).map(|k| doc(k, 50) + "\n").collect();
+    let big = PreparedDocs::parse(big.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let one = |k: u64| PreparedDocs::parse(doc(k, 50).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let soft = WriteOptions { durability: Durability::Soft, ..WriteOptions::default() };
+    let insert = |table: &str, docs: PreparedDocs| {
+        let (tx, rx) = mpsc::channel();
+        db.insert(table, docs, soft, Box::new(move |r| tx.send(r).unwrap()));
+        rx
+    };
+    let big = insert("big", big);
+    let before = insert("t", one(1));
+    let (tx, dropped) = mpsc::channel();
+    db.drop_table("t", Box::new(move |r| tx.send(r).unwrap()));
+    let after = insert("t", one(2));
+    assert_eq!(big.recv().unwrap().unwrap().inserted, 200_000);
+    assert_eq!(before.recv().unwrap().unwrap().inserted, 1);
+    dropped.recv().unwrap().unwrap();
+    let after = after.recv().unwrap().map(|r| r.inserted).map_err(|e| e.code);
+    assert_eq!(after, Err(wharf_engine::ErrorCode::TableNotFound));
+    db.close().unwrap();
+}

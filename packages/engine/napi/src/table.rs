@@ -4,7 +4,7 @@
 use std::ops::Bound;
 use std::time::Instant;
 
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint32Array};
 use napi::Env;
 use napi_derive::napi;
 use wharf_engine::{Callback, Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions, WriteResult};
@@ -70,13 +70,14 @@ impl NativeDatabase {
 
     /// Single-document inserts made in one tick of the JS thread, sent in one call
     /// (`src/handle.ts`): line i of `ndjson` is the document of request `ids[i]`, and each is a
-    /// write of its own. Parsed here, on the JS thread: JS keeps each call small
+    /// write of its own. The ids come as a typed array: one napi call, where an array cost one
+    /// per element (~3 µs for 64). Parsed here, on the JS thread: JS keeps each call small
     /// (`INSERT_BATCH_CHARS`).
     #[napi]
     pub fn insert_each(
         &self,
         env: Env,
-        ids: Vec<u32>,
+        ids: Uint32Array,
         table: String,
         ndjson: String,
         durability: u32,
@@ -99,7 +100,8 @@ impl NativeDatabase {
             return Err(to_napi(invalid(format!("{} ids for {} documents", ids.len(), docs.len()))));
         }
         let writes = ids
-            .into_iter()
+            .iter()
+            .copied()
             .zip(docs)
             .map(|(id, docs)| {
                 let reply = completions.start(&env, id);
