@@ -51,6 +51,30 @@ describe('wharf import: bad rows', () => {
     expect(await countOf(data, 'm')).toBe(report.documents.written);
   });
 
+  it('writes its data, checkpoint, rejects, report and chart under directories that do not exist yet', async () => {
+    writeFileSync(join(cwd, 'three.ndjson'), '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n{"id":3,"name":\n');
+    const out = join(cwd, 'new', 'nested');
+    const r = await wharf(
+      ['import', 'three.ndjson', '-t', 'people', '--target', `embedded:${join(out, 'data', 'db')}`,
+        '--rejects', join(out, 'rejects', 'r.ndjson'), '--report', join(out, 'reports', 'r.json'), '--chart', join(out, 'charts', 'c.html')],
+      { cwd },
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(r.stdout).toMatch(/3 documents read, 2 written, 1 rejected/);
+    expect(await countOf(join(out, 'data', 'db'), 'people')).toBe(2);
+    expect(JSON.parse(readFileSync(join(out, 'rejects', 'r.ndjson'), 'utf8'))).toMatchObject({ line: 3, kind: 'invalid' });
+    const report = JSON.parse(readFileSync(join(out, 'reports', 'r.json'), 'utf8'));
+    expect(report).toMatchObject({ status: 'rejects', documents: { read: 3, written: 2, rejected: 1 } });
+    expect(report.checkpoint.path).toBe(join(out, 'reports', 'r.checkpoint'));
+    expect(readFileSync(join(out, 'charts', 'c.html'), 'utf8')).toMatch(/<html/i);
+
+    // Without a report, the checkpoint goes beside the data directory, whose parent is new too.
+    const bare = join(cwd, 'fresh', 'db');
+    const r2 = await wharf(['import', 'three.ndjson', '-t', 'people', '--target', `embedded:${bare}`], { cwd });
+    expect(r2.code, r2.stdout + r2.stderr).toBe(3);
+    expect(await countOf(bare, 'people')).toBe(2);
+  });
+
   it('a JSON array with a broken structure stops with the line, exit 1', async () => {
     writeFileSync(join(cwd, 'broken.json'), '[\n{"id":1},\n{"id":2}\n{"id":3}\n]');
     const r = await wharf(['import', 'broken.json', '-t', 'x', '--target', `embedded:${join(cwd, 'data3')}`], { cwd });

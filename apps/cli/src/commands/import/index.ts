@@ -5,7 +5,8 @@
  * a summary, a JSON report, an optional chart and an exit status that never claims success when
  * documents written ≠ documents read − rejected.
  */
-import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createLoader, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
 import type { ImportOptions } from '../../options.js';
@@ -97,6 +98,11 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
 
   // ── checkpoint ────────────────────────────────────────────────────────────────────────────
   const checkpointPath = o.dryRun ? null : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
+  // The files this import writes may name directories that do not exist yet, as the embedded
+  // data directory may (the engine creates that one): the checkpoint beside it was opened there.
+  for (const file of [checkpointPath, o.rejects, o.report, o.chart]) {
+    if (file) mkdirSync(dirname(resolve(file)), { recursive: true });
+  }
   const inputPath = source.path === null ? null : resolve(source.path);
   let previous: Checkpoint | null = null;
   if (o.resume && checkpointPath) {
