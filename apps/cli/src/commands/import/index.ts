@@ -98,8 +98,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
 
   // ── checkpoint ────────────────────────────────────────────────────────────────────────────
   const checkpointPath = o.dryRun ? null : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
-  // The files this import writes may name directories that do not exist yet, as the embedded
-  // data directory may (the engine creates that one): the checkpoint beside it was opened there.
+  // The files this import writes may lie in directories that do not exist yet: the engine
+  // creates its data directory, but the checkpoint beside it is opened before the engine is.
   for (const file of [checkpointPath, o.rejects, o.report, o.chart]) {
     if (file) mkdirSync(dirname(resolve(file)), { recursive: true });
   }
