@@ -24,7 +24,7 @@ use crate::tree::{Memtable, Tree};
 /// Opens a table's runs as the manifest lists them.
 pub(crate) fn load_table(vfs: &dyn Vfs, entry: &TableEntry, data: &mut Tree) -> Result<()> {
     for r in &entry.runs {
-        data.runs.push(Arc::new(Run::open(vfs, &r.file)?));
+        data.add_run(Arc::new(Run::open(vfs, &r.file)?));
     }
     data.documents = entry.documents;
     data.bytes = entry.bytes;
@@ -234,7 +234,7 @@ impl Maintenance {
         // Readers switch from the frozen memtable to the run it became.
         for (table, (_, run), frozen_bytes) in flushed {
             let mut data = table.data.write();
-            data.runs.push(run);
+            data.add_run(run);
             data.frozen = None;
             self.bg.counters().frozen_memtable_bytes.fetch_sub(frozen_bytes, Relaxed);
         }

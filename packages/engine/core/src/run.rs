@@ -358,6 +358,11 @@ impl Run {
         Ok(body)
     }
 
+    /// The run's largest key; `None` when it is empty.
+    pub fn last_key(&self) -> Option<&Key> {
+        (!self.blocks.is_empty()).then_some(&self.last_key)
+    }
+
     /// True when `key` lies between the run's first and last keys.
     pub fn spans(&self, key: &Key) -> bool {
         !self.blocks.is_empty() && *key >= self.first_keys[0] && *key <= self.last_key

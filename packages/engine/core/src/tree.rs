@@ -26,8 +26,13 @@ pub(crate) struct Tree {
     pub active_bytes: u64,
     /// The memtable a checkpoint is writing out, and its size.
     pub frozen: Option<(Arc<Memtable>, u64)>,
-    /// Oldest first.
+    /// Oldest first. Added to only through `add_run`, which keeps `runs_last_key`.
     pub runs: Vec<Arc<Run>>,
+    /// No run holds a key above this. A write's key above it needs no look at the runs: an
+    /// import's ascending ids would otherwise compare with every run's key range, and with a
+    /// few hundred runs behind a long merge that cost more than the rest of the write. A merge
+    /// keeps it an upper bound (it never adds keys), so only new runs move it.
+    runs_last_key: Option<Key>,
     /// Live documents and their bytes (kept exact on every write, so `count` is O(1)).
     pub documents: u64,
     pub bytes: u64,
@@ -38,8 +43,19 @@ impl Tree {
     pub fn get(&self, key: &Key, cache: &BlockCache) -> Result<Option<Doc>> {
         match self.get_in_memory(key) {
             Some(entry) => Ok(entry),
+            None if self.runs_last_key.as_ref().map_or(true, |last| key > last) => Ok(None),
             None => get_in_runs(&self.runs, key, cache, Fetch::Wait).map(Probe::into_doc),
         }
+    }
+
+    /// Adds the newest run.
+    pub fn add_run(&mut self, run: Arc<Run>) {
+        if let Some(last) = run.last_key() {
+            if self.runs_last_key.as_ref().map_or(true, |l| last > l) {
+                self.runs_last_key = Some(last.clone());
+            }
+        }
+        self.runs.push(run);
     }
 
     /// The memtables' entry for `key` (a document or a delete), if they hold one; `None` means

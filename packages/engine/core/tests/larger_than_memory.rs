@@ -118,3 +118,35 @@ fn pacing_lowers_the_write_rate_when_background_work_is_slow_without_stopping_wr
     assert_eq!(db.count("t").unwrap(), 40_000);
     db.close().unwrap();
 }
+
+#[test]
+fn a_write_finds_keys_that_only_runs_hold_after_an_ascending_load_and_after_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options { memory_budget: 4 << 20, checkpoint_bytes: 1 << 20, ..Options::default() };
+    let last = 100 * 200 - 1;
+    // The first key, a middle one and the largest are duplicates, whichever run holds them; a
+    // key above them all is new.
+    let check_conflicts = |db: &Database, new_key: u64| {
+        let batch: String = [0, 7_777, last, new_key].iter().map(|&k| doc(k, 100) + "\n").collect();
+        let docs = PreparedDocs::parse(batch.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+        let options = WriteOptions { durability: Durability::Soft, conflict: Conflict::Error, ..Default::default() };
+        let r = wait(|done| db.insert("t", docs, options, done)).unwrap();
+        assert_eq!((r.inserted, r.errors), (1, 3), "{:?}", r.first_error);
+        assert_eq!(db.count("t").unwrap(), new_key + 1);
+    };
+    let db = Database::open(dir.path(), options.clone()).unwrap();
+    create(&db, "t");
+    // Ascending keys, as an import writes them: each batch is above every run.
+    for i in 0..100u64 {
+        let batch: String = (0..200).map(|j| doc(i * 200 + j, 900) + "\n").collect();
+        put(&db, &batch, Conflict::Error);
+    }
+    assert!(db.stats().runs >= 2, "{:?}", db.stats());
+    check_conflicts(&db, last + 1);
+    db.close().unwrap();
+    // Reopened, the runs come from the manifest.
+    let db = Database::open(dir.path(), options).unwrap();
+    assert!(db.stats().runs >= 2);
+    check_conflicts(&db, last + 2);
+    db.close().unwrap();
+}
