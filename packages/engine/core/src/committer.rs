@@ -36,6 +36,8 @@ pub type Callback<T> = Box<dyn FnOnce(Result<T>) + Send + 'static>;
 
 pub(crate) enum Request {
     Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>, submitted: Instant },
+    /// Single-document inserts sent together: document `i` of `docs` is answered by `dones[i]`.
+    InsertEach { table: String, docs: PreparedDocs, options: WriteOptions, dones: Vec<Callback<WriteResult>>, submitted: Instant },
     Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>, submitted: Instant },
     CreateTable { name: String, primary_key: String, done: Callback<()> },
     CreateIndex { table: String, name: String, field: String, multi: bool, done: Callback<()> },
@@ -43,6 +45,16 @@ pub(crate) enum Request {
     DropTable { name: String, done: Callback<()> },
     Sync { done: Callback<()> },
     Close { done: Callback<()> },
+}
+
+impl Request {
+    /// The writes it holds, each answered on its own: what a cohort of hard writers counts.
+    fn writes(&self) -> usize {
+        match self {
+            Request::InsertEach { dones, .. } => dones.len(),
+            _ => 1,
+        }
+    }
 }
 
 /// Called on the committer thread once it has sent the acknowledgements of a group (or of its
@@ -53,7 +65,7 @@ pub type AckListener = Box<dyn Fn() + Send + Sync>;
 /// Memtable bytes a request adds at most (a replace or a delete of a present key adds less).
 fn memtable_bytes_at_most(request: &Request) -> u64 {
     match request {
-        Request::Insert { docs, .. } => docs.docs.iter().map(|d| ENTRY_OVERHEAD + d.json_len() as u64).sum(),
+        Request::Insert { docs, .. } | Request::InsertEach { docs, .. } => docs.docs.iter().map(|d| ENTRY_OVERHEAD + d.json_len() as u64).sum(),
         Request::Delete { keys, .. } => keys.len() as u64 * ENTRY_OVERHEAD,
         _ => 0,
     }
@@ -77,9 +89,11 @@ pub(crate) struct Shared {
 #[derive(Default)]
 pub(crate) struct Queue {
     pub requests: VecDeque<Request>,
+    /// The writes in `requests` (`Request::writes`).
+    pub writes: usize,
     /// The flusher finished a background sync: the committer should take its outcome.
     pub synced_in_background: bool,
-    /// While the committer waits on the condvar: the queue length that should wake it (1: any
+    /// While the committer waits on the condvar: the queued writes that should wake it (1: any
     /// request; the cohort size while it gathers one). 0: it is not waiting. Each wake-up costs
     /// the submitting thread a syscall and the committer a context switch, so only then.
     pub wake_at: usize,
@@ -89,10 +103,13 @@ impl Shared {
     /// Queues requests in order, under one lock.
     pub fn submit(&self, requests: impl IntoIterator<Item = Request>) {
         let mut queue = self.queue.lock().unwrap();
-        let before = queue.requests.len();
-        queue.requests.extend(requests);
-        let n = queue.requests.len() - before;
-        let wake = queue.wake_at != 0 && queue.requests.len() >= queue.wake_at;
+        let mut n = 0;
+        for request in requests {
+            queue.writes += request.writes();
+            queue.requests.push_back(request);
+            n += 1;
+        }
+        let wake = queue.wake_at != 0 && queue.writes >= queue.wake_at;
         self.queued.fetch_add(n, Release);
         drop(queue);
         if wake {
@@ -212,21 +229,22 @@ impl Committer {
         if !queue.requests.is_empty() && self.last_hard_writers >= 2 && !window.is_zero() {
             let give_up = Instant::now() + window;
             let gap = (self.last_sync / 4).max(window / 8);
-            while queue.requests.len() < self.cohort {
+            while queue.writes < self.cohort {
                 let now = Instant::now();
                 if now >= give_up {
                     break;
                 }
-                let before = queue.requests.len();
+                let before = queue.writes;
                 queue.wake_at = self.cohort;
                 queue = self.shared.wake.wait_timeout(queue, gap.min(give_up - now)).unwrap().0;
                 queue.wake_at = 0;
-                if queue.requests.len() == before {
+                if queue.writes == before {
                     break; // nobody came within the gap: the rest are not coming soon
                 }
             }
         }
         self.shared.queued.store(0, Relaxed);
+        queue.writes = 0;
         let batch: Vec<Request> = queue.requests.drain(..).collect();
         drop(queue);
         if !batch.is_empty() {
@@ -357,13 +375,22 @@ impl Committer {
                     self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
                     let result = self.table(&table, &mut last_table).and_then(|t| t.insert(docs, options.conflict, &mut enc, &mut changes));
                     ops += 1;
-                    let done = if options.wait_for_indexes {
-                        let worker = self.shared.index_worker.clone();
-                        Box::new(move |r| worker.after_pending(Box::new(move || done(r))))
-                    } else {
-                        done
-                    };
+                    let done = self.after_indexes_if(options.wait_for_indexes, done);
                     hard_writes += self.ack(result, options.durability, done, &mut soft, &mut durable) as u64;
+                }
+                Request::InsertEach { table, docs, options, dones, submitted } => {
+                    self.shared.counters.write_queue.record_n(taken.saturating_duration_since(submitted), dones.len() as u64);
+                    let results = self.table(&table, &mut last_table).and_then(|t| t.insert_each(docs, options.conflict, &mut enc, &mut changes));
+                    ops += dones.len() as u64;
+                    match results {
+                        Ok(results) => {
+                            for (result, done) in results.into_iter().zip(dones) {
+                                let done = self.after_indexes_if(options.wait_for_indexes, done);
+                                hard_writes += self.ack(Ok(result), options.durability, done, &mut soft, &mut durable) as u64;
+                            }
+                        }
+                        Err(e) => dones.into_iter().for_each(|done| done(Err(e.clone()))),
+                    }
                 }
                 Request::Delete { table, keys, durability, done, submitted } => {
                     self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
@@ -456,6 +483,15 @@ impl Committer {
         enc.clear();
         self.encoder = enc;
         closing
+    }
+
+    /// `done`, run only once the indexes have caught up with the write when `wait` is set.
+    fn after_indexes_if(&self, wait: bool, done: Callback<WriteResult>) -> Callback<WriteResult> {
+        if !wait {
+            return done;
+        }
+        let worker = self.shared.index_worker.clone();
+        Box::new(move |r| worker.after_pending(Box::new(move || done(r))))
     }
 
     /// Queues the acknowledgement of a write; true if it waits for the group's fdatasync.
@@ -682,6 +718,7 @@ impl Committer {
 pub(crate) fn fail(request: Request, error: Error) {
     match request {
         Request::Insert { done, .. } | Request::Delete { done, .. } => done(Err(error)),
+        Request::InsertEach { dones, .. } => dones.into_iter().for_each(|done| done(Err(error.clone()))),
         Request::CreateTable { done, .. }
         | Request::DropTable { done, .. }
         | Request::CreateIndex { done, .. }

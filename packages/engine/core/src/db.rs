@@ -338,11 +338,15 @@ impl Database {
         self.submit(Request::Insert { table: table.into(), docs, options, done, submitted: Instant::now() });
     }
 
-    /// Several inserts into one table, each a write of its own (its result, its `done`), queued
-    /// together: the binding sends the single-document inserts of one JS tick this way.
-    pub fn insert_each(&self, table: &str, writes: Vec<(PreparedDocs, Callback<WriteResult>)>, options: WriteOptions) {
-        let submitted = Instant::now();
-        self.submit_all(writes.into_iter().map(|(docs, done)| Request::Insert { table: table.into(), docs, options, done, submitted }));
+    /// Single-document inserts into one table, in order, each a write of its own: document `i`
+    /// of `docs` gets its own result, through `dones[i]`. The binding sends the single-document
+    /// inserts of one JS tick this way, parsed together and applied as one request.
+    pub fn insert_each(&self, table: &str, docs: PreparedDocs, dones: Vec<Callback<WriteResult>>, options: WriteOptions) {
+        if docs.len() != dones.len() {
+            let error = Error::invalid(format!("{} documents for {} writes", docs.len(), dones.len()));
+            return dones.into_iter().for_each(|done| done(Err(error.clone())));
+        }
+        self.submit(Request::InsertEach { table: table.into(), docs, options, dones, submitted: Instant::now() });
     }
 
     /// Sets the one listener the committer calls each time it has sent a group's

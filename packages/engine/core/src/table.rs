@@ -168,13 +168,24 @@ impl Table {
     /// Applies an insert, appending the mutations it makes to `journal`.
     /// Changes go to `changes` too when the table has indexes.
     pub fn insert(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<WriteResult> {
+        Ok(self.insert_docs(docs, conflict, false, journal, changes)?.pop().unwrap_or_default())
+    }
+
+    /// Applies single-document inserts sent together, in order: document `i`'s outcome is
+    /// element `i`, as if it had been inserted alone (its errors are its document 0).
+    pub fn insert_each(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<Vec<WriteResult>> {
+        self.insert_docs(docs, conflict, true, journal, changes)
+    }
+
+    /// One result for the batch, or with `each` one per document.
+    fn insert_docs(&self, docs: PreparedDocs, conflict: Conflict, each: bool, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<Vec<WriteResult>> {
         if docs.primary_key != self.primary_key {
             return Err(Error::invalid(format!(
                 "documents were prepared for primary key `{}` but table `{}` uses `{}`",
                 docs.primary_key, self.name, self.primary_key
             )));
         }
-        let mut result = WriteResult::default();
+        let mut results = vec![WriteResult::default(); if each { docs.docs.len() } else { 1 }];
         let indexed = !self.indexes.read().unwrap().is_empty();
         // Phase 1, under the read lock, so readers go on meanwhile: decide each document against
         // its current version and encode its journal record. Only the committer (this thread)
@@ -184,15 +195,18 @@ impl Table {
         let mut batch = BatchKeys::default();
         {
             let tree = self.data.read();
-            for doc in docs.docs {
+            // A document's error names its line, or with `each` its own document 0.
+            let position = |index: u64| if each { 0 } else { index };
+            for (i, doc) in docs.docs.into_iter().enumerate() {
+                let result = &mut results[if each { i } else { 0 }];
                 let (index, key, json, generated) = match doc {
                     PreparedDoc::Err { index, message } => {
-                        result.fail(index, message);
+                        result.fail(position(index), message);
                         continue;
                     }
                     PreparedDoc::Ok { index, key, json, .. } if json.len() > journal.max_document() => {
                         let limit = journal.max_document();
-                        result.fail(index, format!("document `{}` is {} bytes, over the limit of {limit} bytes", key.to_json(), json.len()));
+                        result.fail(position(index), format!("document `{}` is {} bytes, over the limit of {limit} bytes", key.to_json(), json.len()));
                         continue;
                     }
                     PreparedDoc::Ok { index, key, json, generated } => (index, key, json, generated),
@@ -216,7 +230,7 @@ impl Table {
                     Some(old) => {
                         let json: Doc = match conflict {
                             Conflict::Error => {
-                                result.fail(index, format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
+                                result.fail(position(index), format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
                                 continue;
                             }
                             Conflict::Replace if same_document(old, &json) => {
@@ -260,7 +274,7 @@ impl Table {
             }
             self.set(&mut tree, key, Some(json), old.as_ref());
         }
-        Ok(result)
+        Ok(results)
     }
 
     /// Applies a delete of `keys`, appending the mutations it makes to `journal`.

@@ -80,22 +80,39 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
     create(&db, "t");
     let before = db.stats();
     let (tx, rx) = std::sync::mpsc::channel();
-    let writes = [1u64, 2, 3, 1]
-        .into_iter()
-        .enumerate()
-        .map(|(i, key)| {
+    // Keys 1, 2, 3, 1 and a document that is not an object.
+    let ndjson = [1u64, 2, 3, 1].map(|k| doc(k, 10)).join("\n") + "\n[5]";
+    let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let dones = (0..5)
+        .map(|i| {
             let tx = tx.clone();
-            let docs = PreparedDocs::parse(doc(key, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
-            let done: wharf_engine::Callback<_> = Box::new(move |r| tx.send((i, r)).unwrap());
-            (docs, done)
+            Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| tx.send((i, r)).unwrap()) as wharf_engine::Callback<_>
         })
         .collect();
-    db.insert_each("t", writes, WriteOptions::default());
-    let mut results: Vec<_> = (0..4).map(|_| rx.recv().unwrap()).collect();
+    db.insert_each("t", docs, dones, WriteOptions::default());
+    let mut results: Vec<_> = (0..5).map(|_| rx.recv().unwrap()).collect();
     results.sort_by_key(|(i, _)| *i);
-    let inserted: Vec<_> = results.into_iter().map(|(_, r)| r.unwrap()).map(|r| (r.inserted, r.errors)).collect();
+    let results: Vec<_> = results.into_iter().map(|(_, r)| r.unwrap()).collect();
+    let counts: Vec<_> = results.iter().map(|r| (r.inserted, r.errors)).collect();
     // In order: the second write of key 1 is the duplicate.
-    assert_eq!(inserted, [(1, 0), (1, 0), (1, 0), (0, 1)]);
+    assert_eq!(counts, [(1, 0), (1, 0), (1, 0), (0, 1), (0, 1)]);
+    // Each error is its own write's document 0.
+    assert_eq!(results[3].document_errors[0].index, 0, "{:?}", results[3]);
+    assert_eq!(results[4].document_errors[0].index, 0, "{:?}", results[4]);
+    assert!(results[4].first_error.as_deref().unwrap().contains("object"), "{:?}", results[4]);
+
+    // Documents and answers that do not pair up fail every answer.
+    let docs = PreparedDocs::parse(doc(9, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let dones = (5..7)
+        .map(|i| {
+            let tx = tx.clone();
+            Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| tx.send((i, r)).unwrap()) as wharf_engine::Callback<_>
+        })
+        .collect();
+    db.insert_each("t", docs, dones, WriteOptions::default());
+    for _ in 0..2 {
+        assert!(rx.recv().unwrap().1.is_err());
+    }
     let after = db.stats();
     assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1));
     db.close().unwrap();
@@ -135,19 +152,19 @@ fn the_ack_listener_runs_once_a_groups_answers_are_all_sent() {
 
     // 32 hard writes handed over at once: one group, answered after its fdatasync.
     let (tx, rx) = std::sync::mpsc::channel();
-    let writes = (0..32u64)
-        .map(|k| {
-            let docs = PreparedDocs::parse(doc(k, 100).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let ndjson: Vec<String> = (0..32u64).map(|k| doc(k, 100)).collect();
+    let docs = PreparedDocs::parse(ndjson.join("\n").as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let dones = (0..32)
+        .map(|_| {
             let (a, tx) = (answered.clone(), tx.clone());
-            let done: wharf_engine::Callback<_> = Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| {
+            Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| {
                 assert_eq!(r.unwrap().inserted, 1);
                 a.fetch_add(1, SeqCst);
                 tx.send(()).unwrap();
-            });
-            (docs, done)
+            }) as wharf_engine::Callback<_>
         })
         .collect();
-    db.insert_each("t", writes, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
+    db.insert_each("t", docs, dones, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
     for _ in 0..32 {
         rx.recv().unwrap();
     }

@@ -91,24 +91,20 @@ impl NativeDatabase {
             wait_for_indexes,
         };
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
-        // Every document parsed before any request is registered: a failure rejects them all.
-        let docs = ndjson
-            .split('\n')
-            .map(|line| PreparedDocs::parse(line.as_bytes(), DocFormat::Ndjson, &primary_key).map_err(to_napi))
-            .collect::<Result<Vec<_>>>()?;
+        // Parsed before any request is registered: a failure rejects them all. A line per
+        // document (JSON.stringify never emits a raw newline, nor an empty text).
+        let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, &primary_key).map_err(to_napi)?;
         if docs.len() != ids.len() {
             return Err(to_napi(invalid(format!("{} ids for {} documents", ids.len(), docs.len()))));
         }
-        let writes = ids
+        let dones = ids
             .iter()
-            .copied()
-            .zip(docs)
-            .map(|(id, docs)| {
+            .map(|&id| {
                 let reply = completions.start(&env, id);
-                (docs, Box::new(move |r| reply.write(r)) as Callback<WriteResult>)
+                Box::new(move |r| reply.write(r)) as Callback<WriteResult>
             })
             .collect();
-        order.hand_over(move || db.insert_each(&table, writes, options));
+        order.hand_over(move || db.insert_each(&table, docs, dones, options));
         Ok(())
     }
 
