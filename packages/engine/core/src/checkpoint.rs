@@ -164,7 +164,7 @@ impl Maintenance {
     /// size, to size the run's buffers.
     fn flush(&self, table_id: u32, memtable: &Memtable, bytes: u64) -> Result<(RunEntry, Arc<Run>)> {
         let file = self.bg.new_run_name();
-        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, (memtable.len() as u64, bytes))?;
+        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, (memtable.len() as u64, bytes), false)?;
         let (mut reported, mut since) = (0, Instant::now());
         for (key, doc) in memtable.iter() {
             w.add(key, doc.as_deref())?;
@@ -174,9 +174,10 @@ impl Maintenance {
                 (reported, since) = (w.bytes(), Instant::now());
             }
         }
-        self.bg.throttle(w.bytes() - reported);
+        let rest = w.bytes() - reported;
+        self.bg.throttle(rest);
         let (entries, bytes) = w.finish()?;
-        self.bg.rates.record_flush(bytes.saturating_sub(reported), since.elapsed(), self.bg.counters());
+        self.bg.rates.record_flush(rest, since.elapsed(), self.bg.counters());
         let run = Arc::new(Run::open(&*self.bg.vfs, &file)?);
         Ok((RunEntry { file, entries, bytes, level: 0 }, run))
     }

@@ -7,10 +7,12 @@
 //!
 //! ```text
 //! header   0  8  magic "WHARFRUN"
-//!          8  4  format 2
+//!          8  4  format 3 (2 is read too: its blocks have no codec byte)
 //!         12  4  table_id
 //!         16  8  reserved (0)
-//! blocks      entries, then CRC32C u32 of them; a block ends after the entry that passes 16 KiB
+//! blocks      codec u8 | payload, then CRC32C u32 of both. The payload is the block's entries
+//!             (codec 0) or them LZ4-compressed, their length first as u32 (codec 1). A block
+//!             ends after the entry that passes 16 KiB of entries.
 //!             entry: 1 | key | doc_len u32 | doc   (put)    or    2 | key   (delete)
 //! index       blocks u32, then per block: offset u64 | length u32 (CRC included) | first key
 //!             then the run's last key
@@ -32,7 +34,11 @@ use crate::table::Doc;
 
 const MAGIC: &[u8; 8] = b"WHARFRUN";
 const END_MAGIC: &[u8; 8] = b"WHARFEND";
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
+/// The format before blocks had a codec byte; still read.
+const FORMAT_UNCOMPRESSED: u32 = 2;
+const RAW: u8 = 0;
+const LZ4: u8 = 1;
 const HEADER: usize = 24;
 const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
@@ -63,12 +69,16 @@ pub(crate) struct RunWriter {
     out: Vec<u8>,
     block: Vec<u8>,
     block_first: Option<Key>,
+    /// LZ4 blocks (see `create`); the compressed block is built in `packed`.
+    compress: bool,
+    packed: Vec<u8>,
     index: Vec<u8>,
     blocks: u32,
     last: Option<Key>,
     bloom: BloomBuilder,
     key_buf: Vec<u8>,
     entries: u64,
+    entry_bytes: u64,
     deletes: u64,
 }
 
@@ -79,7 +89,9 @@ impl RunWriter {
     /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, and a
     /// merge thread at a low priority then held up every thread allocating from that arena,
     /// Node's own included, for 100 ms and more (perf, `sustained` bench).
-    pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64)) -> Result<RunWriter> {
+    ///
+    /// `compress`: each block is stored LZ4-compressed when that makes it smaller.
+    pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64), compress: bool) -> Result<RunWriter> {
         let file = vfs.open(name, true).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
         file.set_len(0).map_err(|e| Error::io(format!("creating run file {name}"), e))?;
         let mut out = Vec::with_capacity(WRITE_CHUNK);
@@ -94,12 +106,15 @@ impl RunWriter {
             out,
             block: Vec::with_capacity(BLOCK_TARGET * 2),
             block_first: None,
+            compress,
+            packed: Vec::new(),
             index: Vec::with_capacity((expected.1 as usize / BLOCK_TARGET + 1) * INDEX_ENTRY_GUESS),
             blocks: 0,
             last: None,
             bloom: BloomBuilder::with_capacity(expected.0 as usize + 1),
             key_buf: Vec::new(),
             entries: 0,
+            entry_bytes: 0,
             deletes: 0,
         })
     }
@@ -126,6 +141,7 @@ impl RunWriter {
             }
         }
         self.entries += 1;
+        self.entry_bytes += (1 + self.key_buf.len() + doc.map_or(0, |d| 4 + d.len())) as u64;
         self.last = Some(key.clone());
         if self.block.len() >= BLOCK_TARGET {
             self.end_block()?;
@@ -136,18 +152,36 @@ impl RunWriter {
     fn end_block(&mut self) -> Result<()> {
         let Some(first) = self.block_first.take() else { return Ok(()) };
         let offset = self.written + self.out.len() as u64;
-        let crc = crc32c(&self.block);
-        if self.out.len() + self.block.len() + 4 > self.out.capacity() {
+        let (codec, payload) = if self.compress && self.pack() { (LZ4, &self.packed) } else { (RAW, &self.block) };
+        let crc = crc32c::crc32c_append(crc32c(&[codec]), payload);
+        let stored = 1 + payload.len() + 4;
+        if self.out.len() + stored > self.out.capacity() {
             self.flush_out()?; // rather than grow `out`
         }
-        self.out.extend_from_slice(&self.block);
+        let payload = if codec == LZ4 { &self.packed } else { &self.block };
+        self.out.push(codec);
+        self.out.extend_from_slice(payload);
         self.out.extend_from_slice(&crc.to_le_bytes());
         self.index.extend_from_slice(&offset.to_le_bytes());
-        self.index.extend_from_slice(&(self.block.len() as u32 + 4).to_le_bytes());
+        self.index.extend_from_slice(&(stored as u32).to_le_bytes());
         first.encode(&mut self.index);
         self.blocks += 1;
         self.block.clear();
         Ok(())
+    }
+
+    /// Compresses the block into `packed`; false when that would not make it smaller.
+    fn pack(&mut self) -> bool {
+        let len = self.block.len();
+        self.packed.resize(4 + lz4_flex::block::get_maximum_output_size(len), 0);
+        self.packed[..4].copy_from_slice(&(len as u32).to_le_bytes());
+        match lz4_flex::block::compress_into(&self.block, &mut self.packed[4..]) {
+            Ok(n) if 4 + n < len => {
+                self.packed.truncate(4 + n);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn flush_out(&mut self) -> Result<()> {
@@ -167,9 +201,10 @@ impl RunWriter {
         Ok(())
     }
 
-    /// Bytes written so far (for pacing: how fast background work goes).
+    /// Bytes of entries added so far, as they are before compression: pacing measures how fast
+    /// background work goes in the bytes that writes add.
     pub fn bytes(&self) -> u64 {
-        self.written + self.out.len() as u64 + self.block.len() as u64
+        self.entry_bytes
     }
 
     /// Writes the index, filter and footer and syncs the file; returns (entries, bytes).
@@ -247,6 +282,8 @@ pub(crate) struct Run {
     first_keys: Vec<Key>,
     last_key: Key,
     bloom: Bloom,
+    /// Blocks start with a codec byte (format 3).
+    codecs: bool,
     /// Entries (documents and deletes), from the footer.
     pub entries: u64,
     pub bytes: u64,
@@ -267,8 +304,9 @@ impl Run {
         }
         let mut header = [0u8; HEADER];
         file.read_at(&mut header, 0).map_err(io)?;
-        if &header[..8] != MAGIC || u32::from_le_bytes(header[8..12].try_into().unwrap()) != FORMAT {
-            return Err(damaged(name, "bad header (not a format-2 run file)"));
+        let format = u32::from_le_bytes(header[8..12].try_into().unwrap());
+        if &header[..8] != MAGIC || !(format == FORMAT || format == FORMAT_UNCOMPRESSED) {
+            return Err(damaged(name, "bad header (not a format-2 or format-3 run file)"));
         }
         let mut footer = [0u8; FOOTER];
         file.read_at(&mut footer, len - FOOTER as u64).map_err(io)?;
@@ -307,6 +345,7 @@ impl Run {
             first_keys,
             last_key,
             bloom: Bloom::decode(bloom).ok_or_else(|| damaged(name, "bad filter"))?,
+            codecs: format == FORMAT,
             entries: field(4),
             bytes: len,
         })
@@ -331,7 +370,7 @@ impl Run {
                 }
             }
         }
-        Ok(Some(self.checked(i, &buf)?.into()))
+        Ok(Some(self.checked(i, &buf)?))
     }
 
     /// Blocks `range` (consecutive in the file) with one read, checked.
@@ -344,18 +383,27 @@ impl Run {
             .map(|i| {
                 let (offset, length) = self.blocks[i];
                 let at = (offset - start) as usize;
-                Ok(self.checked(i, &buf[at..at + length as usize])?.into())
+                self.checked(i, &buf[at..at + length as usize])
             })
             .collect()
     }
 
-    /// The body of block `i` read as `stored` (body + CRC32C), or an error if the checksum fails.
-    fn checked<'b>(&self, i: usize, stored: &'b [u8]) -> Result<&'b [u8]> {
+    /// The entries of block `i` read as `stored` (codec, payload, CRC32C), or an error if the
+    /// checksum fails or the payload does not decompress.
+    fn checked(&self, i: usize, stored: &[u8]) -> Result<Arc<[u8]>> {
+        let bad = |what: &str| damaged(&self.name, format!("block {i} at offset {}: {what}", self.blocks[i].0));
         let (body, crc) = stored.split_at(stored.len() - 4);
         if crc32c(body).to_le_bytes() != crc {
-            return Err(damaged(&self.name, format!("block {i} at offset {}: checksum mismatch", self.blocks[i].0)));
+            return Err(bad("checksum mismatch"));
         }
-        Ok(body)
+        if !self.codecs {
+            return Ok(body.into());
+        }
+        match body.split_first() {
+            Some((&RAW, entries)) => Ok(entries.into()),
+            Some((&LZ4, packed)) => lz4_flex::block::decompress_size_prepended(packed).map(Into::into).map_err(|e| bad(&format!("LZ4: {e}"))),
+            _ => Err(bad("unknown codec")),
+        }
     }
 
     /// The run's largest key; `None` when it is empty.
@@ -555,8 +603,8 @@ mod tests {
     use crate::io::{SimVfs, Storage, Vfs};
     use std::sync::Mutex;
 
-    fn write(vfs: &Arc<SimVfs>, n: u32) -> Arc<Run> {
-        let mut w = RunWriter::create(vfs, "run-00000001.wrun", 3, (n as u64, 0)).unwrap();
+    fn write(vfs: &Arc<SimVfs>, n: u32, compress: bool) -> Arc<Run> {
+        let mut w = RunWriter::create(vfs, "run-00000001.wrun", 3, (n as u64, 0), compress).unwrap();
         for i in 0..n {
             let doc = format!("{{\"id\":{i},\"pad\":\"{}\"}}", "x".repeat(200));
             w.add(&Key::from(i as f64), (i % 7 != 3).then_some(doc.as_str())).unwrap();
@@ -566,9 +614,17 @@ mod tests {
     }
 
     #[test]
-    fn point_reads_and_scans_in_both_directions() {
+    fn point_reads_and_scans_in_both_directions_compressed_or_not() {
+        for compress in [false, true] {
+            point_reads_and_scans(compress);
+        }
+        let sizes = [false, true].map(|compress| write(&SimVfs::new(), 2000, compress).bytes);
+        assert!(sizes[1] * 4 < sizes[0], "LZ4 blocks: {sizes:?} bytes");
+    }
+
+    fn point_reads_and_scans(compress: bool) {
         let vfs = SimVfs::new();
-        let run = write(&vfs, 2000);
+        let run = write(&vfs, 2000, compress);
         assert!(run.blocks.len() > 10, "several blocks");
         let cache = BlockCache::new(1 << 20);
         let mut enc = Vec::new();
@@ -593,7 +649,7 @@ mod tests {
     #[test]
     fn a_removed_run_file_stays_readable_through_its_handle() {
         let vfs = SimVfs::new();
-        let run = write(&vfs, 2000);
+        let run = write(&vfs, 2000, false);
         vfs.remove(&run.name).unwrap();
         let cache = BlockCache::new(0);
         let mut enc = Vec::new();
@@ -603,7 +659,7 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let disk: Arc<dyn Vfs> = Arc::new(crate::io::FileVfs::new(dir.path()).unwrap());
-        let mut w = RunWriter::create(&*disk, "run-00000002.wrun", 3, (1, 0)).unwrap();
+        let mut w = RunWriter::create(&*disk, "run-00000002.wrun", 3, (1, 0), false).unwrap();
         w.add(&Key::from(7.0), Some("{\"id\":7}")).unwrap();
         w.finish().unwrap();
         let run = Run::open(&*disk, "run-00000002.wrun").unwrap();
@@ -619,7 +675,7 @@ mod tests {
     fn a_filter_larger_than_the_write_buffer_reads_back() {
         let vfs = SimVfs::new();
         let n = 900_000u32; // a 1.1 MiB filter
-        let mut w = RunWriter::create(&vfs, "run-00000003.wrun", 3, (n as u64, 0)).unwrap();
+        let mut w = RunWriter::create(&vfs, "run-00000003.wrun", 3, (n as u64, 0), true).unwrap();
         for i in 0..n {
             w.add(&Key::from(i as f64), (i % 100_000 == 0).then_some("{}")).unwrap();
         }
@@ -635,10 +691,30 @@ mod tests {
         }
     }
 
+    /// A run written by format 2 (blocks without a codec byte; `tests/fixtures`, from the code
+    /// of that format): keys 0..300, every tenth a delete.
+    #[test]
+    fn a_format_2_run_still_reads() {
+        let vfs = SimVfs::new();
+        vfs.write_file("run-00000004.wrun", include_bytes!("../tests/fixtures/run-format-2.wrun").to_vec());
+        let run = Arc::new(Run::open(&vfs, "run-00000004.wrun").unwrap());
+        assert!(!run.codecs);
+        let all: Vec<_> = run.iter(None, false).map(|e| e.unwrap()).collect();
+        assert_eq!(all.len(), 300);
+        for (i, (key, doc)) in all.into_iter().enumerate() {
+            assert_eq!(key, Key::from(i as f64));
+            assert_eq!(doc.as_deref(), (i % 10 != 9).then(|| format!("{{\"id\":{i},\"name\":\"person {i}\"}}")).as_deref());
+        }
+        let mut enc = Vec::new();
+        Key::from(123.0).encode(&mut enc);
+        let got = run.get(&Key::from(123.0), &enc, &BlockCache::new(0), Fetch::Wait).unwrap();
+        assert_eq!(got, Probe::Entry(Some("{\"id\":123,\"name\":\"person 123\"}".into())));
+    }
+
     #[test]
     fn a_damaged_block_is_an_error_not_wrong_data() {
         let vfs = SimVfs::new();
-        write(&vfs, 2000);
+        write(&vfs, 2000, true);
         let mut bytes = vfs.read_file("run-00000001.wrun").unwrap();
         bytes[HEADER + 100] ^= 1;
         vfs.write_file("run-00000001.wrun", bytes.clone());
@@ -693,7 +769,7 @@ mod tests {
     #[test]
     fn iterations_read_windows_of_blocks_growing_from_one() {
         let vfs = SimVfs::new();
-        write(&vfs, 20_000);
+        write(&vfs, 20_000, false);
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let run = Arc::new(Run::open(&ReadSizes(vfs, sizes.clone()), "run-00000001.wrun").unwrap());
         let blocks = run.blocks.len();
