@@ -346,6 +346,9 @@ impl Database {
             let error = Error::invalid(format!("{} documents for {} writes", docs.len(), dones.len()));
             return dones.into_iter().for_each(|done| done(Err(error.clone())));
         }
+        if dones.is_empty() {
+            return; // nothing to answer; a request of no writes would not wake the committer
+        }
         self.submit(Request::InsertEach { table: table.into(), docs, options, dones, submitted: Instant::now() });
     }
 

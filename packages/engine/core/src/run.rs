@@ -14,7 +14,7 @@
 //!             (codec 0) or them LZ4-compressed, their length first as u32 (codec 1). A block
 //!             ends after the entry that passes 16 KiB of entries.
 //!             entry: 1 | key | doc_len u32 | doc   (put)    or    2 | key   (delete)
-//! index       blocks u32, then per block: offset u64 | length u32 (CRC included) | first key
+//! index       blocks u32, then per block: offset u64 | length u32 (as stored) | first key
 //!             then the run's last key
 //! bloom       see bloom.rs
 //! footer  64  magic "WHARFEND" | index_offset u64 | index_length u64 | bloom_offset u64 |
@@ -152,13 +152,13 @@ impl RunWriter {
     fn end_block(&mut self) -> Result<()> {
         let Some(first) = self.block_first.take() else { return Ok(()) };
         let offset = self.written + self.out.len() as u64;
-        let (codec, payload) = if self.compress && self.pack() { (LZ4, &self.packed) } else { (RAW, &self.block) };
-        let crc = crc32c::crc32c_append(crc32c(&[codec]), payload);
-        let stored = 1 + payload.len() + 4;
+        let codec = if self.compress && self.pack() { LZ4 } else { RAW };
+        let stored = 1 + if codec == LZ4 { self.packed.len() } else { self.block.len() } + 4;
         if self.out.len() + stored > self.out.capacity() {
             self.flush_out()?; // rather than grow `out`
         }
         let payload = if codec == LZ4 { &self.packed } else { &self.block };
+        let crc = crc32c::crc32c_append(crc32c(&[codec]), payload);
         self.out.push(codec);
         self.out.extend_from_slice(payload);
         self.out.extend_from_slice(&crc.to_le_bytes());
@@ -356,8 +356,8 @@ impl Run {
         self.bloom.memory() + self.blocks.len() * (12 + 32)
     }
 
-    /// Block `i` as stored, checked; `None` when `fetch` is `IfCached` and reading it would
-    /// wait on the disk.
+    /// The entries of block `i`, checked and decompressed; `None` when `fetch` is `IfCached`
+    /// and reading it would wait on the disk.
     fn read_block(&self, i: usize, fetch: Fetch) -> Result<Option<Arc<[u8]>>> {
         let (offset, length) = self.blocks[i];
         let mut buf = vec![0u8; length as usize];
@@ -373,7 +373,7 @@ impl Run {
         Ok(Some(self.checked(i, &buf)?))
     }
 
-    /// Blocks `range` (consecutive in the file) with one read, checked.
+    /// The entries of blocks `range` (consecutive in the file) with one read, checked.
     fn read_blocks(&self, range: std::ops::Range<usize>) -> Result<Vec<Arc<[u8]>>> {
         let start = self.blocks[range.start].0;
         let (last_offset, last_length) = self.blocks[range.end - 1];
