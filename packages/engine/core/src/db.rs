@@ -524,10 +524,10 @@ impl Database {
         s.cache_hits = cache.hits.load(Relaxed);
         s.cache_misses = cache.misses.load(Relaxed);
         for t in self.inner.shared.catalog.read().unwrap().by_id.values() {
-            let data = t.data.read();
-            s.runs += data.runs.len() as u64;
-            s.run_bytes += data.runs.iter().map(|r| r.bytes).sum::<u64>();
-            s.run_index_bytes += data.runs.iter().map(|r| r.memory() as u64).sum::<u64>();
+            let totals = &t.run_totals;
+            s.runs += totals.runs.load(Relaxed);
+            s.run_bytes += totals.bytes.load(Relaxed);
+            s.run_index_bytes += totals.index_bytes.load(Relaxed);
         }
         s
     }

@@ -216,7 +216,7 @@ impl Merger {
         {
             let mut data = table.data.write();
             if let Some(at) = data.runs.iter().position(|r| r.name == inputs[0]) {
-                data.runs.splice(at..at + inputs.len(), run);
+                data.replace_runs(at, inputs.len(), run);
             }
         }
         drop(current);

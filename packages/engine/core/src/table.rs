@@ -15,7 +15,7 @@ use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
 use crate::stats::Counters;
 use crate::run::{Fetch, Probe};
-use crate::tree::{get_in_runs, Tree};
+use crate::tree::{get_in_runs, RunTotals, Tree};
 
 pub(crate) type Doc = Arc<str>;
 
@@ -82,6 +82,8 @@ pub(crate) struct Table {
     pub primary_key: String,
     /// parking_lot's lock, for `bump`: a long insert yields it to waiting readers.
     pub data: parking_lot::RwLock<Tree>,
+    /// The tree's `run_totals`, read without its lock.
+    pub run_totals: Arc<RunTotals>,
     pub env: Env,
     /// Secondary indexes on this table (empty for an index's own hidden tree).
     pub indexes: RwLock<Vec<Arc<Index>>>,
@@ -89,11 +91,13 @@ pub(crate) struct Table {
 
 impl Table {
     pub fn new(id: u32, name: String, primary_key: String, env: &Env) -> Arc<Table> {
+        let tree = Tree::default();
         Arc::new(Table {
             id,
             name,
             primary_key,
-            data: parking_lot::RwLock::new(Tree::default()),
+            run_totals: tree.run_totals.clone(),
+            data: parking_lot::RwLock::new(tree),
             env: env.clone(),
             indexes: RwLock::default(),
         })

@@ -4,6 +4,7 @@
 //! oldest, and the first entry found for a key (a document or a delete) is the answer.
 
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
@@ -20,14 +21,35 @@ pub(crate) fn entry_size(doc: &Option<Doc>) -> u64 {
     ENTRY_OVERHEAD + doc.as_ref().map_or(0, |d| d.len() as u64)
 }
 
+/// A tree's runs as `stats()` counts them, kept outside the tree's lock: `stats()` runs on
+/// Node's thread, and checkpoint and merge threads (low CPU priority) take that lock when runs
+/// change; preempted there, one would hold up the event loop until it ran again.
+#[derive(Default)]
+pub(crate) struct RunTotals {
+    pub runs: AtomicU64,
+    pub bytes: AtomicU64,
+    pub index_bytes: AtomicU64,
+}
+
+impl RunTotals {
+    fn count(&self, run: &Run, added: bool) {
+        let change = |c: &AtomicU64, n: u64| if added { c.fetch_add(n, Relaxed) } else { c.fetch_sub(n, Relaxed) };
+        change(&self.runs, 1);
+        change(&self.bytes, run.bytes);
+        change(&self.index_bytes, run.memory() as u64);
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Tree {
     pub active: Memtable,
     pub active_bytes: u64,
     /// The memtable a checkpoint is writing out, and its size.
     pub frozen: Option<(Arc<Memtable>, u64)>,
-    /// Oldest first. Added to only through `add_run`, which keeps `runs_last_key`.
+    /// Oldest first. Changed only through `add_run` and `replace_runs`, which keep
+    /// `runs_last_key` and `run_totals`.
     pub runs: Vec<Arc<Run>>,
+    pub run_totals: Arc<RunTotals>,
     /// No run holds a key above this. A write's key above it needs no look at the runs: an
     /// import's ascending ids would otherwise compare with every run's key range, and with a
     /// few hundred runs behind a long merge that cost more than the rest of the write. A merge
@@ -55,7 +77,18 @@ impl Tree {
                 self.runs_last_key = Some(last.clone());
             }
         }
+        self.run_totals.count(&run, true);
         self.runs.push(run);
+    }
+
+    /// Replaces `count` runs from `at` with `merged` (none when a merge left nothing).
+    pub fn replace_runs(&mut self, at: usize, count: usize, merged: Option<Arc<Run>>) {
+        if let Some(run) = &merged {
+            self.run_totals.count(run, true);
+        }
+        for run in self.runs.splice(at..at + count, merged) {
+            self.run_totals.count(&run, false);
+        }
     }
 
     /// The memtables' entry for `key` (a document or a delete), if they hold one; `None` means
@@ -232,5 +265,46 @@ impl Iterator for MergingIter<'_> {
     type Item = Result<(Key, Option<Doc>)>;
     fn next(&mut self) -> Option<Self::Item> {
         self.step().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimVfs;
+    use crate::run::RunWriter;
+
+    fn run(vfs: &Arc<SimVfs>, name: &str, keys: std::ops::Range<u32>) -> Arc<Run> {
+        let mut w = RunWriter::create(vfs, name, 1, (keys.len() as u64, 0), false).unwrap();
+        for k in keys {
+            w.add(&Key::from(k as f64), Some("{}")).unwrap();
+        }
+        w.finish().unwrap();
+        Arc::new(Run::open(vfs, name).unwrap())
+    }
+
+    /// `stats()` reads the totals without the lock: they must follow every change of the runs.
+    #[test]
+    fn run_totals_and_the_largest_key_follow_added_and_merged_runs() {
+        let vfs = SimVfs::new();
+        let runs: Vec<_> = (0..3).map(|i| run(&vfs, &format!("run-0000000{i}.wrun"), i * 100..i * 100 + 50)).collect();
+        let mut tree = Tree::default();
+        for r in &runs {
+            tree.add_run(r.clone());
+        }
+        let check = |tree: &Tree| {
+            let t = &tree.run_totals;
+            assert_eq!(t.runs.load(Relaxed), tree.runs.len() as u64);
+            assert_eq!(t.bytes.load(Relaxed), tree.runs.iter().map(|r| r.bytes).sum::<u64>());
+            assert_eq!(t.index_bytes.load(Relaxed), tree.runs.iter().map(|r| r.memory() as u64).sum::<u64>());
+        };
+        check(&tree);
+        assert_eq!(tree.runs_last_key, Some(Key::from(249.0)));
+        tree.replace_runs(0, 2, Some(run(&vfs, "run-00000009.wrun", 0..150)));
+        assert_eq!(tree.runs.len(), 2);
+        check(&tree);
+        tree.replace_runs(0, 2, None);
+        assert!(tree.runs.is_empty());
+        check(&tree);
     }
 }

@@ -80,15 +80,15 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
     create(&db, "t");
     let before = db.stats();
     let (tx, rx) = std::sync::mpsc::channel();
+    // Answer `i` sends (i, its result).
+    let answer = |i: usize| {
+        let tx = tx.clone();
+        Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| tx.send((i, r)).unwrap()) as wharf_engine::Callback<_>
+    };
     // Keys 1, 2, 3, 1 and a document that is not an object.
     let ndjson = [1u64, 2, 3, 1].map(|k| doc(k, 10)).join("\n") + "\n[5]";
     let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let dones = (0..5)
-        .map(|i| {
-            let tx = tx.clone();
-            Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| tx.send((i, r)).unwrap()) as wharf_engine::Callback<_>
-        })
-        .collect();
+    let dones = (0..5).map(answer).collect();
     db.insert_each("t", docs, dones, WriteOptions::default());
     let mut results: Vec<_> = (0..5).map(|_| rx.recv().unwrap()).collect();
     results.sort_by_key(|(i, _)| *i);
@@ -103,12 +103,7 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
 
     // Documents and answers that do not pair up fail every answer.
     let docs = PreparedDocs::parse(doc(9, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let dones = (5..7)
-        .map(|i| {
-            let tx = tx.clone();
-            Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| tx.send((i, r)).unwrap()) as wharf_engine::Callback<_>
-        })
-        .collect();
+    let dones = (5..7).map(answer).collect();
     db.insert_each("t", docs, dones, WriteOptions::default());
     for _ in 0..2 {
         assert!(rx.recv().unwrap().1.is_err());
