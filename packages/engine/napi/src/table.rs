@@ -92,11 +92,9 @@ impl NativeDatabase {
         };
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         // Parsed before any request is registered: a failure rejects them all. A line per
-        // document (JSON.stringify never emits a raw newline, nor an empty text).
+        // document (JSON.stringify never emits a raw newline, nor an empty text); the engine
+        // fails every write if the lines and ids do not pair up.
         let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, &primary_key).map_err(to_napi)?;
-        if docs.len() != ids.len() {
-            return Err(to_napi(invalid(format!("{} ids for {} documents", ids.len(), docs.len()))));
-        }
         let dones = ids
             .iter()
             .map(|&id| {
