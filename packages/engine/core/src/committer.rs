@@ -36,8 +36,8 @@ pub type Callback<T> = Box<dyn FnOnce(Result<T>) + Send + 'static>;
 
 pub(crate) enum Request {
     Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>, submitted: Instant },
-    /// Single-document inserts sent together: document `i` of `docs` is answered by `dones[i]`.
-    InsertEach { table: String, docs: PreparedDocs, options: WriteOptions, dones: Vec<Callback<WriteResult>>, submitted: Instant },
+    /// Single-document inserts sent together: `done` gets document `i`'s result as element `i`.
+    InsertEach { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<Vec<WriteResult>>, submitted: Instant },
     Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>, submitted: Instant },
     CreateTable { name: String, primary_key: String, done: Callback<()> },
     CreateIndex { table: String, name: String, field: String, multi: bool, done: Callback<()> },
@@ -51,7 +51,7 @@ impl Request {
     /// The writes it holds, each answered on its own: what a cohort of hard writers counts.
     fn writes(&self) -> usize {
         match self {
-            Request::InsertEach { dones, .. } => dones.len(),
+            Request::InsertEach { docs, .. } => docs.len(),
             _ => 1,
         }
     }
@@ -168,6 +168,24 @@ const BYTES_PER_SYNC: u64 = 4 << 20;
 const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(300);
 
 type Ack = Box<dyn FnOnce() + Send>;
+
+/// What a request's result adds to the stats: the writes it answers (`commits`) and the
+/// documents they wrote.
+trait Written {
+    fn counts(&self) -> (u64, u64);
+}
+
+impl Written for WriteResult {
+    fn counts(&self) -> (u64, u64) {
+        (1, self.written())
+    }
+}
+
+impl Written for Vec<WriteResult> {
+    fn counts(&self) -> (u64, u64) {
+        (self.len() as u64, self.iter().map(WriteResult::written).sum())
+    }
+}
 
 /// A request waiting for the group's fdatasync: completed with its value, or the failure.
 trait Durable: Send {
@@ -376,27 +394,21 @@ impl Committer {
                     let result = self.table(&table, &mut last_table).and_then(|t| t.insert(docs, options.conflict, &mut enc, &mut changes));
                     ops += 1;
                     let done = self.after_indexes_if(options.wait_for_indexes, done);
-                    hard_writes += self.ack(result, options.durability, done, &mut soft, &mut durable) as u64;
+                    hard_writes += self.ack(result, options.durability, done, &mut soft, &mut durable);
                 }
-                Request::InsertEach { table, docs, options, dones, submitted } => {
-                    self.shared.counters.write_queue.record_n(taken.saturating_duration_since(submitted), dones.len() as u64);
+                Request::InsertEach { table, docs, options, done, submitted } => {
+                    let writes = docs.len() as u64;
+                    self.shared.counters.write_queue.record_n(taken.saturating_duration_since(submitted), writes);
                     let results = self.table(&table, &mut last_table).and_then(|t| t.insert_each(docs, options.conflict, &mut enc, &mut changes));
-                    ops += dones.len() as u64;
-                    match results {
-                        Ok(results) => {
-                            for (result, done) in results.into_iter().zip(dones) {
-                                let done = self.after_indexes_if(options.wait_for_indexes, done);
-                                hard_writes += self.ack(Ok(result), options.durability, done, &mut soft, &mut durable) as u64;
-                            }
-                        }
-                        Err(e) => dones.into_iter().for_each(|done| done(Err(e.clone()))),
-                    }
+                    ops += writes;
+                    let done = self.after_indexes_if(options.wait_for_indexes, done);
+                    hard_writes += self.ack(results, options.durability, done, &mut soft, &mut durable);
                 }
                 Request::Delete { table, keys, durability, done, submitted } => {
                     self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
                     let result = self.table(&table, &mut last_table).and_then(|t| t.delete(keys, &mut enc, &mut changes));
                     ops += 1;
-                    hard_writes += self.ack(result, durability, done, &mut soft, &mut durable) as u64;
+                    hard_writes += self.ack(result, durability, done, &mut soft, &mut durable);
                 }
                 Request::CreateTable { name, primary_key, done } => match self.create_table(&name, &primary_key, &mut enc) {
                     Ok(()) => {
@@ -486,7 +498,7 @@ impl Committer {
     }
 
     /// `done`, run only once the indexes have caught up with the write when `wait` is set.
-    fn after_indexes_if(&self, wait: bool, done: Callback<WriteResult>) -> Callback<WriteResult> {
+    fn after_indexes_if<T: Send + 'static>(&self, wait: bool, done: Callback<T>) -> Callback<T> {
         if !wait {
             return done;
         }
@@ -494,32 +506,34 @@ impl Committer {
         Box::new(move |r| worker.after_pending(Box::new(move || done(r))))
     }
 
-    /// Queues the acknowledgement of a write; true if it waits for the group's fdatasync.
-    fn ack(
+    /// Queues the acknowledgement of a write (or of the writes of an `InsertEach`); returns the
+    /// writes it holds that wait for the group's fdatasync.
+    fn ack<T: Written + Send + 'static>(
         &self,
-        result: Result<WriteResult>,
+        result: Result<T>,
         durability: Durability,
-        done: Callback<WriteResult>,
+        done: Callback<T>,
         soft: &mut Vec<Ack>,
         durable: &mut Vec<Box<dyn Durable>>,
-    ) -> bool {
+    ) -> u64 {
         match result {
             Err(e) => {
                 done(Err(e));
-                false
+                0
             }
             Ok(r) => {
+                let (writes, documents) = r.counts();
                 let c = &self.shared.counters;
-                c.commits.fetch_add(1, Relaxed);
-                c.documents_written.fetch_add(r.written(), Relaxed);
+                c.commits.fetch_add(writes, Relaxed);
+                c.documents_written.fetch_add(documents, Relaxed);
                 match durability {
                     Durability::Soft => {
                         soft.push(Box::new(move || done(Ok(r))));
-                        false
+                        0
                     }
                     Durability::Hard => {
                         durable.push(Box::new((done, r)));
-                        true
+                        writes
                     }
                 }
             }
@@ -718,7 +732,7 @@ impl Committer {
 pub(crate) fn fail(request: Request, error: Error) {
     match request {
         Request::Insert { done, .. } | Request::Delete { done, .. } => done(Err(error)),
-        Request::InsertEach { dones, .. } => dones.into_iter().for_each(|done| done(Err(error.clone()))),
+        Request::InsertEach { done, .. } => done(Err(error)),
         Request::CreateTable { done, .. }
         | Request::DropTable { done, .. }
         | Request::CreateIndex { done, .. }

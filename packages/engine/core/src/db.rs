@@ -338,18 +338,15 @@ impl Database {
         self.submit(Request::Insert { table: table.into(), docs, options, done, submitted: Instant::now() });
     }
 
-    /// Single-document inserts into one table, in order, each a write of its own: document `i`
-    /// of `docs` gets its own result, through `dones[i]`. The binding sends the single-document
-    /// inserts of one JS tick this way, parsed together and applied as one request.
-    pub fn insert_each(&self, table: &str, docs: PreparedDocs, dones: Vec<Callback<WriteResult>>, options: WriteOptions) {
-        if docs.len() != dones.len() {
-            let error = Error::invalid(format!("{} documents for {} writes", docs.len(), dones.len()));
-            return dones.into_iter().for_each(|done| done(Err(error.clone())));
+    /// Single-document inserts into one table, in order, each a write of its own: `done` gets
+    /// one result per document of `docs`, in order, each as if that document had been inserted
+    /// alone. The binding sends the single-document inserts of one JS tick this way, parsed
+    /// together, applied as one request and answered with one callback.
+    pub fn insert_each(&self, table: &str, docs: PreparedDocs, done: Callback<Vec<WriteResult>>, options: WriteOptions) {
+        if docs.is_empty() {
+            return done(Ok(Vec::new())); // a request of no writes would not wake the committer
         }
-        if dones.is_empty() {
-            return; // nothing to answer; a request of no writes would not wake the committer
-        }
-        self.submit(Request::InsertEach { table: table.into(), docs, options, dones, submitted: Instant::now() });
+        self.submit(Request::InsertEach { table: table.into(), docs, options, done, submitted: Instant::now() });
     }
 
     /// Sets the one listener the committer calls each time it has sent a group's

@@ -79,20 +79,10 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
     let db = Database::open(dir.path(), Options::default()).unwrap();
     create(&db, "t");
     let before = db.stats();
-    let (tx, rx) = std::sync::mpsc::channel();
-    // Answer `i` sends (i, its result).
-    let answer = |i: usize| {
-        let tx = tx.clone();
-        Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| tx.send((i, r)).unwrap()) as wharf_engine::Callback<_>
-    };
     // Keys 1, 2, 3, 1 and a document that is not an object.
     let ndjson = [1u64, 2, 3, 1].map(|k| doc(k, 10)).join("\n") + "\n[5]";
     let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let dones = (0..5).map(answer).collect();
-    db.insert_each("t", docs, dones, WriteOptions::default());
-    let mut results: Vec<_> = (0..5).map(|_| rx.recv().unwrap()).collect();
-    results.sort_by_key(|(i, _)| *i);
-    let results: Vec<_> = results.into_iter().map(|(_, r)| r.unwrap()).collect();
+    let results = wait(|done| db.insert_each("t", docs, done, WriteOptions::default())).unwrap();
     let counts: Vec<_> = results.iter().map(|r| (r.inserted, r.errors)).collect();
     // In order: the second write of key 1 is the duplicate.
     assert_eq!(counts, [(1, 0), (1, 0), (1, 0), (0, 1), (0, 1)]);
@@ -101,13 +91,12 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
     assert_eq!(results[4].document_errors[0].index, 0, "{:?}", results[4]);
     assert!(results[4].first_error.as_deref().unwrap().contains("object"), "{:?}", results[4]);
 
-    // Documents and answers that do not pair up fail every answer.
+    // No documents: answered at once, without a group.
+    let none = PreparedDocs::parse(b"", DocFormat::Ndjson, "id").unwrap();
+    assert!(wait(|done| db.insert_each("t", none, done, WriteOptions::default())).unwrap().is_empty());
+    // A missing table fails the request as a whole.
     let docs = PreparedDocs::parse(doc(9, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let dones = (5..7).map(answer).collect();
-    db.insert_each("t", docs, dones, WriteOptions::default());
-    for _ in 0..2 {
-        assert!(rx.recv().unwrap().1.is_err());
-    }
+    assert!(wait(|done| db.insert_each("missing", docs, done, WriteOptions::default())).is_err());
     let after = db.stats();
     assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1));
     db.close().unwrap();
@@ -149,20 +138,15 @@ fn the_ack_listener_runs_once_a_groups_answers_are_all_sent() {
     let (tx, rx) = std::sync::mpsc::channel();
     let ndjson: Vec<String> = (0..32u64).map(|k| doc(k, 100)).collect();
     let docs = PreparedDocs::parse(ndjson.join("\n").as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let dones = (0..32)
-        .map(|_| {
-            let (a, tx) = (answered.clone(), tx.clone());
-            Box::new(move |r: wharf_engine::Result<wharf_engine::WriteResult>| {
-                assert_eq!(r.unwrap().inserted, 1);
-                a.fetch_add(1, SeqCst);
-                tx.send(()).unwrap();
-            }) as wharf_engine::Callback<_>
-        })
-        .collect();
-    db.insert_each("t", docs, dones, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
-    for _ in 0..32 {
-        rx.recv().unwrap();
-    }
+    let a = answered.clone();
+    let done = Box::new(move |r: wharf_engine::Result<Vec<wharf_engine::WriteResult>>| {
+        let results = r.unwrap();
+        assert!(results.len() == 32 && results.iter().all(|r| r.inserted == 1));
+        a.fetch_add(32, SeqCst);
+        tx.send(()).unwrap();
+    });
+    db.insert_each("t", docs, done, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
+    rx.recv().unwrap();
     // Called after the group's soft part (none) and after its durable answers, before any other
     // group (close makes one): a call saw all 32, and none saw part of them.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

@@ -91,9 +91,22 @@ impl Completions {
 
     /// Registers request `id` (on the JS thread) and returns the handle that answers it.
     pub fn start(&self, env: &Env, id: u32) -> Reply {
-        self.pending.begin(env);
+        self.pending.begin(env, 1);
         Reply {
             id,
+            tsfn: Some(self.tsfn.clone()),
+            pending: self.pending.clone(),
+        }
+    }
+
+    /// Registers requests `ids` (on the JS thread), answered together by one handle: one
+    /// request to the engine for many single-document writes (`insertEach`). One handle, not
+    /// one per write: each handle's reference counts are taken on the JS thread and dropped on
+    /// the committer, a cache line crossing cores both ways for every write.
+    pub fn start_each(&self, env: &Env, ids: Vec<u32>) -> EachReply {
+        self.pending.begin(env, ids.len());
+        EachReply {
+            ids,
             tsfn: Some(self.tsfn.clone()),
             pending: self.pending.clone(),
         }
@@ -160,8 +173,8 @@ struct Pending {
 }
 
 impl Pending {
-    fn begin(&self, env: &Env) {
-        if self.count.fetch_add(1, Relaxed) == 0 {
+    fn begin(&self, env: &Env, requests: usize) {
+        if self.count.fetch_add(requests, Relaxed) == 0 && requests > 0 {
             unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.raw.load(Relaxed)) };
         }
     }
@@ -202,6 +215,39 @@ impl Pending {
     }
 }
 
+impl Answer {
+    fn write(id: u32, result: WriteResult, answered: Instant) -> Answer {
+        let counts = [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors].map(|n| n as f64);
+        let plain = result.first_error.is_none() && result.generated_keys.is_empty() && result.document_errors.is_empty();
+        let text = if plain {
+            String::new()
+        } else {
+            serde_json::to_string(&result).unwrap_or_default()
+        };
+        Answer { id, answered: Some(answered), code: None, text, counts }
+    }
+
+    fn error(id: u32, e: &EngineError) -> Answer {
+        Answer { id, answered: None, code: Some(e.code.as_str()), text: e.message.clone(), counts: [0.0; 6] }
+    }
+}
+
+impl Pending {
+    /// Lists answers under one lock; the first answer into an empty list rings the doorbell.
+    fn send(&self, tsfn: &Tsfn, new: impl ExactSizeIterator<Item = Answer>) {
+        let n = new.len() as u64;
+        let mut answers = self.answers.lock().unwrap();
+        let ring = answers.is_empty();
+        answers.extend(new);
+        self.sent.fetch_add(n, Relaxed);
+        drop(answers);
+        if ring {
+            // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
+            let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
 /// Answers one request exactly once. If it is dropped unanswered (the engine dropped the
 /// callback, e.g. while closing), it answers `WHARF_CLOSED`, so no JS promise waits forever.
 pub struct Reply {
@@ -221,48 +267,29 @@ impl Reply {
 
     /// For requests without a result (`sync`, table creation and removal).
     pub fn done(self, result: Result<(), EngineError>) {
+        let id = self.id;
         match result {
-            Ok(()) => self.send(None, String::new(), [0.0; 6], None),
+            Ok(()) => self.send(Answer { id, answered: None, code: None, text: String::new(), counts: [0.0; 6] }),
             Err(e) => self.err(e),
         }
     }
 
     pub fn write(self, result: Result<WriteResult, EngineError>) {
-        let answered = Instant::now();
-        let r = match result {
-            Ok(r) => r,
-            Err(e) => return self.err(e),
-        };
-        let counts = [r.inserted, r.replaced, r.unchanged, r.deleted, r.skipped, r.errors].map(|n| n as f64);
-        let plain = r.first_error.is_none() && r.generated_keys.is_empty() && r.document_errors.is_empty();
-        let text = if plain {
-            String::new()
-        } else {
-            serde_json::to_string(&r).unwrap_or_default()
-        };
-        self.send(None, text, counts, Some(answered));
+        let id = self.id;
+        match result {
+            Ok(r) => self.send(Answer::write(id, r, Instant::now())),
+            Err(e) => self.err(e),
+        }
     }
 
     pub fn err(self, e: EngineError) {
-        self.send(Some(e.code.as_str()), e.message, [0.0; 6], None);
+        let id = self.id;
+        self.send(Answer::error(id, &e));
     }
 
-    fn send(mut self, code: Option<&'static str>, text: String, counts: [f64; 6], answered: Option<Instant>) {
-        let Some(tsfn) = self.tsfn.take() else { return };
-        let mut answers = self.pending.answers.lock().unwrap();
-        let ring = answers.is_empty();
-        answers.push(Answer {
-            id: self.id,
-            answered,
-            code,
-            text,
-            counts,
-        });
-        self.pending.sent.fetch_add(1, Relaxed);
-        drop(answers);
-        if ring {
-            // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
-            let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+    fn send(mut self, answer: Answer) {
+        if let Some(tsfn) = self.tsfn.take() {
+            self.pending.send(&tsfn, std::iter::once(answer));
         }
     }
 }
@@ -276,6 +303,41 @@ impl Drop for Reply {
                 pending: self.pending.clone(),
             };
             reply.err(EngineError::closed());
+        }
+    }
+}
+
+/// Answers requests `ids` exactly once, together: request `ids[i]` gets result `i`. Dropped
+/// unanswered, it answers each `WHARF_CLOSED`.
+pub struct EachReply {
+    ids: Vec<u32>,
+    tsfn: Option<Arc<Tsfn>>,
+    pending: Arc<Pending>,
+}
+
+impl EachReply {
+    pub fn write_each(mut self, results: Result<Vec<WriteResult>, EngineError>) {
+        let Some(tsfn) = self.tsfn.take() else { return };
+        let ids = std::mem::take(&mut self.ids);
+        match results {
+            Ok(results) if results.len() == ids.len() => {
+                let answered = Instant::now();
+                self.pending.send(&tsfn, ids.into_iter().zip(results).map(|(id, r)| Answer::write(id, r, answered)));
+            }
+            Ok(results) => {
+                let e = EngineError::invalid(format!("{} results for {} writes", results.len(), ids.len()));
+                self.pending.send(&tsfn, ids.into_iter().map(|id| Answer::error(id, &e)));
+            }
+            Err(e) => self.pending.send(&tsfn, ids.into_iter().map(|id| Answer::error(id, &e))),
+        }
+    }
+}
+
+impl Drop for EachReply {
+    fn drop(&mut self) {
+        if let Some(tsfn) = self.tsfn.take() {
+            let e = EngineError::closed();
+            self.pending.send(&tsfn, std::mem::take(&mut self.ids).into_iter().map(|id| Answer::error(id, &e)));
         }
     }
 }

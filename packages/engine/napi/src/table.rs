@@ -7,7 +7,7 @@ use std::time::Instant;
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint32Array};
 use napi::Env;
 use napi_derive::napi;
-use wharf_engine::{Callback, Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions, WriteResult};
+use wharf_engine::{Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions};
 
 use crate::database::{Live, NativeDatabase};
 use crate::error::{invalid, to_napi, Result};
@@ -92,17 +92,13 @@ impl NativeDatabase {
         };
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         // Parsed before any request is registered: a failure rejects them all. A line per
-        // document (JSON.stringify never emits a raw newline, nor an empty text); the engine
-        // fails every write if the lines and ids do not pair up.
+        // document (JSON.stringify never emits a raw newline, nor an empty text).
         let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, &primary_key).map_err(to_napi)?;
-        let dones = ids
-            .iter()
-            .map(|&id| {
-                let reply = completions.start(&env, id);
-                Box::new(move |r| reply.write(r)) as Callback<WriteResult>
-            })
-            .collect();
-        order.hand_over(move || db.insert_each(&table, docs, dones, options));
+        if docs.len() != ids.len() {
+            return Err(to_napi(invalid(format!("{} documents for {} writes", docs.len(), ids.len()))));
+        }
+        let reply = completions.start_each(&env, ids.to_vec());
+        order.hand_over(move || db.insert_each(&table, docs, Box::new(move |r| reply.write_each(r)), options));
         Ok(())
     }
 
