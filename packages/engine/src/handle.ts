@@ -110,7 +110,8 @@ export class Handle {
   request(send: (native: NativeDatabase, id: number) => void, durable = false): Promise<WriteResult> {
     const native = this.native();
     this.#sendBatch();
-    const [id, answer] = this.#register(durable);
+    const id = this.#newId();
+    const answer = this.#waitFor(id, durable);
     try {
       send(native, id);
     } catch (error) {
@@ -146,12 +147,11 @@ export class Handle {
       batch = this.#batch = { table, durability, conflict, waitForIndexes, ids: [], docs: [], chars: 0 };
       RESOLVED.then(this.#sendBatch);
     }
-    const durable = durability === 'hard';
-    const [id, answer] = this.#register(durable);
+    const id = this.#newId();
+    const answer = this.#waitFor(id, durability === 'hard');
     batch.ids.push(id);
     batch.docs.push(doc);
     batch.chars += doc.length + 1;
-    if (durable) this.#pollUntilAnswered();
     return answer;
   }
 
@@ -169,20 +169,24 @@ export class Handle {
         CONFLICT_CODE[batch.conflict],
         batch.waitForIndexes,
       );
+      if (batch.durability === 'hard') this.#pollUntilAnswered();
     } catch (error) {
       const failure = toWharfError(error);
       for (const id of batch.ids) this.#release(id)?.reject(failure);
     }
   };
 
-  /** A new request id and the promise its answer settles. */
-  #register(durable: boolean): [number, Promise<WriteResult>] {
-    const id = this.#freeIds.pop() ?? this.#waiters.length;
-    const answer = new Promise<WriteResult>((resolve, reject) => {
+  /** A free request id. */
+  #newId(): number {
+    return this.#freeIds.pop() ?? this.#waiters.length;
+  }
+
+  /** The promise the answer to request `id` settles. */
+  #waitFor(id: number, durable: boolean): Promise<WriteResult> {
+    if (durable) this.#durableWaiting++;
+    return new Promise<WriteResult>((resolve, reject) => {
       this.#waiters[id] = { resolve, reject, durable };
     });
-    if (durable) this.#durableWaiting++;
-    return [id, answer];
   }
 
   /**

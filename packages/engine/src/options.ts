@@ -201,13 +201,16 @@ export function writeOptions(
   durability: Durability,
 ): { durability: Durability; conflict: Conflict; waitForIndexes: boolean } {
   if (options === undefined) return durability === 'hard' ? HARD_ERROR : SOFT_ERROR;
-  const o = optionsObject(options, 'options', ['durability', 'conflict', 'waitForIndexes']);
-  return {
-    durability: o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability'),
-    conflict: o.conflict === undefined ? 'error' : oneOf(o.conflict, CONFLICTS, 'options.conflict'),
-    waitForIndexes: o.waitForIndexes === undefined ? false : boolean(o.waitForIndexes, 'options.waitForIndexes'),
-  };
+  const o = optionsObject(options, 'options', WRITE_OPTIONS);
+  const d = o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability');
+  const conflict = o.conflict === undefined ? 'error' : oneOf(o.conflict, CONFLICTS, 'options.conflict');
+  const waitForIndexes = o.waitForIndexes === undefined ? false : boolean(o.waitForIndexes, 'options.waitForIndexes');
+  // The usual options as shared constants: this runs for every single-document insert.
+  if (conflict === 'error' && !waitForIndexes) return d === 'hard' ? HARD_ERROR : SOFT_ERROR;
+  return { durability: d, conflict, waitForIndexes };
 }
+
+const WRITE_OPTIONS = ['durability', 'conflict', 'waitForIndexes'] as const;
 
 const HARD_ERROR = Object.freeze({ durability: 'hard', conflict: 'error', waitForIndexes: false } as const);
 const SOFT_ERROR = Object.freeze({ durability: 'soft', conflict: 'error', waitForIndexes: false } as const);
@@ -346,7 +349,9 @@ function optionsObject(options: unknown, argument: string, known: readonly strin
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw invalidArgument(`${argument} must be an object; got ${describe(options)}`);
   }
-  for (const name of Object.keys(options)) {
+  // `for…in` rather than `Object.keys`: no array per call (options are checked on every insert).
+  for (const name in options) {
+    if (!Object.hasOwn(options, name)) continue;
     if (!known.includes(name)) {
       const hint = known.find((k) => similar(k, name));
       throw invalidArgument(
