@@ -9,8 +9,10 @@
 //!   included (`sequencer.rs`);
 //! - documents cross as JSON text, one string per call, which JS parses once.
 //!
-//! Errors keep the engine's `WHARF_…` code as the JS error's `code` (`error.rs`).
+//! Errors keep the engine's `WHARF_…` code as the JS error's `code` (`error.rs`). Small blocks
+//! come from mimalloc, large ones from glibc (`alloc.rs`).
 
+mod alloc;
 mod completion;
 mod database;
 mod error;
@@ -20,3 +22,6 @@ mod table;
 mod tasks;
 
 pub use database::{NativeDatabase, OpenOptions};
+
+#[global_allocator]
+static ALLOCATOR: alloc::SplitAllocator = alloc::SplitAllocator;
