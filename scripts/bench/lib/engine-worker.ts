@@ -107,7 +107,8 @@ async function concurrent(dir: string, writers: number, perWriter: number) {
   const table = db.table('bench');
   // One function for the untimed and the timed inserts, so the timed part runs code V8 has
   // compiled already: a loop of its own started in the interpreter and was optimized while
-  // timed (64 writers × 500: 161–202 k docs/s after 47 untimed inserts each, 206–213 k after 500).
+  // timed (64 writers × 500 after 47 untimed inserts each: 161–202 k docs/s, 189–253 k through
+  // one function).
   const lat: number[] = [];
   const write = async (w: number, n: number, latencies: number[] | undefined) => {
     for (let i = 0; i < n; i++) {

@@ -185,6 +185,23 @@ impl Pending {
         }
     }
 
+    /// Lists answers under one lock; the first answer into an empty list rings the doorbell.
+    fn send(&self, tsfn: &Tsfn, new: impl ExactSizeIterator<Item = Answer>) {
+        let n = new.len() as u64;
+        if n == 0 {
+            return;
+        }
+        let mut answers = self.answers.lock().unwrap();
+        let ring = answers.is_empty();
+        answers.extend(new);
+        self.sent.fetch_add(n, Relaxed);
+        drop(answers);
+        if ring {
+            // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
+            let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
     /// On the JS thread: takes every answer listed so far, as the callback's arguments.
     fn deliver(&self, env: &Env) -> Args {
         let mut answers = std::mem::take(&mut *self.spare.lock().unwrap());
@@ -216,6 +233,11 @@ impl Pending {
 }
 
 impl Answer {
+    /// For a request without a result.
+    fn done(id: u32) -> Answer {
+        Answer { id, answered: None, code: None, text: String::new(), counts: [0.0; 6] }
+    }
+
     fn write(id: u32, result: WriteResult, answered: Instant) -> Answer {
         let counts = [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors].map(|n| n as f64);
         let plain = result.first_error.is_none() && result.generated_keys.is_empty() && result.document_errors.is_empty();
@@ -229,22 +251,6 @@ impl Answer {
 
     fn error(id: u32, e: &EngineError) -> Answer {
         Answer { id, answered: None, code: Some(e.code.as_str()), text: e.message.clone(), counts: [0.0; 6] }
-    }
-}
-
-impl Pending {
-    /// Lists answers under one lock; the first answer into an empty list rings the doorbell.
-    fn send(&self, tsfn: &Tsfn, new: impl ExactSizeIterator<Item = Answer>) {
-        let n = new.len() as u64;
-        let mut answers = self.answers.lock().unwrap();
-        let ring = answers.is_empty();
-        answers.extend(new);
-        self.sent.fetch_add(n, Relaxed);
-        drop(answers);
-        if ring {
-            // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
-            let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
-        }
     }
 }
 
@@ -269,7 +275,7 @@ impl Reply {
     pub fn done(self, result: Result<(), EngineError>) {
         let id = self.id;
         match result {
-            Ok(()) => self.send(Answer { id, answered: None, code: None, text: String::new(), counts: [0.0; 6] }),
+            Ok(()) => self.send(Answer::done(id)),
             Err(e) => self.err(e),
         }
     }
