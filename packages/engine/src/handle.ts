@@ -28,6 +28,8 @@ import type { WriteResult } from './results.ts';
 
 /** The longest one turn of the poll for a durable answer holds the event loop. */
 const POLL_SLICE_MS = 0.05;
+/** Polls for answers (`answersQueued`, ~250 ns each) between two reads of the clock. */
+const CLOCK_EVERY = 16;
 
 /**
  * Characters of JSON one call of single-document inserts carries at most (at most 96 KiB of
@@ -211,15 +213,17 @@ export class Handle {
   }
 
   readonly #poll = (): void => {
-    let now = performance.now();
+    const now = performance.now();
     if (this.#durableWaiting === 0 || now >= this.#spinDeadline) {
       this.#spinning = false;
       return;
     }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
     let queued = this.#native.answersQueued();
-    while (queued === 0 && now < sliceEnd) {
-      now = performance.now();
+    // The clock is read every few polls (~4 µs): read on every poll, it made this loop two
+    // thirds of a lone hard writer's garbage (66 scavenges per 20,000 inserts; 31 now).
+    for (let polls = 1; queued === 0; polls++) {
+      if (polls % CLOCK_EVERY === 0 && performance.now() >= sliceEnd) break;
       queued = this.#native.answersQueued();
     }
     // Delivered here rather than by the threadsafe function on the loop's next turn: that turn
