@@ -202,12 +202,12 @@ export function writeOptions(
 ): { durability: Durability; conflict: Conflict; waitForIndexes: boolean } {
   if (options === undefined) return durability === 'hard' ? HARD_ERROR : SOFT_ERROR;
   const o = optionsObject(options, 'options', WRITE_OPTIONS);
-  const d = o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability');
+  const chosen = o.durability === undefined ? durability : oneOf(o.durability, DURABILITIES, 'options.durability');
   const conflict = o.conflict === undefined ? 'error' : oneOf(o.conflict, CONFLICTS, 'options.conflict');
   const waitForIndexes = o.waitForIndexes === undefined ? false : boolean(o.waitForIndexes, 'options.waitForIndexes');
   // The usual options as shared constants: this runs for every single-document insert.
-  if (conflict === 'error' && !waitForIndexes) return d === 'hard' ? HARD_ERROR : SOFT_ERROR;
-  return { durability: d, conflict, waitForIndexes };
+  if (conflict === 'error' && !waitForIndexes) return chosen === 'hard' ? HARD_ERROR : SOFT_ERROR;
+  return { durability: chosen, conflict, waitForIndexes };
 }
 
 const WRITE_OPTIONS = ['durability', 'conflict', 'waitForIndexes'] as const;
