@@ -110,6 +110,11 @@ describe('argument validation names the argument', () => {
     await expectCode(t.scan({ gt: true as never }), 'WHARF_INVALID_ARGUMENT', /^options\.gt must be/);
     await expectCode(t.scan({ reverse: 1 as never }), 'WHARF_INVALID_ARGUMENT', /options\.reverse/);
     await expectCode(t.scan({ from: 1 } as never), 'WHARF_INVALID_ARGUMENT', /unknown option options\.from/);
+    // Write options: an unknown one is named, and nothing is written.
+    await expectCode(t.insert({ id: 1 }, { wait_for_indexes: true } as never), 'WHARF_INVALID_ARGUMENT', /unknown option options\.wait_for_indexes; did you mean waitForIndexes\?/);
+    await expectCode(t.insert({ id: 1 }, { sync: true } as never), 'WHARF_INVALID_ARGUMENT', /unknown option options\.sync; known options: durability, conflict, waitForIndexes/);
+    await expectCode(t.insert({ id: 1 }, { conflict: 'merge' } as never), 'WHARF_INVALID_ARGUMENT', /^options\.conflict must be/);
+    expect(await t.count()).toBe(0);
   });
 });
 
