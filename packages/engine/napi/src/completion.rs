@@ -186,6 +186,7 @@ impl Pending {
     }
 
     /// Lists answers under one lock; the first answer into an empty list rings the doorbell.
+    /// `new` runs under the lock: pass answers already built.
     fn send(&self, tsfn: &Tsfn, new: impl ExactSizeIterator<Item = Answer>) {
         let n = new.len() as u64;
         if n == 0 {
@@ -325,17 +326,20 @@ impl EachReply {
     pub fn write_each(mut self, results: Result<Vec<WriteResult>, EngineError>) {
         let Some(tsfn) = self.tsfn.take() else { return };
         let ids = std::mem::take(&mut self.ids);
-        match results {
+        // Built before `send` takes the list's lock, which the JS thread waits for: an answer
+        // with errors serializes its result.
+        let answers: Vec<Answer> = match results {
             Ok(results) if results.len() == ids.len() => {
                 let answered = Instant::now();
-                self.pending.send(&tsfn, ids.into_iter().zip(results).map(|(id, r)| Answer::write(id, r, answered)));
+                ids.into_iter().zip(results).map(|(id, r)| Answer::write(id, r, answered)).collect()
             }
             Ok(results) => {
                 let e = EngineError::invalid(format!("{} results for {} writes", results.len(), ids.len()));
-                self.pending.send(&tsfn, ids.into_iter().map(|id| Answer::error(id, &e)));
+                ids.into_iter().map(|id| Answer::error(id, &e)).collect()
             }
-            Err(e) => self.pending.send(&tsfn, ids.into_iter().map(|id| Answer::error(id, &e))),
-        }
+            Err(e) => ids.into_iter().map(|id| Answer::error(id, &e)).collect(),
+        };
+        self.pending.send(&tsfn, answers.into_iter());
     }
 }
 
