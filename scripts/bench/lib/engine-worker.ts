@@ -59,17 +59,18 @@ let warmup = 0;
 async function seq(dir: string, n: number, softProbe: boolean) {
   const db = await openFresh(dir);
   const table = db.table('bench');
-  // One function for the untimed and the timed inserts (see `concurrent`).
-  const write = async (writer: number, count: number, durability: 'hard' | 'soft', latencies: number[] | undefined) => {
+  // One function, and one path through it, for the untimed and the timed inserts (see
+  // `concurrent`).
+  const write = async (writer: number, count: number, durability: 'hard' | 'soft', latencies: Float64Array) => {
     for (let i = 0; i < count; i++) {
       const a = now();
       const r = await table.insert(smallDoc(writer, i), { durability });
-      if (latencies !== undefined) latencies[i] = (now() - a) * 1000;
+      latencies[i] = (now() - a) * 1000;
       if (r.inserted !== 1) throw new Error(`insert ${i}: ${JSON.stringify(r)}`);
     }
   };
-  await write(2, warmup, 'hard', undefined);
-  const lat: number[] = new Array(n);
+  await write(2, warmup, 'hard', new Float64Array(warmup));
+  const lat = new Float64Array(n);
   const s0 = statsOf(db);
   const t0 = now();
   await write(0, n, 'hard', lat);
@@ -80,10 +81,10 @@ async function seq(dir: string, n: number, softProbe: boolean) {
   // promise resolved), which is what the hard insert adds on top of the disk.
   let soft: Record<string, unknown> | undefined;
   if (softProbe) {
-    const slat: number[] = new Array(n);
+    const slat = new Float64Array(n);
     const t2 = now();
     await write(1, n, 'soft', slat);
-    soft = { total_ms: now() - t2, latency_us: summarize(slat) };
+    soft = { total_ms: now() - t2, latency_us: summarize(Array.from(slat)) };
   }
   const c0 = now();
   await db.close();
@@ -94,7 +95,7 @@ async function seq(dir: string, n: number, softProbe: boolean) {
     warmup,
     total_ms: totalMs,
     docs_per_s: n / (totalMs / 1000),
-    latency_us: summarize(lat),
+    latency_us: summarize(Array.from(lat)),
     engine: delta(s0, s1),
     soft,
     close_ms: closeMs,
@@ -105,20 +106,23 @@ async function seq(dir: string, n: number, softProbe: boolean) {
 async function concurrent(dir: string, writers: number, perWriter: number) {
   const db = await openFresh(dir);
   const table = db.table('bench');
-  // One function for the untimed and the timed inserts, so the timed part runs code V8 has
-  // compiled already: a loop of its own started in the interpreter and was optimized while
-  // timed (64 writers × 500 after 47 untimed inserts each: 161–202 k docs/s, 189–253 k through
-  // one function).
-  const lat: number[] = [];
-  const write = async (w: number, n: number, latencies: number[] | undefined) => {
+  // One function, and one path through it, for the untimed and the timed inserts, so the timed
+  // part runs code V8 has compiled already: a loop of its own started in the interpreter and was
+  // optimized while timed (64 writers × 500 after 47 untimed inserts each: 161–202 k docs/s,
+  // 189–253 k through one function), and a branch the untimed part never took deoptimized it
+  // when the timing began (V8's "insufficient type feedback"), and it was compiled again.
+  // Writer w's latencies go to latencies[w * n ..]: a typed array, whose map no store changes.
+  const write = async (w: number, n: number, latencies: Float64Array) => {
     for (let i = 0; i < n; i++) {
       const a = now();
       const r = await table.insert(smallDoc(w, i), { durability: 'hard' });
-      latencies?.push((now() - a) * 1000);
+      latencies[(w % writers) * n + i] = (now() - a) * 1000;
       if (r.inserted !== 1) throw new Error(`writer ${w} insert ${i}: ${JSON.stringify(r)}`);
     }
   };
-  await Promise.all(Array.from({ length: writers }, (_, w) => write(w + writers, warmup, undefined)));
+  const untimed = new Float64Array(writers * warmup);
+  await Promise.all(Array.from({ length: writers }, (_, w) => write(w + writers, warmup, untimed)));
+  const lat = new Float64Array(writers * perWriter);
   const s0 = statsOf(db);
   const t0 = now();
   await Promise.all(Array.from({ length: writers }, (_, w) => write(w, perWriter, lat)));
@@ -137,7 +141,7 @@ async function concurrent(dir: string, writers: number, perWriter: number) {
     docs_per_s: docs / (totalMs / 1000),
     fdatasyncs_per_doc: (d.fdatasyncs ?? NaN) / docs,
     docs_per_group: docs / (d.groups ?? NaN),
-    latency_us: summarize(lat),
+    latency_us: summarize(Array.from(lat)),
     engine: d,
     group_ops_histogram: s1.groupOpsHistogram,
     max_group_ops: s1.maxGroupOps,
