@@ -22,17 +22,21 @@ export const DURABILITY_CODE = { hard: 0, soft: 1 } as const satisfies Record<Du
 export const CONFLICT_CODE = { error: 0, replace: 1, update: 2 } as const satisfies Record<Conflict, number>;
 
 /**
- * Receives the outcomes of callback-style requests of one database (writes, `sync`, table
- * creation and removal), in batches, mirroring `Args` in `napi/src/completion.rs`:
- * - `answers`: `ANSWER_FIELDS` numbers per answer: the request id; the six counts of a write
- *   (inserted, replaced, unchanged, deleted, skipped, errors; 0 for requests without a result);
- *   -1, or the index `d` of its details;
- * - `details[2d]`: null for a success, or the `WHARF_…` code of a failure; `details[2d + 1]`: the
- *   failure's message, or the whole result as JSON when it has more than counts.
+ * The memory one database shares with the addon (`SharedMemory` in `napi/src/completion.rs`),
+ * read and written here through typed arrays over it:
+ * - 32-bit word `SEALED_WORD`: how many answers were sealed, ever (mod 2^32), written by the
+ *   engine's threads;
+ * - word `POLLING_WORD`: 1 while JS polls for answers (no doorbell then), written by JS;
+ * - from byte `ANSWER_OFFSET`, `ANSWER_SLOTS` answers of `ANSWER_FIELDS` numbers, written by
+ *   `deliverAnswers`: the request id; the six counts of a write (inserted, replaced, unchanged,
+ *   deleted, skipped, errors; 0 for requests without a result); -1, or the index `d` of its
+ *   details in `answerDetails()`: `[2d]` null for a success or the `WHARF_…` code of a failure,
+ *   `[2d + 1]` the failure's message, or the whole result as JSON when it has more than counts.
  */
-export type CompletionCallback = (answers: Float64Array, details: (string | null)[]) => void;
-
-/** Numbers per answer in a `CompletionCallback`'s `answers`. */
+export const SEALED_WORD = 0;
+export const POLLING_WORD = 1;
+export const ANSWER_OFFSET = 16;
+export const ANSWER_SLOTS = 512;
 export const ANSWER_FIELDS = 8;
 
 export interface NativeOpenOptions {
@@ -50,10 +54,12 @@ export interface NativeDatabase {
   createTable(id: number, name: string, primaryKey: string): void;
   dropTable(id: number, name: string): void;
   sync(id: number): void;
-  /** How many answers wait to be delivered to the completion callback at the JS thread's next turn. */
-  answersQueued(): number;
-  /** Calls `callback` (the completion callback given to `open`) with the answers queued so far, now. */
-  deliverAnswers(callback: CompletionCallback): void;
+  /** The memory shared with the addon (see `SEALED_WORD`). Once per database. */
+  sharedMemory(): ArrayBuffer;
+  /** Writes up to `ANSWER_SLOTS` answers waiting into the shared memory; returns how many. */
+  deliverAnswers(): number;
+  /** The details of the answers `deliverAnswers` wrote last. */
+  answerDetails(): (string | null)[];
   /** Resolves once the batch is parsed and submitted (only for large batches); never rejects. */
   insert(
     id: number,
@@ -105,7 +111,8 @@ export interface NativeDatabase {
 
 export interface Binding {
   NativeDatabase: {
-    open(dir: string, options: NativeOpenOptions, onComplete: CompletionCallback): Promise<NativeDatabase>;
+    /** `doorbell` is called when answers wait and JS is not polling for them. */
+    open(dir: string, options: NativeOpenOptions, doorbell: () => void): Promise<NativeDatabase>;
   };
 }
 

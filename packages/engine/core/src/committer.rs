@@ -57,10 +57,14 @@ impl Request {
     }
 }
 
-/// Called on the committer thread once it has sent the acknowledgements of a group (or of its
-/// visible part, before its fdatasync): a caller polling for answers takes them then, all
-/// together, rather than the first of them alone.
-pub type AckListener = Box<dyn Fn() + Send + Sync>;
+/// Told by the committer before and after it sends a batch of acknowledgements: a group's soft
+/// ones once it is applied, its durable ones after its fdatasync. So a caller polling for answers
+/// can take a batch whole rather than its first answer alone, and wake a sleeping caller once per
+/// batch, after the last answer rather than before the first.
+pub trait AckListener: Send + Sync {
+    fn acknowledging(&self);
+    fn acknowledged(&self);
+}
 
 /// Memtable bytes a request adds at most (a replace or a delete of a present key adds less).
 fn memtable_bytes_at_most(request: &Request) -> u64 {
@@ -82,7 +86,7 @@ pub(crate) struct Shared {
     pub poison: Mutex<Option<Error>>,
     pub maintenance: Arc<Mutex<MaintenanceState>>,
     pub index_worker: Arc<IndexWorker>,
-    pub ack_listener: OnceLock<AckListener>,
+    pub ack_listener: OnceLock<Box<dyn AckListener>>,
 }
 
 /// Requests waiting for the committer.
@@ -117,9 +121,15 @@ impl Shared {
         }
     }
 
-    fn acknowledged(&self) {
-        if let Some(listener) = self.ack_listener.get() {
-            listener();
+    /// Runs `send`, which sends acknowledgements, between the listener's two calls.
+    fn acknowledge(&self, send: impl FnOnce()) {
+        let listener = self.ack_listener.get();
+        if let Some(l) = listener {
+            l.acknowledging();
+        }
+        send();
+        if let Some(l) = listener {
+            l.acknowledged();
         }
     }
 
@@ -461,10 +471,9 @@ impl Committer {
         if !soft.is_empty() {
             self.shared.counters.write_commit.record_n(taken.elapsed(), soft.len() as u64);
         }
-        for ack in soft {
-            ack();
+        if !soft.is_empty() {
+            self.shared.acknowledge(|| soft.into_iter().for_each(|ack| ack()));
         }
-        self.shared.acknowledged();
         let mut failure = None;
         self.last_group_bytes = enc.payloads.iter().map(|p| p.len() as u64).sum();
         if !enc.payloads.is_empty() {
@@ -485,12 +494,8 @@ impl Committer {
         if hard_writes > 0 {
             self.shared.counters.write_commit.record_n(taken.elapsed(), hard_writes);
         }
-        let durable_acks = !durable.is_empty();
-        for request in durable {
-            request.complete(failure.clone());
-        }
-        if durable_acks {
-            self.shared.acknowledged();
+        if !durable.is_empty() {
+            self.shared.acknowledge(|| durable.into_iter().for_each(|request| request.complete(failure.clone())));
         }
         enc.clear();
         self.encoder = enc;

@@ -349,10 +349,10 @@ impl Database {
         self.submit(Request::InsertEach { table: table.into(), docs, options, done, submitted: Instant::now() });
     }
 
-    /// Sets the one listener the committer calls each time it has sent a group's
-    /// acknowledgements: soft ones once the group is applied, durable ones after its fdatasync
-    /// (see [`AckListener`]). Fails if one is set already.
-    pub fn set_ack_listener(&self, listener: AckListener) -> Result<()> {
+    /// Sets the one listener the committer tells around each batch of acknowledgements it sends:
+    /// a group's soft ones once it is applied, its durable ones after its fdatasync (see
+    /// [`AckListener`]). Fails if one is set already.
+    pub fn set_ack_listener(&self, listener: Box<dyn AckListener>) -> Result<()> {
         self.inner.shared.ack_listener.set(listener).map_err(|_| Error::invalid("an acknowledgement listener is set already".to_string()))
     }
 

@@ -119,20 +119,34 @@ fn soft_writes_reach_disk_within_the_flush_interval_without_sync() {
     db.close().unwrap();
 }
 
-/// The acknowledgement listener runs after the answers it covers: a poller that sees it run
-/// finds every answer of the group sent, none still to come.
+/// The acknowledgement listener is told before and after the answers of a batch: a poller that
+/// sees `acknowledged` finds every answer of the group sent, none still to come, and none is sent
+/// outside the two calls.
 #[test]
-fn the_ack_listener_runs_once_a_groups_answers_are_all_sent() {
+fn the_ack_listener_brackets_a_groups_answers() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::sync::Mutex;
+    /// Answers sent so far, at each call: `(acknowledging, n)`.
+    struct Recorder {
+        answered: Arc<AtomicUsize>,
+        calls: Arc<Mutex<Vec<(bool, usize)>>>,
+    }
+    impl wharf_engine::AckListener for Recorder {
+        fn acknowledging(&self) {
+            self.calls.lock().unwrap().push((true, self.answered.load(SeqCst)));
+        }
+        fn acknowledged(&self) {
+            self.calls.lock().unwrap().push((false, self.answered.load(SeqCst)));
+        }
+    }
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), Options::default()).unwrap();
     create(&db, "t");
     let answered = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let (a, s) = (answered.clone(), seen.clone());
-    db.set_ack_listener(Box::new(move || s.lock().unwrap().push(a.load(SeqCst)))).unwrap();
-    assert!(db.set_ack_listener(Box::new(|| {})).is_err(), "one listener per database");
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    db.set_ack_listener(Box::new(Recorder { answered: answered.clone(), calls: calls.clone() })).unwrap();
+    let again = Recorder { answered: answered.clone(), calls: calls.clone() };
+    assert!(db.set_ack_listener(Box::new(again)).is_err(), "one listener per database");
 
     // 32 hard writes handed over at once: one group, answered after its fdatasync.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -147,17 +161,12 @@ fn the_ack_listener_runs_once_a_groups_answers_are_all_sent() {
     });
     db.insert_each("t", docs, done, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
     rx.recv().unwrap();
-    // Called after the group's soft part (none) and after its durable answers, before any other
-    // group (close makes one): a call saw all 32, and none saw part of them.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !seen.lock().unwrap().contains(&32) && std::time::Instant::now() < deadline {
+    while !calls.lock().unwrap().contains(&(false, 32)) && std::time::Instant::now() < deadline {
         std::thread::yield_now();
     }
-    {
-        let seen = seen.lock().unwrap();
-        assert!(seen.contains(&32), "no call after the durable answers: {seen:?}");
-        assert!(seen.iter().all(|&n| n == 0 || n == 32), "a call saw part of the group: {seen:?}");
-    }
+    let calls = calls.lock().unwrap().clone();
+    assert_eq!(calls, [(true, 0), (false, 32)], "one batch, its 32 answers between the two calls");
     db.close().unwrap();
 }
 

@@ -2,15 +2,28 @@
 //! creation and removal).
 //!
 //! Each open database owns ONE threadsafe function, created at open from a JS callback (see
-//! [`Args`]). Every request carries an id chosen by JS; the engine's committer thread answers
+//! [`Completions::new`]). Every request carries an id chosen by JS; the engine's threads answer
 //! through a [`Reply`] and the JS side settles the promise it keeps under that id. Creating a
 //! threadsafe function or a promise per write would cost more than the rest of the binding.
 //!
-//! Answers are delivered in batches: a reply joins the database's list of undelivered answers,
-//! and only the one that finds the list empty calls the threadsafe function. The JS callback
-//! then receives every answer listed by the time it runs (a group's, typically) in one call, so
-//! the callers' continuations all run in one microtask checkpoint, and the writes they send next
-//! reach the engine together (see `src/handle.ts`).
+//! Answers wait in a list until JS takes them ([`Completions::deliver`]): it writes them, up to
+//! [`ANSWER_SLOTS`] a call, into memory JS reads directly, the [`SharedMemory`] of the database.
+//! Its first word counts the answers *sealed*: listed as part of a finished batch. The committer
+//! lists a group's answers between [`AckListener::acknowledging`] and `acknowledged`, and seals
+//! them at the end, so a group's 64 answers are taken together, not its first alone while the
+//! others follow; any other thread (the index worker, a request failed at close) seals what it
+//! lists at once.
+//!
+//! JS learns of sealed answers in one of two ways:
+//! - polling: while a hard write waits, the JS thread spins on the sealed count
+//!   (`src/handle.ts`), a load from memory, with the shared memory's second word set;
+//! - the doorbell: otherwise, sealing answers calls the threadsafe function (an eventfd write,
+//!   ~1 µs), once until JS takes answers again, and the event loop's next turn takes them.
+//!
+//! The doorbell is rung only while JS does not poll, and after the batch is sealed: it is off
+//! the path of a lone hard writer's answer. The two words are a Dekker pair: sealing stores the
+//! count, then reads the polling word; JS clears the polling word, then reads the count. One of
+//! the two sees the other's store (both sequentially consistent), so no answer is left waiting.
 //!
 //! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
@@ -18,38 +31,38 @@
 //!
 //! Each write is timed through the stages outside the engine ([`BindingStages`], added to the
 //! engine's own in `stats().write_stages`): waiting for the pool and parsing (large batches only),
-//! and the delivery of the answer to the JS callback, which waits for the event loop.
-//!
-//! [`Completions::answers_queued`] tells the JS side, without a turn of its event loop, how many
-//! answers of finished groups wait to be delivered: the poll for durable answers
-//! (`src/handle.ts`) busy-waits on it in short slices instead of turning the loop continuously.
-//! It counts only answers the committer has finished sending ([`Completions::ack_listener`]): a
-//! group's 64 answers are delivered together, not its first alone while the others follow.
+//! and the delivery of the answer to JS, which waits for the event loop.
 
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::{Acquire, Relaxed, Release}};
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering::{Relaxed, SeqCst}};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use napi::bindgen_prelude::{Float64Array, FnArgs, Function};
+use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 use wharf_engine::{AckListener, Error as EngineError, LatencyHistogram, WriteResult};
 
-/// JS signature: `(answers, details)`.
+/// Numbers per answer in the shared memory's answer slots: the request id; the counts of a
+/// write (inserted, replaced, unchanged, deleted, skipped, errors; 0 for requests without a
+/// result); and -1, or the index `d` of its details in [`Completions::take_details`]:
+/// `details[2d]` is null for a success or the `WHARF_…` code of a failure, `details[2d + 1]` the
+/// failure's message, or the whole result as JSON when it has more than counts (`first_error`,
+/// `generated_keys`, `document_errors`).
 ///
-/// - `answers`: [`ANSWER_FIELDS`] numbers per answer: the request id; the counts of a write
-///   (inserted, replaced, unchanged, deleted, skipped, errors; 0 for requests without a result);
-///   and -1, or the index `d` of its details in `details`.
-/// - `details[2d]` is null for a success, or the `WHARF_…` code of a failure; `details[2d + 1]` is
-///   the failure's message, or the whole result as JSON when it has more than counts
-///   (`first_error`, `generated_keys`, `document_errors`).
-///
-/// Numbers in one typed array, not an object per answer nor a JS array: building either natively
-/// costs ~100 ns per value on the JS thread (with 64 writers, a tenth of its time went to it).
-pub type Args = FnArgs<(Float64Array, Vec<Option<String>>)>;
+/// Numbers in shared memory, not an object per answer nor an array: building either natively
+/// costs ~100 ns per value on the JS thread, and even a typed array per delivery ~1 µs.
+pub const ANSWER_FIELDS: usize = 8;
 
-/// Numbers per answer in [`Args`].
-const ANSWER_FIELDS: usize = 8;
+/// Answers one [`Completions::deliver`] writes at most.
+pub const ANSWER_SLOTS: usize = 512;
+
+/// The shared memory's 32-bit words (mirrored in `src/binding.ts`).
+const SEALED_WORD: usize = 0;
+const POLLING_WORD: usize = 1;
+/// Bytes before the answer slots: four words.
+const WORDS_BYTES: usize = 16;
 
 /// The largest emptied answer list kept for reuse.
 const SPARE_ANSWERS: usize = 4096;
@@ -63,8 +76,8 @@ struct Answer {
     counts: [f64; 6],
 }
 
-/// Its value is a doorbell: the answers wait in [`Pending::answers`].
-type Tsfn = ThreadsafeFunction<(), (), Args, Status, false, true>;
+/// Its value is a doorbell: the answers wait in [`Pending::listed`].
+type Tsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
 /// The completion channel of one database.
 #[derive(Clone)]
@@ -74,14 +87,10 @@ pub struct Completions {
 }
 
 impl Completions {
-    /// Builds the channel on the JS thread from the callback JS handed to `open`.
-    pub fn new(callback: &Function<'_, Args, ()>) -> napi::Result<Completions> {
+    /// Builds the channel on the JS thread from the doorbell callback JS handed to `open`.
+    pub fn new(doorbell: &Function<'_, (), ()>) -> napi::Result<Completions> {
         let pending = Arc::new(Pending::default());
-        let on_js_thread = pending.clone();
-        let tsfn = callback
-            .build_threadsafe_function::<()>()
-            .weak::<true>()
-            .build_callback(move |ctx| Ok(on_js_thread.deliver(&ctx.env)))?;
+        let tsfn = doorbell.build_threadsafe_function::<()>().weak::<true>().build_callback(|_| Ok(()))?;
         pending.raw.store(tsfn.raw(), Relaxed);
         Ok(Completions {
             tsfn: Arc::new(tsfn),
@@ -112,23 +121,32 @@ impl Completions {
         }
     }
 
-    /// On the JS thread: hands every answer queued so far to `callback` now, instead of on the
-    /// event loop's next turn (the threadsafe function, rung already, then finds none).
-    pub fn deliver_now(&self, env: &Env, callback: &Function<'_, Args, ()>) -> napi::Result<()> {
-        callback.call(self.pending.deliver(env))
+    /// The shared memory as a JS `ArrayBuffer`. Once per database: V8 allows one `ArrayBuffer`
+    /// per external memory block.
+    pub fn shared_memory(&self, env: &Env) -> napi::Result<sys::napi_value> {
+        if self.pending.exposed.swap(true, Relaxed) {
+            return Err(napi::Error::from_reason("the shared memory is exposed already"));
+        }
+        self.pending.memory.expose(env, self.pending.clone())
     }
 
-    /// Answers of finished groups that the JS callback has not received yet.
-    pub fn answers_queued(&self) -> u32 {
-        let p = &self.pending;
-        p.sealed.load(Acquire).saturating_sub(p.delivered.load(Relaxed)) as u32
+    /// On the JS thread: writes up to [`ANSWER_SLOTS`] answers listed so far into the shared
+    /// memory; returns how many.
+    pub fn deliver(&self, env: &Env) -> u32 {
+        self.pending.deliver(env)
     }
 
-    /// For the engine's [`wharf_engine::Database::set_ack_listener`]: the answers sent so far
-    /// belong to finished groups.
-    pub fn ack_listener(&self) -> AckListener {
-        let pending = self.pending.clone();
-        Box::new(move || pending.sealed.store(pending.sent.load(Relaxed), Release))
+    /// The details of the answers [`Completions::deliver`] wrote last (see [`ANSWER_FIELDS`]).
+    pub fn take_details(&self) -> Vec<Option<String>> {
+        std::mem::take(&mut *self.pending.details.lock().unwrap())
+    }
+
+    /// For the engine's [`wharf_engine::Database::set_ack_listener`].
+    pub fn ack_listener(&self) -> Box<dyn AckListener> {
+        Box::new(Sealer {
+            tsfn: self.tsfn.clone(),
+            pending: self.pending.clone(),
+        })
     }
 
     /// Adds the binding's stages to the engine's `write_stages` (JSON of `wharf_engine::Stats`).
@@ -140,16 +158,42 @@ impl Completions {
     }
 }
 
+/// Seals the answers the committer lists between its two calls.
+struct Sealer {
+    tsfn: Arc<Tsfn>,
+    pending: Arc<Pending>,
+}
+
+impl AckListener for Sealer {
+    fn acknowledging(&self) {
+        self.pending.acknowledging.store(true, SeqCst);
+    }
+
+    fn acknowledged(&self) {
+        // Cleared before sealing: an answer another thread listed meanwhile, which saw the flag
+        // set and left its sealing to this call, is under the list's lock by then (see `send`).
+        self.pending.acknowledging.store(false, SeqCst);
+        self.pending.seal(&self.tsfn);
+    }
+}
+
 /// The stages of each write (insert, delete) outside the engine: before it (a batch parsed on the
-/// pool) and after it (back to the JS callback that settles the promise).
+/// pool) and after it (back to JS, which settles the promise).
 #[derive(Default)]
 struct BindingStages {
     /// Batches parsed on the pool: the call → a pool thread starts parsing.
     pool_wait: LatencyHistogram,
     /// Batches parsed on the pool: parsing.
     parse: LatencyHistogram,
-    /// A write acknowledged → the JS callback runs: how long the event loop kept the answer waiting.
+    /// A write acknowledged → JS takes its answer: how long the event loop kept it waiting.
     delivery: LatencyHistogram,
+}
+
+/// Answers listed and not yet delivered, and how many were listed ever.
+#[derive(Default)]
+struct Listed {
+    answers: Vec<Answer>,
+    total: u64,
 }
 
 /// Outstanding requests of one database, counted on the JS thread, and answers sent but not yet
@@ -157,19 +201,21 @@ struct BindingStages {
 #[derive(Default)]
 struct Pending {
     count: AtomicUsize,
-    /// Answers listed, ever (under the `answers` lock).
-    sent: AtomicU64,
-    /// `sent` when the committer last finished sending a group's answers.
-    sealed: AtomicU64,
-    /// Answers handed to JS, ever (on the JS thread).
-    delivered: AtomicU64,
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
     stages: BindingStages,
-    /// Answers sent and not yet delivered, in the order sent.
-    answers: Mutex<Vec<Answer>>,
+    listed: Mutex<Listed>,
     /// The list `deliver` emptied last, kept for its capacity: a list grown from empty for every
     /// group cost the committer a reallocation every few answers.
     spare: Mutex<Vec<Answer>>,
+    /// The committer is sending a batch, and seals it at the end.
+    acknowledging: AtomicBool,
+    /// The doorbell rang and JS has not taken answers since.
+    rung: AtomicBool,
+    /// The details of the answers delivered last (JS thread).
+    details: Mutex<Vec<Option<String>>>,
+    memory: SharedMemory,
+    /// `memory` was handed to JS.
+    exposed: AtomicBool,
 }
 
 impl Pending {
@@ -185,51 +231,136 @@ impl Pending {
         }
     }
 
-    /// Lists answers under one lock; the first answer into an empty list rings the doorbell.
-    /// `new` runs under the lock: pass answers already built.
+    /// Lists answers under one lock, and seals them unless the committer is sending a batch,
+    /// which it seals at its end. `new` runs under the lock: pass answers already built.
     fn send(&self, tsfn: &Tsfn, new: impl ExactSizeIterator<Item = Answer>) {
-        let n = new.len() as u64;
-        if n == 0 {
+        if new.len() == 0 {
             return;
         }
-        let mut answers = self.answers.lock().unwrap();
-        let ring = answers.is_empty();
-        answers.extend(new);
-        self.sent.fetch_add(n, Relaxed);
-        drop(answers);
-        if ring {
+        let mut listed = self.listed.lock().unwrap();
+        listed.total += new.len() as u64;
+        listed.answers.extend(new);
+        if !self.acknowledging.load(SeqCst) {
+            self.seal_listed(listed, tsfn);
+        }
+    }
+
+    fn seal(&self, tsfn: &Tsfn) {
+        self.seal_listed(self.listed.lock().unwrap(), tsfn);
+    }
+
+    /// Publishes the count of answers listed, then rings the doorbell unless JS polls, has
+    /// taken them already, or has a ring to answer still.
+    fn seal_listed(&self, listed: std::sync::MutexGuard<'_, Listed>, tsfn: &Tsfn) {
+        // The low 32 bits: JS compares counts by their difference.
+        self.memory.word(SEALED_WORD).store(listed.total as u32, SeqCst);
+        let waiting = !listed.answers.is_empty();
+        drop(listed);
+        if waiting && self.memory.word(POLLING_WORD).load(SeqCst) == 0 && !self.rung.swap(true, SeqCst) {
             // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
             let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
 
-    /// On the JS thread: takes every answer listed so far, as the callback's arguments.
-    fn deliver(&self, env: &Env) -> Args {
+    /// On the JS thread: writes up to [`ANSWER_SLOTS`] listed answers into the shared memory.
+    fn deliver(&self, env: &Env) -> u32 {
+        // Before taking: a seal after this rings again (at worst once for answers taken here).
+        self.rung.store(false, SeqCst);
         let mut answers = std::mem::take(&mut *self.spare.lock().unwrap());
-        std::mem::swap(&mut answers, &mut *self.answers.lock().unwrap());
-        self.delivered.fetch_add(answers.len() as u64, Relaxed);
-        self.end(env, answers.len());
+        {
+            let mut listed = self.listed.lock().unwrap();
+            if listed.answers.len() <= ANSWER_SLOTS {
+                std::mem::swap(&mut answers, &mut listed.answers);
+            } else {
+                answers.extend(listed.answers.drain(..ANSWER_SLOTS));
+            }
+        }
+        let n = answers.len();
+        self.end(env, n);
         let now = Instant::now();
-        let mut numbers = Vec::with_capacity(answers.len() * ANSWER_FIELDS);
-        let mut details = Vec::new();
-        for a in answers.drain(..) {
+        let mut details = self.details.lock().unwrap();
+        details.clear();
+        // Only this thread touches the slots, and only inside calls from JS.
+        let slots = unsafe { self.memory.slots() };
+        for (a, slot) in answers.drain(..).zip(slots.chunks_exact_mut(ANSWER_FIELDS)) {
             if let Some(answered) = a.answered {
                 self.stages.delivery.record(now - answered);
             }
-            numbers.push(a.id as f64);
-            numbers.extend(a.counts);
-            if a.code.is_none() && a.text.is_empty() {
-                numbers.push(-1.0);
+            slot[0] = a.id as f64;
+            slot[1..7].copy_from_slice(&a.counts);
+            slot[7] = if a.code.is_none() && a.text.is_empty() {
+                -1.0
             } else {
-                numbers.push((details.len() / 2) as f64);
                 details.push(a.code.map(String::from));
                 details.push(Some(a.text));
-            }
+                (details.len() / 2 - 1) as f64
+            };
         }
         if answers.capacity() <= SPARE_ANSWERS {
             *self.spare.lock().unwrap() = answers;
         }
-        FnArgs::from((Float64Array::new(numbers), details))
+        n as u32
+    }
+}
+
+/// Memory JS and the binding share, for the life of both: four 32-bit words (the sealed count
+/// and the polling flag; see the module docs), then [`ANSWER_SLOTS`] answers of
+/// [`ANSWER_FIELDS`] numbers. Allocated by the binding; the `ArrayBuffer` JS holds keeps the
+/// [`Pending`] that owns it alive.
+struct SharedMemory {
+    block: NonNull<u64>,
+}
+
+const SHARED_BYTES: usize = WORDS_BYTES + ANSWER_SLOTS * ANSWER_FIELDS * 8;
+
+// The words are accessed atomically only; the slots by the JS thread only.
+unsafe impl Send for SharedMemory {}
+unsafe impl Sync for SharedMemory {}
+
+impl Default for SharedMemory {
+    fn default() -> Self {
+        let block: Box<[u64]> = vec![0u64; SHARED_BYTES / 8].into_boxed_slice();
+        SharedMemory { block: NonNull::new(Box::into_raw(block).cast::<u64>()).expect("a boxed slice is never null") }
+    }
+}
+
+impl Drop for SharedMemory {
+    fn drop(&mut self) {
+        let slice = std::ptr::slice_from_raw_parts_mut(self.block.as_ptr(), SHARED_BYTES / 8);
+        drop(unsafe { Box::from_raw(slice) });
+    }
+}
+
+impl SharedMemory {
+    fn word(&self, i: usize) -> &AtomicU32 {
+        debug_assert!(i < WORDS_BYTES / 4);
+        unsafe { &*self.block.as_ptr().cast::<AtomicU32>().add(i) }
+    }
+
+    /// # Safety
+    /// On the JS thread only, and not while JS could read them (inside a call from JS).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slots(&self) -> &mut [f64] {
+        let first = self.block.as_ptr().cast::<u8>().add(WORDS_BYTES).cast::<f64>();
+        std::slice::from_raw_parts_mut(first, ANSWER_SLOTS * ANSWER_FIELDS)
+    }
+
+    /// An `ArrayBuffer` over the memory that keeps `owner` alive until it is collected.
+    fn expose(&self, env: &Env, owner: Arc<Pending>) -> napi::Result<sys::napi_value> {
+        unsafe extern "C" fn release(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
+            drop(unsafe { Arc::from_raw(hint as *const Pending) });
+        }
+        let hint = Arc::into_raw(owner) as *mut c_void;
+        let mut buffer = std::ptr::null_mut();
+        let status = unsafe {
+            sys::napi_create_external_arraybuffer(env.raw(), self.block.as_ptr().cast(), SHARED_BYTES, Some(release), hint, &mut buffer)
+        };
+        if status != sys::Status::napi_ok {
+            drop(unsafe { Arc::from_raw(hint as *const Pending) });
+            // A runtime without external buffers (Electron) would copy: JS would never see a seal.
+            return Err(napi::Error::from_reason(format!("external ArrayBuffers are needed (napi status {status})")));
+        }
+        Ok(buffer)
     }
 }
 

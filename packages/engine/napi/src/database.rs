@@ -5,12 +5,12 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
-use napi::bindgen_prelude::{AsyncTask, Function};
+use napi::bindgen_prelude::{AsyncTask, Function, Unknown};
 use napi::Env;
 use napi_derive::napi;
 use wharf_engine::{Database, Error as EngineError, Options};
 
-use crate::completion::{Args, Completions};
+use crate::completion::Completions;
 use crate::error::{to_napi, Result};
 use crate::sequencer::Sequencer;
 use crate::tasks::{Close, Open};
@@ -62,6 +62,8 @@ pub struct NativeDatabase {
     /// `AsyncTask` it returned settles, and a `&mut self` close then failed ("cannot be
     /// borrowed mutably…") whenever a large insert's parse task had answered but not yet settled.
     pub(crate) open: RefCell<Option<Live>>,
+    /// Also after `close`: the answers to requests made before it are delivered after it.
+    pub(crate) completions: Completions,
 }
 
 /// An open database as the binding holds it (clones share it: `Arc`s).
@@ -82,11 +84,12 @@ impl NativeDatabase {
 
 #[napi]
 impl NativeDatabase {
-    /// Opens (and recovers) the database on the libuv pool. `on_complete` receives every
-    /// completion of this database's callback-style requests; see `completion.rs`.
+    /// Opens (and recovers) the database on the libuv pool. `doorbell` is called when answers
+    /// to this database's callback-style requests wait and JS is not polling for them; see
+    /// `completion.rs`.
     #[napi(ts_return_type = "Promise<NativeDatabase>")]
-    pub fn open(dir: String, options: OpenOptions, on_complete: Function<'_, Args, ()>) -> Result<AsyncTask<Open>> {
-        let completions = Completions::new(&on_complete).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
+    pub fn open(dir: String, options: OpenOptions, doorbell: Function<'_, (), ()>) -> Result<AsyncTask<Open>> {
+        let completions = Completions::new(&doorbell).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
         Ok(AsyncTask::new(Open {
             dir,
             options: options.to_engine(),
@@ -135,22 +138,26 @@ impl NativeDatabase {
         Ok(serde_json::to_string(&self.live()?.db.list_tables()).unwrap_or_default())
     }
 
-    /// How many answers wait for the JS thread's next turn (0 once closed). Cheap and
-    /// allocation-free: polled in a loop while a lone hard write waits (`src/handle.ts`).
-    #[napi]
-    pub fn answers_queued(&self) -> u32 {
-        self.open.borrow().as_ref().map_or(0, |live| live.completions.answers_queued())
+    /// The memory JS shares with the binding: the count of answers sealed, the polling flag and
+    /// the answer slots (see `completion.rs`). Once per database.
+    #[napi(ts_return_type = "ArrayBuffer")]
+    pub fn shared_memory(&self, env: Env) -> Result<Unknown<'_>> {
+        let buffer = self.completions.shared_memory(&env).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), buffer) })
     }
 
-    /// Calls `callback` (the completion callback given to `open`) with every answer queued so
-    /// far, now: the poll that sees a lone hard write's answer queued delivers it at once
-    /// rather than on the event loop's next turn.
-    #[napi(ts_args_type = "callback: (answers: Float64Array, details: Array<string | null>) => void")]
-    pub fn deliver_answers(&self, env: Env, callback: Function<'_, Args, ()>) -> Result<()> {
-        let Some(completions) = self.open.borrow().as_ref().map(|live| live.completions.clone()) else {
-            return Ok(());
-        };
-        completions.deliver_now(&env, &callback).map_err(|e| napi::Error::new(e.status.into(), e.reason))
+    /// Writes up to `ANSWER_SLOTS` answers listed so far into the shared memory; returns how
+    /// many. JS calls it when it sees answers sealed, or when the doorbell rings.
+    #[napi]
+    pub fn deliver_answers(&self, env: Env) -> u32 {
+        self.completions.deliver(&env)
+    }
+
+    /// The details of the answers `deliverAnswers` wrote last: `[code | null, text]` for each
+    /// answer whose last number is not -1.
+    #[napi]
+    pub fn answer_details(&self) -> Vec<Option<String>> {
+        self.completions.take_details()
     }
 
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`), with the

@@ -2,8 +2,9 @@
 //!
 //! The JS side (`packages/engine/src`) validates every argument and owns the public API; this
 //! crate only converts values and moves work off the event loop:
-//! - writes, `sync`, and table and index creation/removal answer through one long-lived threadsafe function
-//!   per database (`completion.rs`), keyed by a request id that JS chooses;
+//! - writes, `sync`, and table and index creation/removal answer through memory shared with JS,
+//!   with one long-lived threadsafe function per database as its doorbell (`completion.rs`), keyed
+//!   by a request id that JS chooses;
 //! - open, close and reads run as `AsyncTask`s on the libuv pool (`tasks.rs`);
 //! - requests reach the engine in the order JS made them, large batches parsed on the pool
 //!   included (`sequencer.rs`);

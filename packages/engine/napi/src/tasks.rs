@@ -36,13 +36,17 @@ impl Task for Open {
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<NativeDatabase> {
         match output {
-            Ok(db) => Ok(NativeDatabase {
-                open: RefCell::new(Some(Live {
-                    db,
-                    completions: self.completions.take().expect("resolved once"),
-                    order: Arc::new(Sequencer::default()),
-                })),
-            }),
+            Ok(db) => {
+                let completions = self.completions.take().expect("resolved once");
+                Ok(NativeDatabase {
+                    open: RefCell::new(Some(Live {
+                        db,
+                        completions: completions.clone(),
+                        order: Arc::new(Sequencer::default()),
+                    })),
+                    completions,
+                })
+            }
             Err(e) => reject(&env, e),
         }
     }
