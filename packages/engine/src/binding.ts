@@ -31,13 +31,17 @@ export const CONFLICT_CODE = { error: 0, replace: 1, update: 2 } as const satisf
  *   `deliverAnswers`: the request id; the six counts of a write (inserted, replaced, unchanged,
  *   deleted, skipped, errors; 0 for requests without a result); -1, or the index `d` of its
  *   details in `answerDetails()`: `[2d]` null for a success or the `WHARF_…` code of a failure,
- *   `[2d + 1]` the failure's message, or the whole result as JSON when it has more than counts.
+ *   `[2d + 1]` the failure's message, or the whole result as JSON when it has more than counts;
+ * - from byte `OUTBOX_OFFSET`, `OUTBOX_SLOTS` request ids, written by JS for `insertEach`.
  */
 export const SEALED_WORD = 0;
 export const POLLING_WORD = 1;
 export const ANSWER_OFFSET = 16;
 export const ANSWER_SLOTS = 512;
 export const ANSWER_FIELDS = 8;
+export const OUTBOX_OFFSET = ANSWER_OFFSET + ANSWER_SLOTS * ANSWER_FIELDS * 8;
+export const OUTBOX_SLOTS = 4096;
+export const SHARED_BYTES = OUTBOX_OFFSET + OUTBOX_SLOTS * 4;
 
 export interface NativeOpenOptions {
   segmentSize?: number;
@@ -70,8 +74,11 @@ export interface NativeDatabase {
     conflict: number,
     waitForIndexes: boolean,
   ): Promise<void> | null;
-  /** Single-document inserts sent together: line i of `ndjson` is request `ids[i]`'s document. */
-  insertEach(ids: Uint32Array, table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
+  /**
+   * Single-document inserts sent together: line i of `ndjson` is the document of the i-th of the
+   * `count` request ids written into the shared memory's outbox.
+   */
+  insertEach(count: number, table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
   getMany(table: string, keys: Key[]): Promise<string>;

@@ -16,10 +16,13 @@ import {
   ANSWER_OFFSET,
   ANSWER_SLOTS,
   binding,
+  OUTBOX_OFFSET,
+  OUTBOX_SLOTS,
   CONFLICT_CODE,
   DURABILITY_CODE,
   POLLING_WORD,
   SEALED_WORD,
+  SHARED_BYTES,
   type Conflict,
   type Durability,
   type NativeDatabase,
@@ -47,13 +50,15 @@ export const INSERT_BATCH_CHARS = 32 * 1024;
 /** `RESOLVED.then(f)` runs `f` at the end of the tick: `queueMicrotask` without its AsyncResource. */
 const RESOLVED = Promise.resolve();
 
-/** Single-document inserts of this tick into one table with the same options, not sent yet. */
+/**
+ * Single-document inserts of this tick into one table with the same options, not sent yet. Their
+ * request ids wait in the shared memory's outbox: one batch at a time.
+ */
 interface InsertBatch {
   table: string;
   durability: Durability;
   conflict: Conflict;
   waitForIndexes: boolean;
-  ids: number[];
   docs: string[];
   chars: number;
 }
@@ -72,6 +77,8 @@ export class Handle {
   #words!: Int32Array;
   /** Its answer slots, written by `deliverAnswers`. */
   #slots!: Float64Array;
+  /** Its outbox: the request ids of the batch of `insertOne`s not sent yet. */
+  #outbox!: Uint32Array;
   /** Answers taken, ever, mod 2^32: compared with the sealed count by their difference. */
   #delivered = 0;
   #closed = false;
@@ -105,12 +112,13 @@ export class Handle {
       throw toWharfError(error);
     }
     const memory = handle.#native.sharedMemory();
-    if (memory.byteLength !== ANSWER_OFFSET + ANSWER_SLOTS * ANSWER_FIELDS * 8) {
+    if (memory.byteLength !== SHARED_BYTES) {
       await handle.#native.close();
       throw new Error(`the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`);
     }
     handle.#words = new Int32Array(memory, 0, ANSWER_OFFSET / 4);
     handle.#slots = new Float64Array(memory, ANSWER_OFFSET, ANSWER_SLOTS * ANSWER_FIELDS);
+    handle.#outbox = new Uint32Array(memory, OUTBOX_OFFSET, OUTBOX_SLOTS);
     return handle;
   }
 
@@ -147,7 +155,8 @@ export class Handle {
   /**
    * Inserts one document (its JSON text) with the other single-document inserts of this tick
    * into the same table with the same options: they are sent in one call at the end of the tick
-   * (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` are reached. So
+   * (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` or `OUTBOX_SLOTS`
+   * are reached. So
    * writers resumed together by one group's answers send their next writes together, and those
    * stay one group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
    */
@@ -160,18 +169,19 @@ export class Handle {
         batch.durability !== durability ||
         batch.conflict !== conflict ||
         batch.waitForIndexes !== waitForIndexes ||
-        batch.chars + doc.length > INSERT_BATCH_CHARS)
+        batch.chars + doc.length > INSERT_BATCH_CHARS ||
+        batch.docs.length === OUTBOX_SLOTS)
     ) {
       this.#sendBatch();
       batch = undefined;
     }
     if (batch === undefined) {
-      batch = this.#batch = { table, durability, conflict, waitForIndexes, ids: [], docs: [], chars: 0 };
+      batch = this.#batch = { table, durability, conflict, waitForIndexes, docs: [], chars: 0 };
       RESOLVED.then(this.#sendBatch);
     }
     const id = this.#newId();
     const answer = this.#waitFor(id, durability === 'hard');
-    batch.ids.push(id);
+    this.#outbox[batch.docs.length] = id;
     batch.docs.push(doc);
     batch.chars += doc.length + 1;
     return answer;
@@ -184,7 +194,7 @@ export class Handle {
     this.#batch = undefined;
     try {
       this.native().insertEach(
-        new Uint32Array(batch.ids),
+        batch.docs.length,
         batch.table,
         batch.docs.join('\n'),
         DURABILITY_CODE[batch.durability],
@@ -194,7 +204,7 @@ export class Handle {
       if (batch.durability === 'hard') this.#pollUntilAnswered();
     } catch (error) {
       const failure = toWharfError(error);
-      for (const id of batch.ids) this.#release(id)?.reject(failure);
+      for (let i = 0; i < batch.docs.length; i++) this.#release(this.#outbox[i]!)?.reject(failure);
     }
   };
 
@@ -331,13 +341,14 @@ export class Handle {
       if (waiter === undefined) continue;
       const d = slots[i + 7]!;
       if (d < 0) {
+        // Counts as small integers: double fields would each box a heap number.
         waiter.resolve({
-          inserted: slots[i + 1]!,
-          replaced: slots[i + 2]!,
-          unchanged: slots[i + 3]!,
-          deleted: slots[i + 4]!,
-          skipped: slots[i + 5]!,
-          errors: slots[i + 6]!,
+          inserted: slots[i + 1]! | 0,
+          replaced: slots[i + 2]! | 0,
+          unchanged: slots[i + 3]! | 0,
+          deleted: slots[i + 4]! | 0,
+          skipped: slots[i + 5]! | 0,
+          errors: slots[i + 6]! | 0,
         });
         continue;
       }

@@ -224,6 +224,18 @@ describe('single-document inserts made in one tick', () => {
     expect(after.maxGroupOps).toBe(100);
   });
 
+  it('more of them than one call carries (4096) are sent in several, each answered', async () => {
+    const { db } = await openTemp();
+    await db.createTable('t');
+    const t = db.table('t');
+    // `{}` (keys generated): the id count splits the calls, before their 32 KiB of text does.
+    const n = 10_000;
+    const results = await Promise.all(Array.from({ length: n }, () => t.insert({}, { durability: 'soft' })));
+    expect(results.every((r) => r.inserted === 1 && r.generated_keys?.length === 1)).toBe(true);
+    expect(new Set(results.map((r) => r.generated_keys![0])).size).toBe(n);
+    expect(await t.count()).toBe(n);
+  });
+
   it('keep their order with every other request, each with its own result', async () => {
     const { db } = await openTemp();
     await db.createTable('t');

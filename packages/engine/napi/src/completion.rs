@@ -58,11 +58,15 @@ pub const ANSWER_FIELDS: usize = 8;
 /// Answers one [`Completions::deliver`] writes at most.
 pub const ANSWER_SLOTS: usize = 512;
 
+/// Request ids one `insertEach` call carries at most, in the shared memory's outbox.
+pub const OUTBOX_SLOTS: usize = 4096;
+
 /// The shared memory's 32-bit words (mirrored in `src/binding.ts`).
 const SEALED_WORD: usize = 0;
 const POLLING_WORD: usize = 1;
 /// Bytes before the answer slots: four words.
 const WORDS_BYTES: usize = 16;
+const OUTBOX_OFFSET: usize = WORDS_BYTES + ANSWER_SLOTS * ANSWER_FIELDS * 8;
 
 /// The largest emptied answer list kept for reuse.
 const SPARE_ANSWERS: usize = 4096;
@@ -134,6 +138,15 @@ impl Completions {
     /// memory; returns how many.
     pub fn deliver(&self, env: &Env) -> u32 {
         self.pending.deliver(env)
+    }
+
+    /// On the JS thread, inside a call from JS: the first `n` request ids JS wrote into the
+    /// shared memory's outbox.
+    pub fn outbox(&self, n: usize) -> Result<Vec<u32>, EngineError> {
+        if n > OUTBOX_SLOTS {
+            return Err(EngineError::invalid(format!("{n} request ids, the outbox holds {OUTBOX_SLOTS}")));
+        }
+        Ok(unsafe { self.pending.memory.outbox() }[..n].to_vec())
     }
 
     /// The details of the answers [`Completions::deliver`] wrote last (see [`ANSWER_FIELDS`]).
@@ -305,15 +318,16 @@ impl Pending {
 
 /// Memory JS and the binding share, for the life of both: four 32-bit words (the sealed count
 /// and the polling flag; see the module docs), then [`ANSWER_SLOTS`] answers of
-/// [`ANSWER_FIELDS`] numbers. Allocated by the binding; the `ArrayBuffer` JS holds keeps the
-/// [`Pending`] that owns it alive.
+/// [`ANSWER_FIELDS`] numbers, then the outbox: [`OUTBOX_SLOTS`] request ids JS writes for
+/// `insertEach` (a typed array per call had cost ~0.5 µs). Allocated by the binding; the
+/// `ArrayBuffer` JS holds keeps the [`Pending`] that owns it alive.
 struct SharedMemory {
     block: NonNull<u64>,
 }
 
-const SHARED_BYTES: usize = WORDS_BYTES + ANSWER_SLOTS * ANSWER_FIELDS * 8;
+const SHARED_BYTES: usize = OUTBOX_OFFSET + OUTBOX_SLOTS * 4;
 
-// The words are accessed atomically only; the slots by the JS thread only.
+// The words are accessed atomically only; the slots and the outbox by the JS thread only.
 unsafe impl Send for SharedMemory {}
 unsafe impl Sync for SharedMemory {}
 
@@ -343,6 +357,13 @@ impl SharedMemory {
     unsafe fn slots(&self) -> &mut [f64] {
         let first = self.block.as_ptr().cast::<u8>().add(WORDS_BYTES).cast::<f64>();
         std::slice::from_raw_parts_mut(first, ANSWER_SLOTS * ANSWER_FIELDS)
+    }
+
+    /// # Safety
+    /// On the JS thread only, inside a call from JS.
+    unsafe fn outbox(&self) -> &[u32] {
+        let first = self.block.as_ptr().cast::<u8>().add(OUTBOX_OFFSET).cast::<u32>();
+        std::slice::from_raw_parts(first, OUTBOX_SLOTS)
     }
 
     /// An `ArrayBuffer` over the memory that keeps `owner` alive until it is collected.

@@ -4,7 +4,7 @@
 use std::ops::Bound;
 use std::time::Instant;
 
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Uint32Array};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
 use napi::Env;
 use napi_derive::napi;
 use wharf_engine::{Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions};
@@ -69,15 +69,14 @@ impl NativeDatabase {
     }
 
     /// Single-document inserts made in one tick of the JS thread, sent in one call
-    /// (`src/handle.ts`): line i of `ndjson` is the document of request `ids[i]`, and each is a
-    /// write of its own. The ids come as a typed array: one napi call, where an array cost one
-    /// per element (~3 µs for 64). Parsed here, on the JS thread: JS keeps each call small
-    /// (`INSERT_BATCH_CHARS`).
+    /// (`src/handle.ts`): line i of `ndjson` is the document of the i-th of the `count` request
+    /// ids JS wrote into the shared memory's outbox (`completion.rs`), and each is a write of its
+    /// own. Parsed here, on the JS thread: JS keeps each call small (`INSERT_BATCH_CHARS`).
     #[napi]
     pub fn insert_each(
         &self,
         env: Env,
-        ids: Uint32Array,
+        count: u32,
         table: String,
         ndjson: String,
         durability: u32,
@@ -90,6 +89,7 @@ impl NativeDatabase {
             conflict: conflict_of(conflict)?,
             wait_for_indexes,
         };
+        let ids = completions.outbox(count as usize).map_err(to_napi)?;
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         // Parsed before any request is registered: a failure rejects them all. A line per
         // document (JSON.stringify never emits a raw newline, nor an empty text).
@@ -97,7 +97,7 @@ impl NativeDatabase {
         if docs.len() != ids.len() {
             return Err(to_napi(invalid(format!("{} documents for {} writes", docs.len(), ids.len()))));
         }
-        let reply = completions.start_each(&env, ids.to_vec());
+        let reply = completions.start_each(&env, ids);
         order.hand_over(move || db.insert_each(&table, docs, Box::new(move |r| reply.write_each(r)), options));
         Ok(())
     }
