@@ -3,7 +3,7 @@
 // because this kind of machine's fdatasync time swings 10× within minutes.
 //
 //   npx tsx scripts/bench/engine.ts [--quick] [--only a,b,c] [--pairs N] [--bulk-pairs N]
-//        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--warmup 3000] [--docs 1000000]
+//        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--warmup 10000] [--docs 1000000]
 //        [--batch 10000] [--inflight 4] [--no-strace] [--syscalls] [--sqlite-without-rowid] [--settle-ms 0]
 //        [--spin-wait-us N]
 //
@@ -15,9 +15,11 @@
 //    Both (a) and (b) first make `--warmup` untimed inserts ((b)'s writers share them), so that
 //    they time a running process, not V8 compiling it: with 200, TurboFan's compiles (on another
 //    thread, on a 2-core machine) still fell in (a)'s timed part as ms-long outliers at the same
-//    insert numbers run after run. The strace runs make none, so they count exactly (a)'s. The
-//    untimed and timed inserts go through one function, so the timed loop is compiled already;
-//    (b)'s writers each make at least as many untimed inserts as timed ones.
+//    insert numbers run after run, and with 3000, two small functions still tiered up at timed
+//    inserts 391 and 456 (0.6–1.2 ms each, `--trace-opt`); with 10,000, none. The strace runs
+//    make none, so they count exactly (a)'s. The untimed and timed inserts take one path through
+//    one function, so the timed loop is compiled already and is not deoptimized when timing
+//    starts; (b)'s writers each make at least as many untimed inserts as timed ones.
 // c. 1M documents (~150 B) through insertNdjson, soft, + one final sync(), vs better-sqlite3 (WAL,
 //    synchronous=FULL, one transaction): rate ≥ 2.5×.
 //
@@ -172,7 +174,7 @@ async function main() {
     n: numOpt(opts, 'n', quick ? 200 : 1000),
     writers: numOpt(opts, 'writers', 64),
     perWriter: numOpt(opts, 'per-writer', quick ? 10 : 500),
-    warmup: numOpt(opts, 'warmup', quick ? 20 : 3000),
+    warmup: numOpt(opts, 'warmup', quick ? 20 : 10_000),
     docs: numOpt(opts, 'docs', quick ? 100_000 : 1_000_000),
     batch: numOpt(opts, 'batch', 10_000),
     inflight: numOpt(opts, 'inflight', 4),
