@@ -111,10 +111,15 @@ export class Handle {
     } catch (error) {
       throw toWharfError(error);
     }
-    const memory = handle.#native.sharedMemory();
-    if (memory.byteLength !== SHARED_BYTES) {
+    let memory: ArrayBuffer;
+    try {
+      memory = handle.#native.sharedMemory();
+      if (memory.byteLength !== SHARED_BYTES) {
+        throw new Error(`the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`);
+      }
+    } catch (error) {
       await handle.#native.close();
-      throw new Error(`the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`);
+      throw toWharfError(error);
     }
     handle.#words = new Int32Array(memory, 0, ANSWER_OFFSET / 4);
     handle.#slots = new Float64Array(memory, ANSWER_OFFSET, ANSWER_SLOTS * ANSWER_FIELDS);
