@@ -16,10 +16,10 @@ import {
   ANSWER_OFFSET,
   ANSWER_SLOTS,
   binding,
-  OUTBOX_OFFSET,
-  OUTBOX_SLOTS,
   CONFLICT_CODE,
   DURABILITY_CODE,
+  OUTBOX_OFFSET,
+  OUTBOX_SLOTS,
   POLLING_WORD,
   SEALED_WORD,
   SHARED_BYTES,
@@ -161,9 +161,8 @@ export class Handle {
    * Inserts one document (its JSON text) with the other single-document inserts of this tick
    * into the same table with the same options: they are sent in one call at the end of the tick
    * (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` or `OUTBOX_SLOTS`
-   * are reached. So
-   * writers resumed together by one group's answers send their next writes together, and those
-   * stay one group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
+   * are reached. So writers resumed together by one group's answers send their next writes
+   * together, and those stay one group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
    */
   insertOne(table: string, doc: string, durability: Durability, conflict: Conflict, waitForIndexes: boolean): Promise<WriteResult> {
     this.native();

@@ -470,8 +470,6 @@ impl Committer {
         }
         if !soft.is_empty() {
             self.shared.counters.write_commit.record_n(taken.elapsed(), soft.len() as u64);
-        }
-        if !soft.is_empty() {
             self.shared.acknowledge(|| soft.into_iter().for_each(|ack| ack()));
         }
         let mut failure = None;

@@ -53,13 +53,13 @@ use wharf_engine::{AckListener, Error as EngineError, LatencyHistogram, WriteRes
 ///
 /// Numbers in shared memory, not an object per answer nor an array: building either natively
 /// costs ~100 ns per value on the JS thread, and even a typed array per delivery ~1 µs.
-pub const ANSWER_FIELDS: usize = 8;
+const ANSWER_FIELDS: usize = 8;
 
 /// Answers one [`Completions::deliver`] writes at most.
-pub const ANSWER_SLOTS: usize = 512;
+const ANSWER_SLOTS: usize = 512;
 
 /// Request ids one `insertEach` call carries at most, in the shared memory's outbox.
-pub const OUTBOX_SLOTS: usize = 4096;
+const OUTBOX_SLOTS: usize = 4096;
 
 /// The shared memory's 32-bit words (mirrored in `src/binding.ts`).
 const SEALED_WORD: usize = 0;
