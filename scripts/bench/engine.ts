@@ -3,24 +3,30 @@
 // because this kind of machine's fdatasync time swings 10× within minutes.
 //
 //   npx tsx scripts/bench/engine.ts [--quick] [--only a,b,c] [--pairs N] [--bulk-pairs N]
-//        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--warmup 10000] [--docs 1000000]
+//        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--single 1000] [--warmup 10000] [--docs 1000000]
 //        [--batch 10000] [--inflight 4] [--no-strace] [--syscalls] [--sqlite-without-rowid] [--settle-ms 0]
 //        [--spin-wait-us N]
 //
 // a. 1000 sequential single-document hard inserts vs 1000 raw 4 KiB overwrite+fdatasync on a
-//    preallocated file in the same directory (Rust, examples/fsync_limit.rs), run right before
-//    and right after the inserts in each round, their mean the reference: time ≤ 1.10×;
+//    preallocated file in the same directory (Rust, examples/fsync_limit.rs), run by the inserts'
+//    process right before and right after them (after its warm-up), their mean the reference:
+//    time ≤ 1.10×;
 //    fdatasync+fsync calls of the whole child process (strace -f -c) ≤ 1,010.
-// b. 64 concurrent hard writers: fdatasyncs per document ≤ 1/32; throughput ≥ 32× the single
-//    writer of (a), measured in the same round.
-//    Both (a) and (b) first make `--warmup` untimed inserts ((b)'s writers share them), so that
-//    they time a running process, not V8 compiling it: with 200, TurboFan's compiles (on another
+// b. 64 concurrent hard writers: fdatasyncs per document ≤ 1/32; throughput ≥ 32× a single hard
+//    writer's, measured in the same process right before and right after them (`--single`
+//    inserts each time; their mean time is the reference), so the disk they are compared on is
+//    the same within a second: against (a)'s writer, seconds away in the round, the pair ratios
+//    spread over 24–68× (shown too, for comparison).
+//    Both (a) and (b) first make untimed inserts, so that they time a running process, not V8
+//    compiling it: with 200, TurboFan's compiles (on another
 //    thread, on a 2-core machine) still fell in (a)'s timed part as ms-long outliers at the same
 //    insert numbers run after run, and with 3000, two small functions still tiered up at timed
-//    inserts 391 and 456 (0.6–1.2 ms each, `--trace-opt`); with 10,000, none. The strace runs
-//    make none, so they count exactly (a)'s. The untimed and timed inserts take one path through
-//    one function, so the timed loop is compiled already and is not deoptimized when timing
-//    starts; (b)'s writers each make at least as many untimed inserts as timed ones.
+//    inserts 391 and 456 (0.6–1.2 ms each, `--trace-opt`); with 10,000, none. (b)'s writers each
+//    make twice as many untimed inserts as timed ones (or `--warmup` shared among them, if more):
+//    the binding's functions that run once per group tier up late (with 200 each, four compiled
+//    inside the timed part, 2–5 ms each). The strace runs make none, so they count exactly (a)'s.
+//    The untimed and timed inserts take one path through one function, so the timed loop is
+//    compiled already and is not deoptimized when timing starts.
 // c. 1M documents (~150 B) through insertNdjson, soft, + one final sync(), vs better-sqlite3 (WAL,
 //    synchronous=FULL, one transaction): rate ≥ 2.5×.
 //
@@ -67,6 +73,9 @@ interface SeqOut {
   soft?: { total_ms: number; latency_us: Latency };
   close_ms: number;
   stats_at_end: Record<string, unknown> & { fdatasyncs: number };
+  /** The raw loop right before and right after the timed inserts (`--raw`). */
+  raw_before?: OpStats;
+  raw_after?: OpStats;
 }
 interface ConcOut {
   writers: number;
@@ -79,6 +88,7 @@ interface ConcOut {
   engine: Record<string, number>;
   group_ops_histogram?: number[];
   max_group_ops?: number;
+  single: { n: number; before_ms: number; after_ms: number; docs_per_s: number };
 }
 interface BulkOut {
   docs: number;
@@ -117,14 +127,15 @@ interface Goal {
 // ---- helpers ----------------------------------------------------------------------------------
 
 /**
- * Untimed inserts per writer of (b): `--warmup` shared among the writers, and at least as many
- * as each then times. 47 each (3000 / 64) are 47 groups, ~12 ms: V8's optimizing compiles, on a
- * background thread of a 2-core machine whose cores the JS thread and the committer keep busy,
- * then still ran in the timed part (64 writers × 500: 189–253 k docs/s after 47 untimed inserts
- * each, 250–259 k after 500).
+ * Untimed inserts per writer of (b): `--warmup` shared among the writers, and at least twice as
+ * many as each then times. Each is a group, and the binding's functions that run once per group
+ * tier up only after hundreds: V8's optimizing compiles, on a background thread of a 2-core
+ * machine whose cores the JS thread and the committer keep busy, then ran in the timed part
+ * (64 writers × 500: 189–253 k docs/s after 47 untimed inserts each, 250–259 k after 500; after
+ * 500, #drain, #sendBatch and #endTick still compiled inside it, 2–3 ms each, and none after 1000).
  */
 function concurrentWarmup(cfg: { warmup: number; writers: number; perWriter: number }): number {
-  return Math.max(Math.ceil(cfg.warmup / cfg.writers), cfg.perWriter);
+  return Math.max(Math.ceil(cfg.warmup / cfg.writers), 2 * cfg.perWriter);
 }
 
 /** Engine workers' extra arguments: `--spin-wait-us` (the engine's option, for A/B runs). */
@@ -175,6 +186,7 @@ async function main() {
     n: numOpt(opts, 'n', quick ? 200 : 1000),
     writers: numOpt(opts, 'writers', 64),
     perWriter: numOpt(opts, 'per-writer', quick ? 10 : 500),
+    single: numOpt(opts, 'single', quick ? 10 : 1000),
     warmup: numOpt(opts, 'warmup', quick ? 20 : 10_000),
     docs: numOpt(opts, 'docs', quick ? 100_000 : 1_000_000),
     batch: numOpt(opts, 'batch', 10_000),
@@ -215,42 +227,36 @@ async function main() {
     const limitDir = join(baseDir, 'limit');
     mkdirSync(limitDir, { recursive: true });
 
-    log(`a/b: ${cfg.pairs} rounds of [raw overwrite+fdatasync ×${cfg.n}, ${cfg.n} sequential hard inserts, ` +
-        `raw overwrite+fdatasync ×${cfg.n} again, ${cfg.writers} writers × ${cfg.perWriter} hard inserts, raw append+fdatasync ×${cfg.n}]`);
-    const rawOverwrite = {
-      run: async () => (await runFsyncLimit(fsyncBin, limitDir, cfg.n, 'overwrite', { cwd: ROOT })).json,
-      describe: (s: FsyncLimitOutput | SeqOut | ConcOut) => {
-        const o = (s as FsyncLimitOutput).results.overwrite!;
-        return `${fmtMs(o.total_ms)}, fdatasync median ${fmtUs(o.fdatasync_us.median)}`;
-      },
-    };
+    log(`a/b: ${cfg.pairs} rounds of [${cfg.n} sequential hard inserts between raw overwrite+fdatasync ×${cfg.n} before and after, ` +
+        `${cfg.writers} writers × ${cfg.perWriter} hard inserts between 1 writer × ${cfg.single} before and after, raw append+fdatasync ×${cfg.n}]`);
     type AB = FsyncLimitOutput | SeqOut | ConcOut;
-    // (a)'s reference runs before and after the sequential writer (A B A): their mean is its
-    // reference, so a disk that drifts during the round weighs on both sides alike.
     const r = await interleave<AB>(cfg.pairs, [
-      { name: 'limit-overwrite', ...rawOverwrite },
       {
         name: 'wharf-seq',
         run: async () =>
-          (await engine<SeqOut>(['seq', '--dir', join(baseDir, 'seq'), '--n', String(cfg.n), '--warmup', String(cfg.warmup), '--soft-probe', '--settle-ms', String(cfg.settleMs)])).json,
+          (
+            await engine<SeqOut>([
+              'seq', '--dir', join(baseDir, 'seq'), '--n', String(cfg.n), '--warmup', String(cfg.warmup), '--soft-probe',
+              '--settle-ms', String(cfg.settleMs), '--raw', fsyncBin, '--raw-dir', limitDir,
+            ])
+          ).json,
         describe: (s) => {
           const o = s as SeqOut;
-          return `${fmtMs(o.total_ms)}, insert median ${fmtUs(o.latency_us.median)}, fdatasyncs ${o.engine.fdatasyncs}`;
+          return `${fmtMs(o.total_ms)} (raw ${fmtMs(o.raw_before!.total_ms)} / ${fmtMs(o.raw_after!.total_ms)}), insert median ${fmtUs(o.latency_us.median)}, fdatasyncs ${o.engine.fdatasyncs}`;
         },
       },
-      { name: 'limit-overwrite-after', ...rawOverwrite },
       {
         name: 'wharf-concurrent',
         run: async () =>
           (
             await engine<ConcOut>([
               'concurrent', '--dir', join(baseDir, 'conc'), '--writers', String(cfg.writers),
-              '--per-writer', String(cfg.perWriter), '--warmup', String(concurrentWarmup(cfg)), '--settle-ms', String(cfg.settleMs),
+              '--per-writer', String(cfg.perWriter), '--single', String(cfg.single), '--warmup', String(concurrentWarmup(cfg)), '--settle-ms', String(cfg.settleMs),
             ])
           ).json,
         describe: (s) => {
           const o = s as ConcOut;
-          return `${fmtRate(o.docs_per_s)}, ${o.fdatasyncs_per_doc.toFixed(4)} fdatasyncs/doc, ${o.docs_per_group.toFixed(1)} docs/group`;
+          return `${fmtRate(o.docs_per_s)} (1 writer: ${fmtRate(o.single.docs_per_s)}), ${o.fdatasyncs_per_doc.toFixed(4)} fdatasyncs/doc, ${o.docs_per_group.toFixed(1)} docs/group`;
         },
       },
       {
@@ -262,13 +268,11 @@ async function main() {
         },
       },
     ]);
-    const raw = (r['limit-overwrite'] as FsyncLimitOutput[]).map((x) => x.results.overwrite!);
-    const rawAfter = (r['limit-overwrite-after'] as FsyncLimitOutput[]).map((x) => x.results.overwrite!);
-    const app = (r['limit-append'] as FsyncLimitOutput[]).map((x) => x.results.append!);
     const seq = r['wharf-seq'] as SeqOut[];
+    const raw = seq.map((s) => s.raw_before!);
+    const rawAfter = seq.map((s) => s.raw_after!);
+    const app = (r['limit-append'] as FsyncLimitOutput[]).map((x) => x.results.append!);
     const conc = r['wharf-concurrent'] as ConcOut[];
-    samples.limit_overwrite = raw;
-    samples.limit_overwrite_after = rawAfter;
     samples.limit_append = app;
     samples.wharf_seq = seq;
     samples.wharf_concurrent = conc;
@@ -286,7 +290,7 @@ async function main() {
         syscalls: SYNC_SYSCALLS,
       });
       const s2 = await engine<ConcOut>(
-        ['concurrent', '--dir', join(baseDir, 'conc-strace'), '--writers', String(cfg.writers), '--per-writer', String(cfg.perWriter)],
+        ['concurrent', '--dir', join(baseDir, 'conc-strace'), '--writers', String(cfg.writers), '--per-writer', String(cfg.perWriter), '--single', '0'],
         { syscalls: SYNC_SYSCALLS },
       );
       seqStrace = { calls: syncCalls(s1.strace!), out: s1.json, summary: s1.strace! };
@@ -372,18 +376,27 @@ async function main() {
     });
     // b. throughput ratio
     const concRate = conc.map((c) => c.docs_per_s);
-    const seqRate = seq.map((s) => s.docs_per_s);
-    const ratioB = pairRatios(concRate, seqRate);
+    const singleRate = conc.map((c) => c.single.docs_per_s);
+    const ratioB = pairRatios(concRate, singleRate);
     const medB = median(ratioB);
+    // Against (a)'s writer in the same round too, for comparison with earlier runs.
+    const ratioBvsSeq = pairRatios(concRate, seq.map((s) => s.docs_per_s));
     goals.push({
       id: 'b.throughput',
       what: `b. ${cfg.writers} hard writers: throughput`,
       value: fmtRate(median(concRate)),
-      reference: `${fmtRate(median(seqRate))} (1 writer, same round)`,
+      reference: `${fmtRate(median(singleRate))} (1 writer, same process, before and after)`,
       ratio: fmtRatio(medB),
       goal: '≥ 32×',
       met: medB >= 32,
-      figures: { median_ratio: round(medB, 3), pair_ratios: ratioB.map((x) => round(x, 3)), wharf_docs_per_s: concRate, single_docs_per_s: seqRate },
+      figures: {
+        median_ratio: round(medB, 3),
+        pair_ratios: ratioB.map((x) => round(x, 3)),
+        wharf_docs_per_s: concRate,
+        single_docs_per_s: singleRate,
+        single_ms_before_after: conc.map((c) => [round(c.single.before_ms, 2), round(c.single.after_ms, 2)]),
+        ratios_vs_a_writer: ratioBvsSeq.map((x) => round(x, 3)),
+      },
     });
 
     // details: where the time goes in one hard insert
@@ -403,7 +416,7 @@ async function main() {
         `  ${cfg.writers} writers: insert latency median ${fmtUs(median(conc.map((c) => c.latency_us.median)))}, p99 ${fmtUs(median(conc.map((c) => c.latency_us.p99)))}; ` +
           `docs per group ${median(conc.map((c) => c.docs_per_group)).toFixed(1)}; max group ${conc.map((c) => c.max_group_ops ?? '?').join('/')}`,
         `  pair ratios a (time): ${ratioA.map((x) => x.toFixed(3)).join(', ')}`,
-        `  pair ratios b (throughput): ${ratioB.map((x) => x.toFixed(1)).join(', ')}`,
+        `  pair ratios b (throughput): ${ratioB.map((x) => x.toFixed(1)).join(', ')} (against (a)'s writer: ${ratioBvsSeq.map((x) => x.toFixed(1)).join(', ')})`,
         `  raw loop totals per round, before / after: ${raw.map((x, i) => `${fmtMs(x.total_ms)} / ${fmtMs(rawAfter[i]!.total_ms)}`).join(', ')}`,
       ].join('\n'),
     );

@@ -62,6 +62,8 @@ export interface NativeDatabase {
   sharedMemory(): ArrayBuffer;
   /** Writes up to `ANSWER_SLOTS` answers waiting into the shared memory; returns how many. */
   deliverAnswers(): number;
+  /** Gives the CPU to another thread waiting for it, if one is (`sched_yield`). */
+  yieldCpu(): void;
   /** The details of the answers `deliverAnswers` wrote last. */
   answerDetails(): (string | null)[];
   /** Resolves once the batch is parsed and submitted (only for large batches); never rejects. */

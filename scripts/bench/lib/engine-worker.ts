@@ -1,14 +1,16 @@
 // Child process for scripts/bench/engine.ts: one measurement on a fresh Wharf database, printed
 // as one JSON line on stdout. Run by the orchestrator (optionally under strace), not by hand:
 //
-//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N] [--warmup N]
-//   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100 [--warmup N]
+//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N] [--warmup N] [--raw BIN --raw-dir D]
+//   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100 [--single 1000] [--warmup N]
 //   node --import tsx scripts/bench/lib/engine-worker.ts bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
 
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { Database, type EngineStats } from '@wharf/engine';
 import { numOpt, parseArgs, strOpt } from './args.js';
 import { ndjsonBatches, smallDoc } from './docs.js';
+import type { FsyncLimitOutput, OpStats } from './fsync-limit.js';
 import { bucketPercentileUs, summarize } from './stats.js';
 
 function statsOf(db: Database): EngineStats {
@@ -56,6 +58,20 @@ const now = () => performance.now();
  */
 let warmup = 0;
 
+/**
+ * `--raw BIN --raw-dir DIR`: the raw fdatasync loop (`fsync_limit`, overwrite mode, n ops) run
+ * from this process, in the foreground, right before and right after the timed inserts: the
+ * reference of (a), on the disk as it is within a second of them, not across this process's
+ * start-up and warm-up.
+ */
+let raw: { bin: string; dir: string } | undefined;
+
+function rawLoop(n: number): OpStats {
+  const r = spawnSync(raw!.bin, [raw!.dir, String(n), '--mode', 'overwrite'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${raw!.bin} exited with ${r.status ?? r.signal}`);
+  return (JSON.parse(r.stdout) as FsyncLimitOutput).results.overwrite!;
+}
+
 async function seq(dir: string, n: number, softProbe: boolean) {
   const db = await openFresh(dir);
   const table = db.table('bench');
@@ -71,11 +87,13 @@ async function seq(dir: string, n: number, softProbe: boolean) {
   };
   await write(2, warmup, 'hard', new Float64Array(warmup));
   const lat = new Float64Array(n);
+  const rawBefore = raw && rawLoop(n);
   const s0 = statsOf(db);
   const t0 = now();
   await write(0, n, 'hard', lat);
   const totalMs = now() - t0;
   const s1 = statsOf(db);
+  const rawAfter = raw && rawLoop(n);
 
   // Same calls without the fdatasync: the engine's own per-call cost (JS → Rust writer thread →
   // promise resolved), which is what the hard insert adds on top of the disk.
@@ -100,18 +118,26 @@ async function seq(dir: string, n: number, softProbe: boolean) {
     soft,
     close_ms: closeMs,
     stats_at_end: s1,
+    raw_before: rawBefore,
+    raw_after: rawAfter,
   };
 }
 
-async function concurrent(dir: string, writers: number, perWriter: number) {
+/**
+ * `writers` hard writers × `perWriter` inserts, timed, with one lone hard writer's `single`
+ * inserts timed right before and right after them in the same process: the reference of (b),
+ * measured under the same disk within a second of it.
+ */
+async function concurrent(dir: string, writers: number, perWriter: number, single: number) {
   const db = await openFresh(dir);
   const table = db.table('bench');
-  // One function, and one path through it, for the untimed and the timed inserts, so the timed
-  // part runs code V8 has compiled already: a loop of its own started in the interpreter and was
+  // One function, and one path through it, for every phase, untimed and timed, so the timed
+  // parts run code V8 has compiled already: a loop of its own started in the interpreter and was
   // optimized while timed (64 writers × 500 after 47 untimed inserts each: 161–202 k docs/s,
   // 189–253 k through one function), and a branch the untimed part never took deoptimized it
   // when the timing began (V8's "insufficient type feedback"), and it was compiled again.
-  // Writer w's latencies go to latencies[w * n ..]: a typed array, whose map no store changes.
+  // Writer w's latencies go to latencies[(w % writers) * n ..]: a typed array, whose map no store
+  // changes. Writers of each phase have their own numbers, so every key is new.
   const write = async (w: number, n: number, latencies: Float64Array) => {
     for (let i = 0; i < n; i++) {
       const a = now();
@@ -120,14 +146,23 @@ async function concurrent(dir: string, writers: number, perWriter: number) {
       if (r.inserted !== 1) throw new Error(`writer ${w} insert ${i}: ${JSON.stringify(r)}`);
     }
   };
-  const untimed = new Float64Array(writers * warmup);
-  await Promise.all(Array.from({ length: writers }, (_, w) => write(w + writers, warmup, untimed)));
+  const all = (first: number, n: number, latencies: Float64Array) =>
+    Promise.all(Array.from({ length: writers }, (_, w) => write(first + w, n, latencies)));
+  const lone = async (w: number) => {
+    const t0 = now();
+    await write(w * writers, single, new Float64Array(single));
+    return now() - t0;
+  };
+  await all(writers, warmup, new Float64Array(writers * warmup));
+  await lone(2);
+  const singleBeforeMs = await lone(3);
   const lat = new Float64Array(writers * perWriter);
   const s0 = statsOf(db);
   const t0 = now();
-  await Promise.all(Array.from({ length: writers }, (_, w) => write(w, perWriter, lat)));
+  await all(0, perWriter, lat);
   const totalMs = now() - t0;
   const s1 = statsOf(db);
+  const singleAfterMs = await lone(4);
   await db.close();
   const d = delta(s0, s1);
   const docs = writers * perWriter;
@@ -145,6 +180,12 @@ async function concurrent(dir: string, writers: number, perWriter: number) {
     engine: d,
     group_ops_histogram: s1.groupOpsHistogram,
     max_group_ops: s1.maxGroupOps,
+    single: {
+      n: single,
+      before_ms: singleBeforeMs,
+      after_ms: singleAfterMs,
+      docs_per_s: single / ((singleBeforeMs + singleAfterMs) / 2 / 1000),
+    },
   };
 }
 
@@ -202,13 +243,17 @@ async function main() {
   settleMs = numOpt(opts, 'settle-ms', 0);
   if (opts.has('spin-wait-us')) spinWaitUs = numOpt(opts, 'spin-wait-us', 0);
   warmup = numOpt(opts, 'warmup', 0);
+  if (opts.has('raw')) {
+    raw = { bin: strOpt(opts, 'raw', ''), dir: strOpt(opts, 'raw-dir', '') };
+    if (!raw.dir) throw new Error('--raw needs --raw-dir');
+  }
   let out: unknown;
   switch (positional[0]) {
     case 'seq':
       out = await seq(dir, numOpt(opts, 'n', 1000), opts.has('soft-probe'));
       break;
     case 'concurrent':
-      out = await concurrent(dir, numOpt(opts, 'writers', 64), numOpt(opts, 'per-writer', 100));
+      out = await concurrent(dir, numOpt(opts, 'writers', 64), numOpt(opts, 'per-writer', 100), numOpt(opts, 'single', 1000));
       break;
     case 'bulk':
       out = await bulk(dir, numOpt(opts, 'docs', 1_000_000), numOpt(opts, 'batch', 10_000), numOpt(opts, 'inflight', 4));

@@ -245,7 +245,7 @@ impl Database {
             background: background.clone(),
             options,
             tasks,
-            last_hard_writers: 0,
+            last_durable_writes: 0,
             cohort: 0,
             return_gap: std::time::Duration::ZERO,
             last_sync: std::time::Duration::ZERO,

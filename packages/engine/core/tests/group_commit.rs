@@ -5,7 +5,7 @@ mod support;
 
 use std::sync::Arc;
 use support::*;
-use wharf_engine::{wait, Database, DocFormat, Durability, Options, PreparedDocs, WriteOptions};
+use wharf_engine::{wait, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions};
 
 fn hard_insert(db: &Database, key: u64) {
     let docs = PreparedDocs::parse(doc(key, 100).as_bytes(), DocFormat::Ndjson, "id").unwrap();
@@ -97,6 +97,41 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
     // A missing table fails the request as a whole.
     let docs = PreparedDocs::parse(doc(9, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
     assert!(wait(|done| db.insert_each("missing", docs, done, WriteOptions::default())).is_err());
+    let after = db.stats();
+    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1));
+    db.close().unwrap();
+}
+
+/// 64 hard writes handed over in four parts, as the binding sends the writes of one tick: after a
+/// group of 64, the committer applies each part as it arrives (it is visible before the last is
+/// sent) and commits all four as one group, with one fdatasync.
+#[test]
+fn a_cohort_sent_in_parts_is_applied_as_it_arrives_and_committed_as_one_group() {
+    let dir = tempfile::tempdir().unwrap();
+    // A long window (its gap between arrivals is an eighth of it: 25 ms), so that no pause of this
+    // thread on a loaded machine splits the cohort.
+    let options = Options { group_commit_window: std::time::Duration::from_millis(200), ..Options::default() };
+    let db = Database::open(dir.path(), options).unwrap();
+    create(&db, "t");
+    let ndjson = |keys: std::ops::Range<u64>| keys.map(|k| doc(k, 10)).collect::<Vec<_>>().join("\n");
+    let parse = |text: String| PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let first = wait(|done| db.insert_each("t", parse(ndjson(0..64)), done, WriteOptions::default())).unwrap();
+    assert_eq!(first.len(), 64);
+
+    let before = db.stats();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for part in 0..4u64 {
+        let tx = tx.clone();
+        let keys = 1000 + part * 16..1000 + (part + 1) * 16;
+        db.insert_each("t", parse(ndjson(keys)), Box::new(move |r| tx.send(r).unwrap()), WriteOptions::default());
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        if part == 0 {
+            assert!(db.get("t", &Key::Num(1000.0)).unwrap().is_some(), "the first part is applied while the rest is awaited");
+            assert!(rx.try_recv().is_err(), "and not answered before its group's fdatasync");
+        }
+    }
+    let results: Vec<_> = (0..4).flat_map(|_| rx.recv().unwrap().unwrap()).collect();
+    assert!(results.iter().all(|r| r.inserted == 1), "{results:?}");
     let after = db.stats();
     assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1));
     db.close().unwrap();

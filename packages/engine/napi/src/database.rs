@@ -153,6 +153,13 @@ impl NativeDatabase {
         self.completions.deliver(&env)
     }
 
+    /// Gives this thread's CPU to another thread waiting for it, if one is (`sched_yield`). JS
+    /// calls it while it polls for answers.
+    #[napi]
+    pub fn yield_cpu(&self) {
+        std::thread::yield_now();
+    }
+
     /// The details of the answers `deliverAnswers` wrote last: `[code | null, text]` for each
     /// answer whose last number is not -1.
     #[napi]
