@@ -221,7 +221,9 @@ struct Group {
     enc: GroupEncoder,
     soft: Vec<Ack>,
     durable: Vec<Box<dyn Durable>>,
-    /// The writes answered after the fdatasync (`Request::writes` of each): what a cohort counts.
+    /// The writes applied (`Request::writes` of each request): what gathering a cohort counts.
+    writes: usize,
+    /// Those answered after the fdatasync: the next group's cohort.
     durable_writes: usize,
     /// Hard writes that succeeded (the write-commit latency they record).
     hard_writes: u64,
@@ -245,6 +247,7 @@ impl Group {
             enc,
             soft: Vec::new(),
             durable: Vec::new(),
+            writes: 0,
             durable_writes: 0,
             hard_writes: 0,
             want_sync: false,
@@ -333,7 +336,7 @@ impl Committer {
         let gap = (self.last_sync / 4).max(window / 8);
         // As in `spin_for_requests`: only callers that come back quickly are worth a CPU.
         let spin = self.return_gap <= SPIN_BEFORE_PARKING;
-        while group.durable_writes < self.cohort && group.closing.is_none() {
+        while group.writes < self.cohort && group.closing.is_none() {
             let now = Instant::now();
             if now >= give_up {
                 break;
@@ -346,7 +349,7 @@ impl Committer {
             }
             let mut queue = self.shared.queue.lock().unwrap();
             if queue.requests.is_empty() && !spin {
-                queue.wake_at = self.cohort - group.durable_writes;
+                queue.wake_at = self.cohort - group.writes;
                 queue = self.shared.wake.wait_timeout(queue, until - now).unwrap().0;
                 queue.wake_at = 0;
             }
@@ -515,6 +518,7 @@ impl Committer {
                     Err(e) => done(Err(e)),
                 },
             }
+            group.writes += writes;
             if group.durable.len() > durable {
                 group.durable_writes += writes;
             }
