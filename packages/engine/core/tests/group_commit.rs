@@ -103,14 +103,14 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
 }
 
 /// 64 hard writes handed over in four parts, as the binding sends the writes of one tick: after a
-/// group of 64, the committer applies each part as it arrives (it is visible before the last is
+/// group of 64, the committer applies each part as it arrives (each is visible before the next is
 /// sent) and commits all four as one group, with one fdatasync.
 #[test]
 fn a_cohort_sent_in_parts_is_applied_as_it_arrives_and_committed_as_one_group() {
     let dir = tempfile::tempdir().unwrap();
-    // A long window (its gap between arrivals is an eighth of it: 25 ms), so that no pause of this
-    // thread on a loaded machine splits the cohort.
-    let options = Options { group_commit_window: std::time::Duration::from_millis(200), ..Options::default() };
+    // A long window (its gap between arrivals is an eighth of it: 125 ms), so that no pause of
+    // this thread or the committer on a loaded machine splits the cohort.
+    let options = Options { group_commit_window: std::time::Duration::from_secs(1), ..Options::default() };
     let db = Database::open(dir.path(), options).unwrap();
     create(&db, "t");
     let ndjson = |keys: std::ops::Range<u64>| keys.map(|k| doc(k, 10)).collect::<Vec<_>>().join("\n");
@@ -122,11 +122,17 @@ fn a_cohort_sent_in_parts_is_applied_as_it_arrives_and_committed_as_one_group() 
     let (tx, rx) = std::sync::mpsc::channel();
     for part in 0..4u64 {
         let tx = tx.clone();
-        let keys = 1000 + part * 16..1000 + (part + 1) * 16;
-        db.insert_each("t", parse(ndjson(keys)), Box::new(move |r| tx.send(r).unwrap()), WriteOptions::default());
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        if part == 0 {
-            assert!(db.get("t", &Key::Num(1000.0)).unwrap().is_some(), "the first part is applied while the rest is awaited");
+        let first_key = 1000 + part * 16;
+        db.insert_each("t", parse(ndjson(first_key..first_key + 16)), Box::new(move |r| tx.send(r).unwrap()), WriteOptions::default());
+        if part < 3 {
+            // Each part is visible before the next is sent, the group still open (well within the
+            // gap): the first as the group's start, the others as the committer gathers them.
+            let visible = || db.get("t", &Key::Num(first_key as f64)).unwrap().is_some();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(60);
+            while !visible() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            assert!(visible(), "part {part} is applied while the rest is awaited");
             assert!(rx.try_recv().is_err(), "and not answered before its group's fdatasync");
         }
     }
