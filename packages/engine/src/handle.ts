@@ -105,6 +105,8 @@ export class Handle {
   #batch: InsertBatch | undefined;
   /** Documents at which `insertOne` sends its batch before the end of the tick. */
   #chunkDocs = FIRST_CHUNK_DOCS;
+  /** `#endTick` is queued (once a tick, however many calls its inserts take). */
+  #endQueued = false;
   /** Reads on libuv's thread pool (see `Gate`). */
   readonly #poolReads: Gate;
 
@@ -191,7 +193,10 @@ export class Handle {
     }
     if (batch === undefined) {
       batch = this.#batch = { table, durability, conflict, waitForIndexes, docs: [], chars: 0 };
-      RESOLVED.then(this.#endTick);
+      if (!this.#endQueued) {
+        this.#endQueued = true;
+        RESOLVED.then(this.#endTick);
+      }
     }
     const id = this.#newId();
     const answer = this.#waitFor(id, durability === 'hard');
@@ -207,11 +212,12 @@ export class Handle {
 
   /** Sends what the tick's inserts left, and starts the next tick's calls small again. */
   readonly #endTick = (): void => {
+    this.#endQueued = false;
     this.#chunkDocs = FIRST_CHUNK_DOCS;
     this.#sendBatch();
   };
 
-  /** Sends the inserts of `insertOne` waiting for the end of the tick; a failure rejects them all. */
+  /** Sends the inserts of `insertOne` not sent yet; a failure rejects them all. */
   readonly #sendBatch = (): void => {
     const batch = this.#batch;
     if (batch === undefined) return;

@@ -334,8 +334,7 @@ impl Committer {
         }
         let give_up = Instant::now() + window;
         let gap = (self.last_sync / 4).max(window / 8);
-        // As in `spin_for_requests`: only callers that come back quickly are worth a CPU.
-        let spin = self.return_gap <= SPIN_BEFORE_PARKING;
+        let spin = self.callers_come_back_quickly();
         while group.writes < self.cohort && group.closing.is_none() {
             let now = Instant::now();
             if now >= give_up {
@@ -343,9 +342,7 @@ impl Committer {
             }
             let until = give_up.min(now + gap);
             if spin {
-                while self.shared.queued.load(Acquire) == 0 && Instant::now() < until {
-                    std::thread::yield_now();
-                }
+                self.spin_until_queued(until);
             }
             let mut queue = self.shared.queue.lock().unwrap();
             if queue.requests.is_empty() && !spin {
@@ -369,10 +366,18 @@ impl Committer {
     /// writers too when they share one JS thread: the binding sends their next writes together,
     /// ~4 µs of JS each later (64 writers: +13–24% docs/s with the spin).
     fn spin_for_requests(&self) {
-        if self.return_gap > SPIN_BEFORE_PARKING {
-            return;
+        if self.callers_come_back_quickly() {
+            self.spin_until_queued(Instant::now() + SPIN_BEFORE_PARKING);
         }
-        let until = Instant::now() + SPIN_BEFORE_PARKING;
+    }
+
+    /// Whether spinning for callers pays: they have been coming back within the spin.
+    fn callers_come_back_quickly(&self) -> bool {
+        self.return_gap <= SPIN_BEFORE_PARKING
+    }
+
+    /// Spins until a request is queued or `until`.
+    fn spin_until_queued(&self, until: Instant) {
         while self.shared.queued.load(Acquire) == 0 && Instant::now() < until {
             // Yields rather than pauses: if the caller's thread waits for this CPU (on 2 vCPUs the
             // scheduler was seen to leave both on one for ms while the other idled), it runs now.

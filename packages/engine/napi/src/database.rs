@@ -62,7 +62,7 @@ pub struct NativeDatabase {
     /// `AsyncTask` it returned settles, and a `&mut self` close then failed ("cannot be
     /// borrowed mutably…") whenever a large insert's parse task had answered but not yet settled.
     pub(crate) open: RefCell<Option<Live>>,
-    /// Also after `close`: the answers to requests made before it are delivered after it.
+    /// Where requests are answered; also after `close`, which answers the requests made before it.
     pub(crate) completions: Completions,
 }
 
@@ -70,7 +70,6 @@ pub struct NativeDatabase {
 #[derive(Clone)]
 pub(crate) struct Live {
     pub db: Database,
-    pub completions: Completions,
     /// Every request that goes to the committer takes its turn here.
     pub order: Arc<Sequencer>,
 }
@@ -110,24 +109,24 @@ impl NativeDatabase {
 
     #[napi]
     pub fn create_table(&self, env: Env, id: u32, name: String, primary_key: String) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
-        let reply = completions.start(&env, id);
+        let Live { db, order } = self.live()?;
+        let reply = self.completions.start(&env, id);
         order.hand_over(move || db.create_table(&name, &primary_key, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     #[napi]
     pub fn drop_table(&self, env: Env, id: u32, name: String) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
-        let reply = completions.start(&env, id);
+        let Live { db, order } = self.live()?;
+        let reply = self.completions.start(&env, id);
         order.hand_over(move || db.drop_table(&name, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     #[napi]
     pub fn sync(&self, env: Env, id: u32) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
-        let reply = completions.start(&env, id);
+        let Live { db, order } = self.live()?;
+        let reply = self.completions.start(&env, id);
         order.hand_over(move || db.sync(Box::new(move |r| reply.done(r))));
         Ok(())
     }
@@ -171,9 +170,9 @@ impl NativeDatabase {
     /// binding's stages added to `write_stages`.
     #[napi]
     pub fn stats(&self) -> Result<String> {
-        let Live { db, completions, .. } = self.live()?;
+        let Live { db, .. } = self.live()?;
         let mut stats = serde_json::to_value(db.stats()).unwrap_or_default();
-        completions.add_write_stages(&mut stats["write_stages"]);
+        self.completions.add_write_stages(&mut stats["write_stages"]);
         Ok(stats.to_string())
     }
 }

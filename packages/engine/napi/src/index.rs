@@ -19,16 +19,16 @@ use crate::tasks::Read;
 impl NativeDatabase {
     #[napi]
     pub fn create_index(&self, env: Env, id: u32, table: String, name: String, field: String, multi: bool) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
-        let reply = completions.start(&env, id);
+        let Live { db, order } = self.live()?;
+        let reply = self.completions.start(&env, id);
         order.hand_over(move || db.create_index(&table, &name, &field, multi, Box::new(move |r| reply.done(r))));
         Ok(())
     }
 
     #[napi]
     pub fn drop_index(&self, env: Env, id: u32, table: String, name: String) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
-        let reply = completions.start(&env, id);
+        let Live { db, order } = self.live()?;
+        let reply = self.completions.start(&env, id);
         order.hand_over(move || db.drop_index(&table, &name, Box::new(move |r| reply.done(r))));
         Ok(())
     }

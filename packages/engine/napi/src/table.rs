@@ -38,7 +38,7 @@ impl NativeDatabase {
         conflict: u32,
         wait_for_indexes: bool,
     ) -> Result<Option<AsyncTask<Prepare>>> {
-        let Live { db, completions, order } = self.live()?;
+        let Live { db, order } = self.live()?;
         let format = doc_format(format)?;
         let options = WriteOptions {
             durability: durability_of(durability)?,
@@ -49,11 +49,11 @@ impl NativeDatabase {
         let data = Source::from(data);
         if data.bytes().len() < INLINE_PARSE_BYTES {
             let docs = PreparedDocs::parse(data.bytes(), format, &primary_key).map_err(to_napi)?;
-            let reply = completions.start(&env, id);
+            let reply = self.completions.start(&env, id);
             order.hand_over(move || db.insert(&table, docs, options, Box::new(move |r| reply.write(r))));
             return Ok(None);
         }
-        let reply = completions.start(&env, id);
+        let reply = self.completions.start(&env, id);
         let task = Prepare {
             turn: Some(order.ticket()),
             db,
@@ -68,7 +68,7 @@ impl NativeDatabase {
         Ok(Some(AsyncTask::new(task)))
     }
 
-    /// Single-document inserts made in one tick of the JS thread, sent in one call
+    /// Single-document inserts made in one tick of the JS thread, sent together in a few calls
     /// (`src/handle.ts`): line i of `ndjson` is the document of the i-th of the `count` request
     /// ids JS wrote into the shared memory's outbox (`completion.rs`), and each is a write of its
     /// own. Parsed here, on the JS thread: JS keeps each call small (`INSERT_BATCH_CHARS`).
@@ -83,13 +83,13 @@ impl NativeDatabase {
         conflict: u32,
         wait_for_indexes: bool,
     ) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
+        let Live { db, order } = self.live()?;
         let options = WriteOptions {
             durability: durability_of(durability)?,
             conflict: conflict_of(conflict)?,
             wait_for_indexes,
         };
-        let ids = completions.outbox(count as usize).map_err(to_napi)?;
+        let ids = self.completions.outbox(count as usize).map_err(to_napi)?;
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         // Parsed before any request is registered: a failure rejects them all. A line per
         // document (JSON.stringify never emits a raw newline, nor an empty text).
@@ -97,17 +97,17 @@ impl NativeDatabase {
         if docs.len() != ids.len() {
             return Err(to_napi(invalid(format!("{} documents for {} writes", docs.len(), ids.len()))));
         }
-        let reply = completions.start_each(&env, ids);
+        let reply = self.completions.start_each(&env, ids);
         order.hand_over(move || db.insert_each(&table, docs, Box::new(move |r| reply.write_each(r)), options));
         Ok(())
     }
 
     #[napi]
     pub fn delete(&self, env: Env, id: u32, table: String, keys: Vec<JsKey>, durability: u32) -> Result<()> {
-        let Live { db, completions, order } = self.live()?;
+        let Live { db, order } = self.live()?;
         let durability = durability_of(durability)?;
         let keys = keys.into_iter().map(key_of).collect::<Result<Vec<_>>>()?;
-        let reply = completions.start(&env, id);
+        let reply = self.completions.start(&env, id);
         order.hand_over(move || db.delete(&table, keys, durability, Box::new(move |r| reply.write(r))));
         Ok(())
     }

@@ -39,11 +39,7 @@ impl Task for Open {
             Ok(db) => {
                 let completions = self.completions.take().expect("resolved once");
                 Ok(NativeDatabase {
-                    open: RefCell::new(Some(Live {
-                        db,
-                        completions: completions.clone(),
-                        order: Arc::new(Sequencer::default()),
-                    })),
+                    open: RefCell::new(Some(Live { db, order: Arc::new(Sequencer::default()) })),
                     completions,
                 })
             }
@@ -62,8 +58,6 @@ impl Task for Close {
     type JsValue = ();
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        // `close` runs every queued callback first, so the completions are released only after the
-        // last reply was queued; Node still delivers what is queued.
         Ok(match self.open.take() {
             Some((live, turn)) => {
                 // Requests made before close may still be parsed on other pool threads: they go
