@@ -38,7 +38,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { numOpt, parseArgs, strOpt } from './lib/args.js';
-import { runJsonChild, tsxArgv, type ChildResult } from './lib/child.js';
+import { FROM_SOURCE, runJsonChild, tsxArgv, type ChildResult } from './lib/child.js';
 import { buildFsyncLimit, runFsyncLimit, type FsyncLimitOutput, type OpStats } from './lib/fsync-limit.js';
 import { interleave } from './lib/interleave.js';
 import { machineInfo, writeResults } from './lib/results.js';
@@ -154,7 +154,7 @@ function sqlite<T>(args: string[]): Promise<ChildResult<T>> {
 function preflight(needSqlite: boolean): void {
   const probe = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', "await import('@wharf/engine')"],
+    [...FROM_SOURCE, '--input-type=module', '-e', "await import('@wharf/engine')"],
     { cwd: ROOT, encoding: 'utf8' },
   );
   if (probe.status !== 0) {

@@ -81,13 +81,13 @@ describe('admin static files', () => {
 });
 
 describe('admin static files when the build is missing', () => {
-  it('answers / with a page saying how to build it', async () => {
+  it('answers / with a page saying how to get it', async () => {
     const empty = makeTempDir('wharf-admin-nodist-');
     const server = await spawnServer({ env: { WHARF_ADMIN_DIST: empty } });
     try {
       const r = await get(server, '/', 'text/html');
       expect(r.status).toBe(200);
-      expect(r.text).toContain('npm run build -w @wharf/admin');
+      expect(r.text).toContain('The admin UI is not installed: reinstall <code>@wharf/server</code>');
       expect((await get(server, '/api/tables')).status).toBe(200);
     } finally {
       await server.stop();

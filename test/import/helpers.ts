@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Database } from '@wharf/engine';
 
-export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../../apps/cli/bin/wharf.mjs');
+export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), 'wharf-from-source.mjs');
 
 export interface RunResult {
   code: number | null;

@@ -1,6 +1,6 @@
 /**
  * The `wharf` command: parse (pure) → run the programmatic API → exit status.
- * bin/wharf.mjs registers tsx and imports this file.
+ * src/bin.ts (the `wharf` command) calls main().
  */
 import { parse } from './parse.js';
 import { runImport, UsageError } from './commands/import/index.js';

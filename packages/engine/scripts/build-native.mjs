@@ -1,75 +1,78 @@
 #!/usr/bin/env node
-// Builds the native addon (crate wharf-engine-napi, release) and installs it as
-// packages/engine/wharf-engine.node. Run by `npm install` (this package's "install" script) and by
-// `npm run build:native` at the repository root.
+// Builds the native addon from source (crate wharf-engine-napi) with cargo.
 //
-// Plain .mjs on purpose: it runs during `npm install`, before tsx is guaranteed to be there.
-// Set WHARF_SKIP_NATIVE_BUILD=1 to skip it (for example to install JS dependencies only).
+//   npx wharf-engine-build                        in a project that installed @wharf/engine, on a
+//                                                 platform with no prebuilt package: dist profile
+//                                                 → node_modules/@wharf/engine/wharf-engine.node
+//   node scripts/build-native.mjs                 in a checkout (`npm run build:native`): release
+//                                                 profile (with debug info) → wharf-engine.node
+//   node scripts/build-native.mjs --prebuilt      dist profile → npm/<platform>/, the file of the
+//                                                 prebuilt platform package (scripts/pack.ts)
+//
+// src/native.ts loads wharf-engine.node first, then the prebuilt package. This is not an npm
+// install script: npm flags (and is moving to block) dependencies' install scripts, and the
+// prebuilt package needs none. Plain .mjs: it runs with no TypeScript loader.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const repoRoot = resolve(packageDir, '..', '..');
-const target = join(packageDir, 'wharf-engine.node');
-
-if (process.env.WHARF_SKIP_NATIVE_BUILD === '1') {
-  console.log('@wharf/engine: WHARF_SKIP_NATIVE_BUILD=1, not building the native addon.');
-  process.exit(0);
-}
+// Installed as a dependency: the dist profile (no debug info) in a throw-away target directory,
+// since the gigabyte of intermediate files would otherwise stay in node_modules. In a checkout:
+// packages/engine/target, so rebuilds are incremental.
+const installed = packageDir.split(sep).includes('node_modules');
+const prebuilt = process.argv.includes('--prebuilt');
+const native = prebuilt ? await import(pathToFileURL(join(packageDir, 'dist', 'native.js')).href) : null;
+const profile = prebuilt || installed ? 'dist' : 'release';
+const output = prebuilt
+  ? join(packageDir, 'npm', native.platformName(), `wharf-engine.${native.platformName()}.node`)
+  : join(packageDir, 'wharf-engine.node');
 
 const cargo = findCargo();
 if (!cargo) {
-  console.error(
-    [
-      '',
-      '@wharf/engine: cannot build the native addon: `cargo` (the Rust toolchain) was not found.',
-      '  Install Rust (https://rustup.rs, or your package manager), make sure `cargo` is on PATH,',
-      '  then run `npm run build:native` at the repository root (or `npm install` again).',
-      '  To install the JS dependencies without the engine, set WHARF_SKIP_NATIVE_BUILD=1.',
-      '',
-    ].join('\n'),
-  );
+  console.error('@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.');
   process.exit(1);
 }
 
-console.log('@wharf/engine: building the native addon (cargo build --release -p wharf-engine-napi)…');
-const build = spawnSync(cargo, ['build', '--release', '-p', 'wharf-engine-napi'], {
-  cwd: repoRoot,
+const temporaryTarget = installed && !process.env.CARGO_TARGET_DIR;
+const targetDir = process.env.CARGO_TARGET_DIR
+  ? resolve(process.env.CARGO_TARGET_DIR)
+  : temporaryTarget
+    ? mkdtempSync(join(tmpdir(), 'wharf-engine-build-'))
+    : join(packageDir, 'target');
+console.log(`@wharf/engine: building the native engine from source (cargo build --profile ${profile})…`);
+const build = spawnSync(cargo, ['build', '--profile', profile, '--locked', '-p', 'wharf-engine-napi', '--target-dir', targetDir], {
+  cwd: packageDir,
   stdio: 'inherit',
 });
-if (build.status !== 0) {
-  console.error(
-    [
-      `\n@wharf/engine: cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`,
-      '  To install the JS dependencies without the engine, set WHARF_SKIP_NATIVE_BUILD=1.',
-    ].join('\n'),
-  );
-  process.exit(1);
+let status = 0;
+try {
+  if (build.status === 0) {
+    install(join(targetDir, profile, libraryName('wharf_engine_napi')));
+  } else {
+    console.error(`@wharf/engine: cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`);
+    status = 1;
+  }
+} finally {
+  if (temporaryTarget) rmSync(targetDir, { recursive: true, force: true });
 }
-
-const targetDir = process.env.CARGO_TARGET_DIR
-  ? resolve(repoRoot, process.env.CARGO_TARGET_DIR)
-  : join(repoRoot, 'target');
-const built = join(targetDir, 'release', libraryName('wharf_engine_napi'));
-if (!existsSync(built)) {
-  console.error(`@wharf/engine: cargo succeeded but ${built} is missing.`);
-  process.exit(1);
-}
+process.exit(status);
 
 // Copy, then rename over the old file: a process that has the old addon loaded keeps its (now
 // unlinked) file, instead of seeing the mapped library rewritten under it and crashing.
-const temporary = `${target}.${process.pid}.tmp`;
-try {
-  copyFileSync(built, temporary);
-  renameSync(temporary, target);
-} finally {
-  rmSync(temporary, { force: true });
+function install(built) {
+  const temporary = `${output}.${process.pid}.tmp`;
+  try {
+    copyFileSync(built, temporary);
+    renameSync(temporary, output);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  console.log(`@wharf/engine: installed ${output}`);
 }
-console.log(`@wharf/engine: installed ${target}`);
 
 function findCargo() {
   const candidates = ['cargo', join(process.env.CARGO_HOME ?? join(homedir(), '.cargo'), 'bin', 'cargo')];

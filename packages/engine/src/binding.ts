@@ -1,11 +1,8 @@
 /**
- * The only file that loads the native addon (`packages/engine/wharf-engine.node`, built from
- * `napi/` by `scripts/build-native.mjs`). It also declares the addon's interface, which is
- * internal: the public API is `Database` and `Table`.
+ * The addon's interface, which is internal (the public API is `Database` and `Table`), and the
+ * one place that asks for the addon (`native.ts` finds it: a source build or the prebuilt package).
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadNative } from './native.ts';
 
 export type Key = string | number;
 export type Durability = 'hard' | 'soft';
@@ -125,20 +122,11 @@ export interface Binding {
   };
 }
 
-const ADDON_PATH = fileURLToPath(new URL('../wharf-engine.node', import.meta.url));
-
 let loaded: Binding | undefined;
 
 /** Loads the addon on first use, so importing the package (types, `WharfError`) never fails. */
 export function binding(): Binding {
   if (loaded) return loaded;
-  if (!existsSync(ADDON_PATH)) {
-    throw new Error(
-      `The Wharf native engine is not built (${ADDON_PATH} is missing). ` +
-        'Run `npm install` at the repository root (it builds the addon with cargo), ' +
-        'or `npm run build:native` to rebuild it.',
-    );
-  }
-  loaded = createRequire(import.meta.url)(ADDON_PATH) as Binding;
+  loaded = loadNative() as Binding;
   return loaded;
 }

@@ -78,7 +78,13 @@ export async function runJsonChild<T>(cmd: string, args: string[], opts: ChildOp
   }
 }
 
-/** argv to run a TypeScript file with the repo's tsx in a plain node process. */
+/**
+ * Node flags that run the repository's TypeScript as it is: tsx, and the workspace packages
+ * resolved to their sources (the "wharf-source" export condition), not their built dist/.
+ */
+export const FROM_SOURCE = ['--conditions=wharf-source', '--import', 'tsx'];
+
+/** argv to run a TypeScript file from source in a plain node process. */
 export function tsxArgv(file: string, args: string[]): [string, string[]] {
-  return [process.execPath, ['--import', 'tsx', file, ...args]];
+  return [process.execPath, [...FROM_SOURCE, file, ...args]];
 }

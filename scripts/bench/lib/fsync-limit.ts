@@ -2,6 +2,7 @@
 // and run as its own process (no Node in the loop).
 
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { runJsonChild, type ChildResult } from './child.js';
 
 export interface OpStats {
@@ -33,7 +34,7 @@ export function buildExample(repoRoot: string, name: string): string {
   const r = spawnSync(
     'cargo',
     ['build', '--release', '-p', 'wharf-engine', '--example', name, '--message-format=json-render-diagnostics'],
-    { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
+    { cwd: join(repoRoot, 'packages/engine'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
   );
   if (r.status !== 0) throw new Error(`cargo build --example ${name} failed`);
   for (const line of r.stdout.split('\n')) {

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FROM_SOURCE } from './child.js';
 
 export interface ServerProc {
   proc: ChildProcess;
@@ -24,7 +25,7 @@ export async function startServerProc(root: string, dataDir: string, o: ServerPr
   const main = join(root, 'packages/server/src/main.ts');
   const env: NodeJS.ProcessEnv = { ...process.env, WHARF_PASSWORD: '', ...o.env };
   if (o.memoryBudgetMb !== undefined) env.WHARF_MEMORY_BUDGET_MB = String(o.memoryBudgetMb);
-  const proc = spawn(process.execPath, ['--import', 'tsx', main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
+  const proc = spawn(process.execPath, [...FROM_SOURCE, main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'inherit'],

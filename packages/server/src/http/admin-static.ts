@@ -1,22 +1,29 @@
 /**
- * Serves the built admin UI (apps/admin/dist, `npm run build -w @wharf/admin`) at `/`, with an
+ * Serves the built admin UI (the dist/ of the @wharf/admin package) at `/`, with an
  * SPA fallback: any other page navigation (GET with Accept: text/html) that is not an API path
  * answers index.html; other unknown paths keep the JSON 404. API paths (/api, /ws,
  * /openapi.json, /metrics, /health) are never shadowed: an unknown one still gets the catalog's
- * WHARF_ERR_NOT_FOUND. When the build output is missing, `/` answers a short page saying how
- * to build it. The directory can be moved with the WHARF_ADMIN_DIST environment variable.
+ * WHARF_ERR_NOT_FOUND. When the UI is missing (a clone that has not built it), `/` answers a
+ * short page saying how to get it. WHARF_ADMIN_DIST points at another build.
  */
 import { readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, extname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export interface AdminStaticOptions {
-  /** Directory holding index.html and assets/. Default: WHARF_ADMIN_DIST, else apps/admin/dist of this repository. */
+  /** Directory holding index.html and assets/. Default: WHARF_ADMIN_DIST, else @wharf/admin's dist/. */
   dir?: string;
 }
 
-const DEFAULT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../apps/admin/dist');
+/** @wharf/admin's dist/, or undefined when that package is not installed. */
+function installedAdminDir(): string | undefined {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve('@wharf/admin/package.json')), 'dist');
+  } catch {
+    return undefined;
+  }
+}
 
 const RESERVED = ['/api/', '/ws/'];
 const RESERVED_EXACT = new Set(['/api', '/ws', '/openapi.json', '/metrics', '/health']);
@@ -39,7 +46,8 @@ const MISSING_BUILD = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Wharf admin not built</title></head>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
 <h1>Wharf</h1>
-<p>The admin UI has not been built. Run <code>npm run build -w @wharf/admin</code> in the repository, then reload.</p>
+<p>The admin UI is not installed: reinstall <code>@wharf/server</code>, which depends on <code>@wharf/admin</code>
+(in a clone of the repository: <code>npm run build:admin</code>), then reload.</p>
 <p>The HTTP API is up: <a href="/api/tables">/api/tables</a>, <a href="/openapi.json">/openapi.json</a>, <a href="/health">/health</a>.</p>
 </body></html>
 `;
@@ -49,13 +57,12 @@ export function isApiPath(path: string): boolean {
 }
 
 export default async function adminStatic(app: FastifyInstance, opts: AdminStaticOptions = {}): Promise<void> {
-  const root = resolve(opts.dir ?? process.env.WHARF_ADMIN_DIST ?? DEFAULT_DIR);
+  const dir = opts.dir ?? process.env.WHARF_ADMIN_DIST ?? installedAdminDir();
+  const root = dir === undefined ? undefined : resolve(dir);
 
   const sendIndex = async (reply: FastifyReply): Promise<FastifyReply> => {
-    let html: Buffer;
-    try {
-      html = await readFile(join(root, 'index.html'));
-    } catch {
+    const html = root === undefined ? null : await readFile(join(root, 'index.html')).catch(() => null);
+    if (html === null) {
       return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(MISSING_BUILD);
     }
     return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(html);
@@ -69,7 +76,7 @@ export default async function adminStatic(app: FastifyInstance, opts: AdminStati
     } catch {
       return null;
     }
-    if (decoded.includes('\0')) return null;
+    if (decoded.includes('\0') || root === undefined) return null;
     const file = resolve(root, `.${decoded}`);
     if (file !== root && !file.startsWith(root + sep)) return null;
     try {

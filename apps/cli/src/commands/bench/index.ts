@@ -2,14 +2,18 @@
  * `wharf bench <scenario|all> [--quick]`: the benchmark suite. The scenarios live in the repository
  * (scripts/bench/scenarios/, with the shared helpers of scripts/bench/lib/ and the Rust examples of
  * packages/engine/core/examples/), so this command runs from a clone: it finds the repository root
- * above this file and loads the suite from there.
+ * above this file and loads the suite from there, its TypeScript through the clone's tsx.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchOptions } from '../../options.js';
 
-type Suite = typeof import('../../../../../scripts/bench/scenarios/index.js');
+/** What this command calls of scripts/bench/scenarios/index.ts. */
+interface Suite {
+  parseScenarios(spec: string): unknown;
+  runBenchSuite(root: string, o: Record<string, unknown>, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number>;
+}
 
 const SUITE = 'scripts/bench/scenarios/index.ts';
 
@@ -27,9 +31,10 @@ export async function runBench(
 ): Promise<number> {
   const root = findRepoRoot();
   if (!root) {
-    io.stderr.write('wharf bench: the benchmark suite runs from a clone of the Wharf repository (scripts/bench/ was not found above this package)\n');
+    io.stderr.write('wharf bench: the benchmark suite runs from a clone of the Wharf repository (git clone, npm install, npx wharf bench); this install has none.\n');
     return 1;
   }
+  await import(pathToFileURL(join(root, 'scripts/bench/register-tsx.mjs')).href);
   const suite = (await import(pathToFileURL(join(root, SUITE)).href)) as Suite;
   try {
     suite.parseScenarios(options.scenario);

