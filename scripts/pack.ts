@@ -39,8 +39,9 @@ export function pack(out: string): Map<string, Tarball> {
   run('npm', ['run', '--silent', 'build:ts']);
   run('npm', ['run', '--silent', 'build:admin']);
   run(process.execPath, ['packages/engine/scripts/build-native.mjs', '--prebuilt']);
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out, ...PACKAGES.map((p) => `./${p}`)])) as Omit<Tarball, 'file'>[] &
-    { filename: string }[];
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out, ...PACKAGES.map((p) => `./${p}`)])) as (Omit<Tarball, 'file'> & {
+    filename: string;
+  })[];
   return new Map(packed.map((t) => [t.name, { name: t.name, file: join(out, t.filename), size: t.size, unpackedSize: t.unpackedSize, entryCount: t.entryCount }]));
 }
 

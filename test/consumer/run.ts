@@ -3,12 +3,15 @@
  * tarballs into fresh projects outside the repository (no workspace links, no `../` paths), and
  * checks there, on each Node version:
  *
- * - the full install prints no warning; `npx wharf gen | npx wharf import -` loads 100,000
- *   documents into the embedded default, and @wharf/engine counts them back;
- * - a client-only project (@wharf/client and the official `rethinkdb` driver) installs no native
- *   code and runs no install script (`--ignore-scripts` changes nothing); from it an ESM and a
- *   CommonJS script each load 10,000 documents into `wharf serve` of the full install and read
- *   them back through the driver;
+ * - the full install prints no warning; every package loads in plain node with `import` and with
+ *   `require` (and, on the first version, its types check with tsc); `npx wharf gen | npx wharf
+ *   import -` loads 100,000 documents into the embedded default, and @wharf/engine counts them back;
+ * - a remote-only project (@wharf/cli and @wharf/client, no engine, no server, and the official
+ *   `rethinkdb` driver) installs no native code and runs no install script (`--ignore-scripts`
+ *   changes nothing); from it an ESM and a CommonJS script each load 10,000 documents into
+ *   `wharf serve` of the full install and read them back through the driver, and `npx wharf
+ *   import` loads there too; its embedded import, `wharf serve` and `wharf bench` say in one line
+ *   what they need;
  * - that server's admin UI at `/` renders in Chromium; SIGTERM stops it with exit 0.
  *
  * Then once: without the prebuilt platform package, @wharf/engine says in one line how to get an
@@ -176,6 +179,25 @@ function expectLoaded(stdout: string): string {
   return `${got.count} documents read back through the rethinkdb driver`;
 }
 
+const LIBRARIES = ['@wharf/wire', '@wharf/engine', '@wharf/client', '@wharf/server', '@wharf/cli'];
+
+/** Uses a typed export of each package; tsc fails when a package's types are missing or wrong. */
+const TYPES_SCRIPT = `
+  import { Database, type WriteResult } from '@wharf/engine';
+  import { createLoader, type LoadSummary } from '@wharf/client';
+  import { startServer, type ServerHandle } from '@wharf/server';
+  import { encodeFrame } from '@wharf/wire';
+  import { parse } from '@wharf/cli';
+  const db: Promise<Database> = Database.open('x');
+  const result: WriteResult | undefined = undefined;
+  const end: () => Promise<LoadSummary> = createLoader({ target: 'wharf://127.0.0.1:1', table: 't' }).end;
+  const server: (o: object) => Promise<ServerHandle> = startServer;
+  const frame: Buffer = encodeFrame({ type: 'sync', id: 1 });
+  // @ts-expect-error: a number is not an argv
+  parse(42);
+  void [db, result, end, server, frame];
+`;
+
 const COUNT_SCRIPT = `
   import { Database } from '@wharf/engine';
   const db = await Database.open(process.argv[2]);
@@ -197,7 +219,7 @@ async function main(): Promise<void> {
   const file = (name: string) => (tarballs.get(name) as Tarball).file;
   const all = [...tarballs.values()].map((t) => t.file);
   const withoutPrebuilt = all.filter((f) => f !== file('@wharf/engine-linux-x64-gnu'));
-  const clientOnly = [file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
+  const remoteOnly = [file('@wharf/cli'), file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
 
   for (const major of majors) {
     log(`\n== Node ${major}`);
@@ -208,11 +230,23 @@ async function main(): Promise<void> {
     }))) continue;
     const env = userEnv(node);
     const full = project(`full-${major}`);
-    const client = project(`client-${major}`);
+    const client = project(`remote-${major}`);
     const t0 = performance.now();
 
     const installed = await check('npm install of every tarball: no warning', () => void install(full, env, all));
     if (!installed) continue;
+    await check('every package loads with import and with require in plain node', () => {
+      const list = JSON.stringify(LIBRARIES);
+      ok(sh(`node --input-type=module -e 'for (const p of ${list}) await import(p)'`, full, env), 'import');
+      ok(sh(`node -e 'for (const p of ${list}) require(p)'`, full, env), 'require');
+    });
+    if (major === majors[0]) {
+      await check('the packages\' types check (tsc --noEmit, NodeNext)', () => {
+        install(full, env, ['typescript@~5.9.3', '@types/node@^22']);
+        writeFileSync(join(full, 'types.mts'), TYPES_SCRIPT);
+        ok(sh('npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --types node types.mts', full, env), 'tsc');
+      });
+    }
     await check('npx wharf gen --count 100000 | npx wharf import - --table t (embedded default)', () => {
       const r = sh('npx wharf gen --count 100000 | npx wharf import - --table t', full, env);
       const out = ok(r, 'wharf import');
@@ -224,8 +258,8 @@ async function main(): Promise<void> {
       assert.equal(ok(sh('node count.mjs wharf-data t', full, env), 'count').trim(), '100000');
     });
 
-    await check('client-only install: no native code, no install script (--ignore-scripts changes nothing)', () => {
-      install(client, env, clientOnly);
+    await check('remote-only install (@wharf/cli, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)', () => {
+      install(client, env, remoteOnly);
       const withScripts = tree(client);
       rmSync(join(client, 'node_modules'), { recursive: true });
       install(client, env, [], '--ignore-scripts');
@@ -233,8 +267,19 @@ async function main(): Promise<void> {
       assert.deepEqual(withScripts.filter((f) => /\.node /.test(f)), []);
       const lock = JSON.parse(readFileSync(join(client, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
       assert.deepEqual(Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript), []);
-      assert.ok(!existsSync(join(client, 'node_modules', '@wharf', 'engine')), '@wharf/engine was installed');
+      for (const pkg of ['engine', 'server']) assert.ok(!existsSync(join(client, 'node_modules', '@wharf', pkg)), `@wharf/${pkg} was installed`);
       return `${Object.keys(lock.packages).length - 1} packages`;
+    });
+    await check('remote-only: the embedded import, wharf serve and wharf bench each say in one line what they need', () => {
+      const needs = (cmd: string, line: RegExp) => {
+        const r = sh(cmd, client, env);
+        assert.notEqual(r.status, 0, `${cmd} succeeded`);
+        assert.match(r.stderr, line, `${cmd}:\n${r.stdout}${r.stderr}`);
+        assert.equal(r.stderr.trim().split('\n').length, 1, `${cmd} said more than one line:\n${r.stderr}`);
+      };
+      needs('echo \'{"id":1}\' | npx wharf import - --table t', /needs the optional package @wharf\/engine \(npm install @wharf\/engine\)/);
+      needs('npx wharf serve', /^wharf serve: the server is not installed\. Install @wharf\/server \(npm install @wharf\/server\) and run again\.$/m);
+      needs('npx wharf bench limit', /^wharf bench: the benchmark suite runs from a clone of the Wharf repository/m);
     });
 
     let server: Served | undefined;
@@ -252,6 +297,10 @@ async function main(): Promise<void> {
       writeFileSync(join(client, 'load.cjs'), CJS_SCRIPT);
       return expectLoaded(ok(sh(`node load.cjs ${s.http} ${s.driver} cjs`, client, env), 'load.cjs'));
     });
+    await check('remote-only: npx wharf import --target wharf:// loads into that server', () => {
+      const r = sh(`npx wharf gen --count 10000 | npx wharf import - --table cli --target wharf://127.0.0.1:${s.http}`, client, env);
+      assert.match(ok(r, 'wharf import') + r.stderr, /10,000 written, 0 rejected/);
+    });
     await check('the admin UI at / renders in Chromium', () => {
       const url = `http://127.0.0.1:${s.http}/#/tables`;
       const r = spawnSync(chromium(), ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url], {
@@ -260,7 +309,7 @@ async function main(): Promise<void> {
       });
       const dom = r.stdout ?? '';
       assert.match(dom, /data-testid="nav-dashboard"/, `no rendered navigation in:\n${dom.slice(0, 2000)}\n${r.stderr}`);
-      for (const table of ['esm', 'cjs']) assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
+      for (const table of ['esm', 'cjs', 'cli']) assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
     });
     await check('SIGTERM stops wharf serve with exit 0', async () => assert.equal(await s.stop(), 0));
   }

@@ -5,7 +5,7 @@ export { LoaderError, errorCode } from './errors.js';
 export type { LoaderErrorCode } from './errors.js';
 export { parseTarget, createTarget, redact, DEFAULT_TARGET, DEFAULT_WHARF_PORT, DEFAULT_RETHINKDB_PORT } from './targets/target.js';
 export type { Target, TargetSpec, InsertOptions, Payload } from './targets/target.js';
-export { EmbeddedTarget } from './targets/embedded.js';
+export { EmbeddedTarget, loadEngine } from './targets/embedded.js';
 export type { EngineDatabase, EngineTable } from './targets/embedded.js';
 export { Inflight } from './inflight.js';
 export { LatencyRecorder, latencyOf, aggregateIntervals } from './latency.js';

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createLoader, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
+import { createLoader, loadEngine, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
 import type { ImportOptions } from '../../options.js';
 import { writeChart } from './chart.js';
 import {
@@ -92,6 +92,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   }
 
   // ── input and format ──────────────────────────────────────────────────────────────────────
+  // Without @wharf/engine an embedded import can do nothing: say what to install, write nothing.
+  if (!o.dryRun && parseTarget(o.target).kind === 'embedded') await loadEngine();
   const source = openInput(o.file, io.stdin);
   const head = await source.head();
   const format = detectFormat(source.path, head, o.format);
