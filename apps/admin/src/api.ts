@@ -130,6 +130,50 @@ export function describeError(err: unknown): string {
   return String(err);
 }
 
+const PASSWORD_KEY = 'wharf.password';
+
+/** Fired on `window` when the server answers 401: the app then asks for the admin password. */
+export const UNAUTHORIZED_EVENT = 'wharf:unauthorized';
+
+/** The admin password for this tab (sessionStorage: gone when the tab closes), or null. */
+export function storedPassword(): string | null {
+  try {
+    return sessionStorage.getItem(PASSWORD_KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function storePassword(password: string | null): void {
+  try {
+    if (password === null) sessionStorage.removeItem(PASSWORD_KEY);
+    else sessionStorage.setItem(PASSWORD_KEY, password);
+  } catch {
+    // storage disabled: the password lasts until reload
+  }
+  memoryPassword = password;
+}
+
+let memoryPassword: string | null = null;
+
+function currentPassword(): string | null {
+  return memoryPassword ?? storedPassword();
+}
+
+/** base64url of UTF-8 text (the ws token subprotocol). */
+function base64url(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Subprotocols for a ws to the server: browsers cannot set Authorization on a WebSocket. */
+export function wsProtocols(): string[] {
+  const password = currentPassword();
+  return password === null ? [] : ['wharf', `wharf-token.${base64url(password)}`];
+}
+
 export class WharfApi {
   readonly base: string;
 
@@ -138,7 +182,8 @@ export class WharfApi {
   }
 
   async request<T>(method: string, path: string, body?: { json: unknown } | { text: string; type: string }): Promise<T> {
-    const init: RequestInit = { method, headers: { accept: 'application/json' } };
+    const password = currentPassword();
+    const init: RequestInit = { method, headers: { accept: 'application/json', ...(password !== null ? { authorization: `Bearer ${password}` } : {}) } };
     if (body && 'json' in body) {
       init.body = JSON.stringify(body.json);
       init.headers = { ...init.headers, 'content-type': 'application/json' };
@@ -159,6 +204,7 @@ export class WharfApi {
     } catch {
       parsed = undefined;
     }
+    if (res.status === 401 && typeof window !== 'undefined') window.dispatchEvent(new Event(UNAUTHORIZED_EVENT));
     if (!res.ok) {
       const e = parsed as { code?: string; message?: string; engineCode?: string } | undefined;
       throw new ApiError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 300) || res.statusText), e?.engineCode);
@@ -277,7 +323,8 @@ export class StatsFeed {
     this.#onState(this.#ws ? 'reconnecting' : 'connecting');
     let ws: WebSocket;
     try {
-      ws = new WebSocket(this.#url);
+      const protocols = wsProtocols();
+      ws = protocols.length > 0 ? new WebSocket(this.#url, protocols) : new WebSocket(this.#url);
     } catch (err) {
       this.#retry(err instanceof Error ? err.message : String(err));
       return;

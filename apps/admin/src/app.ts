@@ -5,7 +5,7 @@
  */
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { StatsFeed, type FeedState } from './api.ts';
+import { StatsFeed, UNAUTHORIZED_EVENT, api, storePassword, type FeedState } from './api.ts';
 import { addSnapshot, emptyHistory, type StatsHistory } from './stats-history.ts';
 import { Dashboard } from './views/dashboard.ts';
 import { Tables } from './views/tables.ts';
@@ -39,7 +39,34 @@ const NAV: { view: Route['view']; label: string; href: string }[] = [
   { view: 'imports', label: 'Imports', href: '#/imports' },
 ];
 
+/** Asks for the server's admin password (WHARF_PASSWORD) when the API answers 401. */
+function Login({ onDone }: { onDone: () => void }) {
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (ev: Event) => {
+    ev.preventDefault();
+    storePassword(password);
+    try {
+      await api.stats();
+      onDone();
+    } catch (err) {
+      storePassword(null);
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  return html`<form class="login" data-testid="login" onSubmit=${submit}>
+    <h2>Sign in</h2>
+    <p>This server needs its admin password (the one it was started with: WHARF_PASSWORD).</p>
+    <input type="password" autocomplete="current-password" data-testid="login-password" value=${password}
+      onInput=${(e: Event) => setPassword((e.target as HTMLInputElement).value)} />
+    <button type="submit" data-testid="login-submit">Sign in</button>
+    ${error ? html`<div class="error" role="alert">${error}</div>` : null}
+  </form>`;
+}
+
 export function App() {
+  const [needLogin, setNeedLogin] = useState(false);
+  const [session, setSession] = useState(0);
   const [route, setRoute] = useState<Route>(() => parseRoute(window.location.hash));
   const [history, setHistory] = useState<StatsHistory>(emptyHistory);
   const [feed, setFeed] = useState<FeedState>('connecting');
@@ -52,6 +79,14 @@ export function App() {
   }, []);
 
   useEffect(() => {
+    const onUnauthorized = () => setNeedLogin(true);
+    window.addEventListener(UNAUTHORIZED_EVENT, onUnauthorized);
+    // One probe: a server with a password answers 401 (the feed alone would only keep reconnecting).
+    api.stats().catch(() => {});
+    return () => window.removeEventListener(UNAUTHORIZED_EVENT, onUnauthorized);
+  }, []);
+
+  useEffect(() => {
     const f = new StatsFeed(
       (s) => setHistory((h) => addSnapshot(h, s)),
       (state, detail) => {
@@ -60,7 +95,11 @@ export function App() {
       },
     );
     return () => f.stop();
-  }, []);
+  }, [session]);
+
+  if (needLogin) {
+    return html`<div class="app"><main><${Login} onDone=${() => { setNeedLogin(false); setSession((n) => n + 1); }} /></main></div>`;
+  }
 
   const latest = history.latest;
   let body;

@@ -59,6 +59,8 @@ export interface ServeOptions {
   port?: number;
   driverPort?: number;
   memoryBudgetMb?: number;
+  password?: string;
+  allowedHosts?: string[];
 }
 
 export interface BenchOptions {
@@ -178,7 +180,7 @@ export const importCommand: CommandDef<ImportOptions> = {
       flag: 'target',
       key: 'target',
       arg: '<target>',
-      description: 'Where to load: embedded:DIR (the engine in this process), wharf://host:port (a Wharf server), rethinkdb://[user:pass@]host[:port][,host2…]/db (Wharf\'s driver port or a RethinkDB cluster).',
+      description: 'Where to load: embedded:DIR (the engine in this process), wharf://[:password@]host:port (a Wharf server; the password also from env WHARF_PASSWORD), rethinkdb://[user:pass@]host[:port][,host2…]/db (Wharf\'s driver port or a RethinkDB cluster).',
       defaultText: DEFAULT_TARGET_TEXT,
     },
     { flag: 'primary-key', key: 'primaryKey', arg: '<field>', default: 'id', description: 'Primary key of the table when it is created.' },
@@ -238,7 +240,9 @@ export const serveCommand: CommandDef<ServeOptions> = {
   summary: 'Run a Wharf server (HTTP API, ws ingest, RethinkDB driver port) over a data directory (needs @wharf/server).',
   options: [
     { flag: 'data', short: 'd', key: 'data', arg: '<dir>', default: './wharf-data', description: 'Data directory.' },
-    { flag: 'host', key: 'host', arg: '<addr>', description: 'Interface to listen on (server default: 127.0.0.1).' },
+    { flag: 'host', key: 'host', arg: '<addr>', description: 'Interface to listen on (server default: 127.0.0.1). Beyond loopback (e.g. 0.0.0.0) a password is required.' },
+    { flag: 'password', key: 'password', arg: '<text>', defaultText: 'env WHARF_PASSWORD, else none', description: 'The admin password: the driver port\'s admin user, and HTTP and ws (Authorization: Bearer). Prefer the env variable (a flag shows in the process list). Without one, only loopback clients are served.' },
+    { flag: 'allowed-host', key: 'allowedHosts', arg: '<name>', repeatable: true, defaultText: 'env WHARF_ALLOWED_HOSTS', description: 'A Host name to answer besides localhost, IP literals and this machine\'s name (DNS-rebinding guard); * for any. Repeatable.' },
     { flag: 'port', short: 'p', key: 'port', arg: '<port>', parse: parseIntStrict(0), description: 'HTTP and ws port (server default: 8080).' },
     { flag: 'driver-port', key: 'driverPort', arg: '<port>', parse: parseIntStrict(0), description: 'RethinkDB driver port (server default: 28015).' },
     { flag: 'memory-budget-mb', key: 'memoryBudgetMb', arg: '<mib>', parse: parseIntStrict(4), description: 'Engine memory for memtables and the block cache, in MiB (server default: 256). Tables may be far larger.' },

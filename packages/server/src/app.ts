@@ -15,15 +15,31 @@ import wsListener from './ws/plugin.js';
 import rethinkdbListener from './rethinkdb/listener.js';
 import importsRoutes from './http/routes/imports.js';
 import adminStatic from './http/admin-static.js';
+import { installGuard } from './http/guard.js';
+import { installBounds } from './bounds.js';
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
   const options = resolveOptions(opts);
   const state = new ServerState(options);
+  const { limits } = options;
   const app = Fastify({
     logger: options.logger,
-    bodyLimit: options.limits.httpBodyBytes,
+    bodyLimit: limits.httpBodyBytes,
     forceCloseConnections: 'idle',
+    // A whole request (a body trickled at 1 byte/s included) must arrive within httpRequestTimeoutMs;
+    // Node answers 408 and closes. An idle keep-alive connection closes after httpIdleTimeoutMs.
+    requestTimeout: limits.httpRequestTimeoutMs,
+    keepAliveTimeout: limits.httpIdleTimeoutMs,
+    http: {
+      headersTimeout: Math.min(limits.httpHeadersTimeoutMs, limits.httpRequestTimeoutMs),
+      // How often Node checks those timeouts (its default, 30 s, would let a trickle run that much longer).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.httpHeadersTimeoutMs / 4, limits.httpRequestTimeoutMs / 4)),
+    },
   });
+  // Fastify's default text/plain parser would take bodies a cross-site form can send: JSON only.
+  app.removeContentTypeParser('text/plain');
+  installBounds(app, state);
+  installGuard(app, state);
   app.register(enginePlugin, { state });
   app.register(httpApi);
   app.register(wsListener);

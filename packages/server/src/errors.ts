@@ -29,7 +29,7 @@ export const catalog = {
   WHARF_ERR_INDEX_NOT_READY: { status: 503, message: 'Index `%s` on table `%s` is still building', fix: 'Wait for it (POST /api/tables/:table/indexes/wait), or query with fresh=true, which waits.' },
   WHARF_ERR_DOCUMENT_NOT_FOUND: { status: 404, message: 'No document with key %s in table `%s`', fix: 'Check the key and its type (keyType=string|number).' },
   WHARF_ERR_SHUTTING_DOWN: { status: 503, message: 'The server is shutting down', fix: 'Retry against the restarted server.' },
-  WHARF_ERR_ENGINE_POISONED: { status: 503, message: 'The engine stopped accepting writes after an I/O failure: %s', fix: 'Check the disk, then restart the server (recovery replays the journal).' },
+  WHARF_ERR_ENGINE_POISONED: { status: 503, message: 'Writes are refused: %s', fix: 'Check the disk, then restart the server (recovery replays the journal).' },
   WHARF_ERR_ENGINE_CLOSED: { status: 503, message: 'The database is closed', fix: 'Restart the server.' },
   WHARF_ERR_ENGINE: { status: 500, message: 'Engine error: %s', fix: 'See the server log; the engine code is in `engineCode`.' },
   WHARF_ERR_INTERNAL: { status: 500, message: 'Internal error: %s', fix: 'A bug: report it with the server log.' },
@@ -37,6 +37,13 @@ export const catalog = {
   WHARF_ERR_WS_BAD_MESSAGE: { status: 400, message: '%s', fix: 'Check the header fields against docs/CONTRACTS.md §2.' },
   WHARF_ERR_WS_FRAME_TOO_LARGE: { status: 413, message: '%s', fix: 'Keep one ws message at or below the limit (64 MiB by default; --limit wsMessageBytes=N).' },
   WHARF_ERR_WS_TEXT_FRAME: { status: 400, message: 'Text frames are not accepted on the ingest channel', fix: 'Send binary frames.' },
+  WHARF_ERR_DOCUMENT_TOO_DEEP: { status: 400, message: '%s nests deeper than the limit of %s levels of objects and arrays', fix: 'Flatten the document; nothing of the batch was written.' },
+  WHARF_ERR_UNAUTHORIZED: { status: 401, message: '%s', fix: 'Send the admin password (WHARF_PASSWORD): `Authorization: Bearer <password>` (or Basic with user admin); wharf://:<password>@host:port for the loader.' },
+  WHARF_ERR_TOO_MANY_LOGINS: { status: 429, message: '%s failed logins from %s within a minute; retry in %s s', fix: 'Check the password; the address may try again when the minute is over (--limit loginFailuresPerMinute=N).' },
+  WHARF_ERR_FORBIDDEN_ORIGIN: { status: 403, message: 'Origin %s may not %s: only pages served by this server (same origin) or clients that send no Origin', fix: 'Call the API from the admin UI or a non-browser client; a page of another site may not write here.' },
+  WHARF_ERR_BAD_HOST: { status: 421, message: 'Host %s is not a name of this server (allowed: %s)', fix: 'Use one of the allowed names, or add yours with --allowed-host NAME (env WHARF_ALLOWED_HOSTS).' },
+  WHARF_ERR_OVERLOADED: { status: 503, message: 'Request bodies in progress hold %s bytes, the limit (bufferedBodyBytes); retry later', fix: 'Retry later, send smaller batches, or raise --limit bufferedBodyBytes=N.' },
+  WHARF_ERR_TOO_MANY_CONNECTIONS: { status: 503, message: 'The server has %s connections open, its limit (maxConnections)', fix: 'Close idle connections, or raise --limit maxConnections=N.' },
   WHARF_ERR_SLOW_CLIENT: { status: 503, message: 'Closing a client that does not read its responses (%s bytes buffered)', fix: 'Read responses as they arrive.' },
 } as const satisfies Record<string, CatalogEntry>;
 

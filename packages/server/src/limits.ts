@@ -27,6 +27,26 @@ export const defaultLimits = {
   scanPageRows: 10_000,
   /** Elements of an array built in memory by ReQL (order_by without index, materialized selections). */
   arrayLimit: 100_000,
+  /** Time to receive a request's headers. Past it: 408, and the connection is closed. */
+  httpHeadersTimeoutMs: 20_000,
+  /** Time to receive a whole HTTP request, body included (a body trickled at 1 byte/s ends here): 408, close. */
+  httpRequestTimeoutMs: 120_000,
+  /** An HTTP connection with no request in progress and no bytes moving is closed after this. */
+  httpIdleTimeoutMs: 120_000,
+  /** Open connections at once, HTTP (ws included) and driver port together. Past it: HTTP 503, driver connections closed. */
+  maxConnections: 1024,
+  /** HTTP request bytes held in memory at once across all requests. Past it: 503 WHARF_ERR_OVERLOADED, connection closed. */
+  bufferedBodyBytes: 256 * 1024 * 1024,
+  /** Failed logins (HTTP credentials, driver-port SCRAM) per client address per minute before it is refused until the minute ends. */
+  loginFailuresPerMinute: 10,
 } as const;
+
+/**
+ * The deepest a document may nest (objects and arrays), the engine's MAX_DOCUMENT_DEPTH. The
+ * HTTP and ws entries check it before the engine sees a batch, so a deep document gets a 400
+ * naming the limit and its line or element, never a stack overflow. Not a tunable limit: the
+ * engine enforces the same number.
+ */
+export const MAX_DOCUMENT_DEPTH = 128;
 
 export type Limits = { -readonly [K in keyof typeof defaultLimits]: number };

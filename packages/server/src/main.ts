@@ -14,7 +14,10 @@ export const USAGE = `Usage: wharf-server --data DIR [options]
   --host ADDR           interface for every listener                          127.0.0.1
   --http-port N         HTTP API + WebSocket port (0: any free port)          8080
   --driver-port N|off   RethinkDB driver port (0: any free port)              28015
-  --password TEXT       admin password for the driver port (prefer env WHARF_PASSWORD)
+  --password TEXT       admin password: driver port, HTTP and ws (prefer env WHARF_PASSWORD);
+                        required to listen beyond loopback
+  --allowed-host NAME   a Host name to answer besides localhost, IP literals and this machine's
+                        name (repeatable; env WHARF_ALLOWED_HOSTS, comma-separated; * for any)
   --server-name NAME    name reported to drivers                              wharf
   --memory-budget-mb N  engine memory for memtables and block cache (MiB; env WHARF_MEMORY_BUDGET_MB)  256
   --log-level LEVEL     fatal|error|warn|info|debug|trace|silent              info
@@ -56,6 +59,7 @@ export function parseArgs(args: string[]): ServerOptions | 'help' {
         break;
       }
       case '--password': opts.password = next(); break;
+      case '--allowed-host': opts.allowedHosts = [...(opts.allowedHosts ?? []), next()]; break;
       case '--server-name': opts.serverName = next(); break;
       case '--log-level': opts.logger = { level: next() }; break;
       case '--memory-budget-mb': {
@@ -80,6 +84,13 @@ export function parseArgs(args: string[]): ServerOptions | 'help' {
   return opts;
 }
 
+/** Exit status after a shutdown that found the engine poisoned (a clean drain exits 0). */
+export const EXIT_POISONED = 3;
+
+export function poisonedExitLine(cause: string): string {
+  return `stopped with the engine poisoned by an I/O failure, so writes after it were refused: ${cause}`;
+}
+
 export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   let opts: ServerOptions | 'help';
   try {
@@ -93,16 +104,28 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     return;
   }
   tuneHeapForIngest();
-  const handle = await startServer(opts);
+  let handle: Awaited<ReturnType<typeof startServer>>;
+  try {
+    handle = await startServer(opts);
+  } catch (err) {
+    // A bad option, a port in use, a bind refused without a password: one line, no stack.
+    process.stderr.write(`wharf-server: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     handle.app.log.info({ signal }, 'shutting down');
     handle.close().then(
-      () => process.exit(0),
+      () => {
+        const poisoned = handle.app.wharf.poisonedAtClose;
+        if (poisoned === null) process.exit(0);
+        process.stderr.write(`wharf-server: ${poisonedExitLine(poisoned)}\n`);
+        process.exit(EXIT_POISONED);
+      },
       (err: unknown) => {
-        handle.app.log.error({ err }, 'shutdown failed');
+        process.stderr.write(`wharf-server: shutdown failed: ${(err as Error).message}\n`);
         process.exit(1);
       },
     );

@@ -49,6 +49,12 @@ export interface ServerOptions {
   /** Password of the `admin` user on the driver port. Default: env WHARF_PASSWORD, else empty
    *  (an empty password is only accepted from loopback addresses). */
   password?: string;
+  /**
+   * Host names (the Host header) the HTTP and ws listener answers besides loopback names
+   * (`localhost`, `*.localhost`), IP literals and this machine's host name; `*` allows any.
+   * Default: env WHARF_ALLOWED_HOSTS (comma-separated), else none. Guards against DNS rebinding.
+   */
+  allowedHosts?: string[];
   /** Name reported by SERVER_INFO and table status. Default "wharf". */
   serverName?: string;
   /** fastify/pino logger: false, true, or pino options. Default: info level to stdout. */
@@ -66,6 +72,7 @@ export interface ResolvedOptions {
   httpPort: number;
   driverPort: number | false;
   password: string;
+  allowedHosts: string[];
   serverName: string;
   logger: boolean | LoggerOptions;
   statsIntervalMs: number;
@@ -96,6 +103,18 @@ function memoryBudgetBytes(opts: ServerOptions): number | undefined {
   return Math.round(mb * 2 ** 20);
 }
 
+/** True for an address that only this machine can reach (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || /^::ffff:127\./.test(h);
+}
+
+/** The one line a bind beyond loopback without a password is refused with. */
+export function openBindRefusal(host: string): string {
+  return `refusing to listen on ${host} without a password: anyone who can reach it could read, write and drop tables. ` +
+    'Set one (env WHARF_PASSWORD or --password), or listen on 127.0.0.1.';
+}
+
 /** Validate options and fill in defaults. Throws TypeError naming the bad option. */
 export function resolveOptions(opts: ServerOptions): ResolvedOptions {
   if (opts.database === undefined && (typeof opts.data !== 'string' || opts.data.length === 0)) {
@@ -108,6 +127,14 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
     limits[k as keyof Limits] = v;
   }
   const statsIntervalMs = opts.statsIntervalMs ?? 1000;
+  const host = opts.host ?? '127.0.0.1';
+  const password = opts.password ?? process.env.WHARF_PASSWORD ?? '';
+  // Safe default: without a password only this machine may connect (driver port and HTTP alike).
+  if (password === '' && !isLoopbackHost(host)) throw new TypeError(openBindRefusal(host));
+  const envHosts = process.env.WHARF_ALLOWED_HOSTS;
+  const allowedHosts = (opts.allowedHosts ?? (envHosts ? envHosts.split(',') : []))
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
   if (!(statsIntervalMs > 0)) throw new TypeError('statsIntervalMs must be positive');
   return {
     data: opts.data,
@@ -118,10 +145,11 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
       { groupCommitWindowMs: SERVER_GROUP_COMMIT_WINDOW_MS, spinWaitUs: SERVER_SPIN_WAIT_US, ...opts.engine },
       memoryBudgetBytes(opts),
     ),
-    host: opts.host ?? '127.0.0.1',
+    host,
     httpPort: checkPort('httpPort', opts.httpPort ?? 8080),
     driverPort: opts.driverPort === false ? false : checkPort('driverPort', opts.driverPort ?? 28015),
-    password: opts.password ?? process.env.WHARF_PASSWORD ?? '',
+    password,
+    allowedHosts,
     serverName: opts.serverName ?? 'wharf',
     logger: opts.logger ?? { level: 'info' },
     statsIntervalMs,

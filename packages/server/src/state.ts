@@ -6,6 +6,8 @@ import type { ServerCounters } from '@wharf/wire';
 import { EventLoopMonitor } from './event-loop.js';
 import { GcMonitor } from './heap.js';
 import type { ResolvedOptions } from './options.js';
+import { LoginThrottle } from './login-throttle.js';
+import { ByteBudget } from './byte-budget.js';
 
 export type { ServerCounters };
 
@@ -51,6 +53,14 @@ export class ServerState {
   readonly gc = new GcMonitor();
   /** Set when shutdown begins: listeners stop accepting new work. */
   closing = false;
+  /** Failed logins per client address (HTTP/ws credentials and driver-port SCRAM together). */
+  readonly logins: LoginThrottle;
+  /** Request-body bytes held across all HTTP requests (limit bufferedBodyBytes). */
+  readonly bodyBytes: ByteBudget;
+  /** Set by shutdown when the engine was poisoned: its message (the process then exits non-zero). */
+  poisonedAtClose: string | null = null;
+  /** Open connections, HTTP (ws included) and driver port together (limit maxConnections). */
+  openConnections = 0;
   readonly counters: ServerCounters = {
     httpRequests: 0,
     httpInsertBatches: 0,
@@ -71,5 +81,7 @@ export class ServerState {
 
   constructor(options: ResolvedOptions) {
     this.options = options;
+    this.logins = new LoginThrottle(options.limits.loginFailuresPerMinute);
+    this.bodyBytes = new ByteBudget(options.limits.bufferedBodyBytes);
   }
 }

@@ -10,7 +10,7 @@ import type { ServerCounters, ServerState } from './state.js';
 export interface StatsSnapshot {
   time: number;
   engine: EngineStats;
-  server: ServerCounters & EventLoopDelay & GcPauses & { uptimeMs: number; inflightWrites: number };
+  server: ServerCounters & EventLoopDelay & GcPauses & { uptimeMs: number; inflightWrites: number; openConnections: number; bufferedBodyBytes: number };
 }
 
 export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnapshot {
@@ -21,6 +21,8 @@ export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnap
       ...state.counters,
       uptimeMs: Date.now() - state.startedAt,
       inflightWrites: state.writes.count,
+      openConnections: state.openConnections,
+      bufferedBodyBytes: state.bodyBytes.used,
       ...state.eventLoop.current(),
       ...state.gc.current(),
     },
@@ -70,6 +72,8 @@ const ENGINE_HELP: Record<string, string> = {
 };
 
 const SERVER_HELP: Record<string, string> = {
+  openConnections: 'Open connections, HTTP (ws included) and driver port (limit maxConnections).',
+  bufferedBodyBytes: 'HTTP request-body bytes held in memory now, all requests together (limit bufferedBodyBytes).',
   eventLoopDelayP99Ms: 'p99 of how late the event loop ran, over the last 10 to 20 s (ms).',
   eventLoopDelayMaxMs: 'Longest the event loop was held, over the last 10 to 20 s (ms).',
   gcMajor: 'Mark-compact garbage collections of the server process.',

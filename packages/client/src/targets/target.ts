@@ -55,7 +55,7 @@ export interface Target {
 
 export type TargetSpec =
   | { kind: 'embedded'; dir: string }
-  | { kind: 'wharf'; host: string; port: number; secure: boolean }
+  | { kind: 'wharf'; host: string; port: number; secure: boolean; password?: string }
   | {
       kind: 'rethinkdb';
       hosts: { host: string; port: number }[];
@@ -72,7 +72,7 @@ function bad(spec: string, why: string): LoaderError {
   return new LoaderError(
     'WHARF_BAD_TARGET',
     `bad target ${JSON.stringify(redact(spec))}: ${why} ` +
-      '(expected embedded:DIR, wharf://host:port or rethinkdb://[user:pass@]host[:port][,host2…]/db)',
+      '(expected embedded:DIR, wharf://[:password@]host:port or rethinkdb://[user:pass@]host[:port][,host2…]/db)',
   );
 }
 
@@ -98,9 +98,18 @@ export function parseTarget(spec: string): TargetSpec {
   switch (proto.toLowerCase()) {
     case 'wharf':
     case 'wharfs': {
-      const authority = rest.replace(/\/.*$/, '');
+      let authority = rest.replace(/\/.*$/, '');
+      // wharf://:PASSWORD@host:port (or admin:PASSWORD@): the server's admin password.
+      let password: string | undefined;
+      const at = authority.lastIndexOf('@');
+      if (at >= 0) {
+        const cred = authority.slice(0, at);
+        authority = authority.slice(at + 1);
+        const colon = cred.indexOf(':');
+        password = decodeURIComponent(colon < 0 ? cred : cred.slice(colon + 1));
+      }
       const { host, port } = hostPort(authority, DEFAULT_WHARF_PORT, spec);
-      return { kind: 'wharf', host, port, secure: proto.toLowerCase() === 'wharfs' };
+      return { kind: 'wharf', host, port, secure: proto.toLowerCase() === 'wharfs', ...(password !== undefined ? { password } : {}) };
     }
     case 'rethinkdb': {
       const slash = rest.indexOf('/');
@@ -129,7 +138,7 @@ export function parseTarget(spec: string): TargetSpec {
 
 /** The target string with any password replaced by `***`. */
 export function redact(spec: string): string {
-  return spec.replace(/^(rethinkdb:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+  return spec.replace(/^(rethinkdb:\/\/[^:@/]*:)[^@/]*@/i, '$1***@').replace(/^(wharfs?:\/\/)[^@/]*@/i, '$1***@');
 }
 
 /** Builds the Target for a target string; remote and embedded code is loaded only when used. */
@@ -142,7 +151,9 @@ export async function createTarget(spec: string): Promise<Target> {
     }
     case 'wharf': {
       const { WharfTarget } = await import('./wharf.js');
-      return new WharfTarget(parsed.host, parsed.port, parsed.secure);
+      // The password from the URL, else env WHARF_PASSWORD (the same variable the server reads).
+      const password = parsed.password ?? (process.env.WHARF_PASSWORD || undefined);
+      return new WharfTarget(parsed.host, parsed.port, parsed.secure, password);
     }
     case 'rethinkdb': {
       const { RethinkdbTarget } = await import('./rethinkdb.js');

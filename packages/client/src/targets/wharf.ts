@@ -29,8 +29,11 @@ export class WharfTarget implements Target {
   #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
+  /** `Authorization` for the server's admin password, when one is given. */
+  #auth: Record<string, string>;
 
-  constructor(host: string, port: number, secure = false) {
+  constructor(host: string, port: number, secure = false, password?: string) {
+    this.#auth = password === undefined ? {} : { authorization: `Bearer ${password}` };
     const h = host.includes(':') ? `[${host}]` : host;
     this.url = `${secure ? 'wharfs' : 'wharf'}://${h}:${port}`;
     this.#endpoint = `${secure ? 'wss' : 'ws'}://${h}:${port}${paths.ingest}`;
@@ -43,7 +46,7 @@ export class WharfTarget implements Target {
     try {
       res = await fetch(`${this.#http}${path}`, {
         method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        headers: body === undefined ? { ...this.#auth } : { ...this.#auth, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
@@ -92,9 +95,31 @@ export class WharfTarget implements Target {
       // otherwise costs both ends a byte-by-byte XOR of every document (a third of the server's
       // CPU in a bulk load). Masking protects browsers' traffic against caching proxies that
       // misread WebSocket frames; this is a Node client on a direct connection.
-      const ws = new WS(this.#endpoint, { maxPayload: limits.maxMessageBytes, perMessageDeflate: false, generateMask: zeroMask });
+      const ws = new WS(this.#endpoint, { maxPayload: limits.maxMessageBytes, perMessageDeflate: false, generateMask: zeroMask, headers: this.#auth });
       await new Promise<void>((resolve, reject) => {
         ws.once('open', () => resolve());
+        // The server refused the upgrade (401 without the password, 403, 429…): its catalog error, not
+        // a transport failure to retry.
+        ws.once('unexpected-response', (_req, res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            if (text.length < 4096) text += c;
+          });
+          res.on('end', () => {
+            let code = `HTTP_${res.statusCode}`;
+            let message = text.slice(0, 300);
+            try {
+              const j = JSON.parse(text) as { code?: string; message?: string };
+              if (typeof j.code === 'string') code = j.code;
+              if (typeof j.message === 'string') message = j.message;
+            } catch {
+              // not JSON: the raw text
+            }
+            ws.terminate();
+            reject(new LoaderError(code, `cannot connect to ${this.url}: ${res.statusCode} ${message}`));
+          });
+        });
         ws.once('error', (err) =>
           reject(new LoaderError('WHARF_TRANSPORT', `cannot connect to ${this.url}: ${err.message}`, { cause: err })),
         );

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EngineDatabase } from '../engine-types.js';
 import type { ServerEngineOpenOptions } from '../options.js';
 import type { ServerState } from '../state.js';
+import { engineCodeOf } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,15 +42,34 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
   });
   app.addHook('onClose', async () => {
     await state.writes.drain();
+    // A poisoned engine is a known state, not a crash: note it (one line, no stack) and still
+    // close; the process exits non-zero (main.ts) and a restart replays the journal.
+    const poisoned = (err: unknown): boolean => {
+      if (engineCodeOf(err) !== 'WHARF_POISONED') return false;
+      state.poisonedAtClose ??= (err as Error).message;
+      return true;
+    };
     try {
       await db.sync();
     } catch (err) {
-      app.log.error({ err }, 'final sync failed');
+      if (!poisoned(err)) app.log.error({ err }, 'final sync failed');
     }
-    if (owned) await db.close();
+    try {
+      if (db.stats().poisoned === true) state.poisonedAtClose ??= 'an earlier journal write or fdatasync failed';
+    } catch {
+      // stats of a closed database: nothing more to learn
+    }
+    if (owned) {
+      try {
+        await db.close();
+      } catch (err) {
+        if (!poisoned(err)) throw err;
+      }
+    }
     state.eventLoop.close();
     state.gc.close();
-    app.log.info('database synced and closed');
+    if (state.poisonedAtClose !== null) app.log.error({ code: 'WHARF_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
+    else app.log.info('database synced and closed');
   });
 }
 

@@ -42,7 +42,8 @@ export interface ConnectionLog {
 }
 
 export interface ConnectionEvents {
-  onHandshake?(ok: boolean): void;
+  /** `badCredentials`: the handshake failed on a wrong password or an unknown user. */
+  onHandshake?(ok: boolean, badCredentials?: boolean): void;
   onQuery?(): void;
   onQueryError?(): void;
   onBatch?(): void;
@@ -123,7 +124,7 @@ export class DriverConnection {
       for (const reply of step.replies) this.#socket.write(reply);
       if (step.status === 'failed') {
         this.#deps.log.info({ remote: this.#socket.remoteAddress, reason: step.reason }, 'driver handshake refused');
-        this.#deps.events?.onHandshake?.(false);
+        this.#deps.events?.onHandshake?.(false, step.badCredentials);
         this.#endAfterWrite();
         return;
       }

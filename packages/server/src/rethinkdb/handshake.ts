@@ -34,7 +34,7 @@ export interface HandshakeOptions {
 export type HandshakeResult =
   | { status: 'pending'; replies: Buffer[] }
   | { status: 'done'; replies: Buffer[]; user: string; rest: Buffer }
-  | { status: 'failed'; replies: Buffer[]; reason: string };
+  | { status: 'failed'; replies: Buffer[]; reason: string; badCredentials: boolean };
 
 type Stage = 'magic' | 'first' | 'final' | 'done' | 'failed';
 
@@ -72,10 +72,11 @@ export class Handshake {
     if (this.#stage === 'done' || this.#stage === 'failed') throw new Error('handshake already finished');
     this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
     const replies: Buffer[] = [];
-    const fail = (buf: Buffer, reason: string): HandshakeResult => {
+    // badCredentials: a wrong password or an unknown user (what login throttling counts).
+    const fail = (buf: Buffer, reason: string, badCredentials = false): HandshakeResult => {
       this.#stage = 'failed';
       replies.push(buf);
-      return { status: 'failed', replies, reason };
+      return { status: 'failed', replies, reason, badCredentials };
     };
     for (;;) {
       if (this.#stage === 'magic') {
@@ -117,7 +118,7 @@ export class Handshake {
         this.#buf = Buffer.alloc(0);
         return { status: 'done', replies, user, rest };
       } catch (err) {
-        if (err instanceof ScramError) return fail(handshakeError(err.errorCode, err.message), err.message);
+        if (err instanceof ScramError) return fail(handshakeError(err.errorCode, err.message), err.message, err.errorCode === 12 || err.errorCode === 17);
         throw err;
       }
     }

@@ -12,6 +12,7 @@ import { DriverConnection } from './connection.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { runQuery, type EvaluatorDeps } from './term/evaluator.js';
+import { admitConnection } from '../bounds.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,9 +30,10 @@ export class DriverListener {
   readonly #connections = new Set<DriverConnection>();
   #listening = false;
 
-  constructor(onConnection: (socket: Socket) => DriverConnection) {
+  constructor(onConnection: (socket: Socket) => DriverConnection | null) {
     this.#server = createServer({ noDelay: true, keepAlive: true }, (socket) => {
       const conn = onConnection(socket);
+      if (conn === null) return;
       this.#connections.add(conn);
       socket.on('close', () => this.#connections.delete(conn));
     });
@@ -83,10 +85,17 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   const log = app.log.child({ listener: 'rethinkdb' });
 
   const listener = new DriverListener((socket) => {
+    // Past maxConnections (HTTP and driver port together) a new driver connection is closed at once.
+    if (!admitConnection(state, socket)) {
+      log.warn({ remote: socket.remoteAddress, limit: options.limits.maxConnections }, 'WHARF_ERR_TOO_MANY_CONNECTIONS: closing a new driver connection');
+      socket.destroy();
+      return null;
+    }
     state.counters.driverConnections++;
     state.counters.driverConnectionsTotal++;
     socket.on('close', () => state.counters.driverConnections--);
     const loopback = isLoopback(socket.remoteAddress);
+    const address = socket.remoteAddress ?? 'unknown';
     const connDeps: EvaluatorDeps = deps;
     if (state.closing) {
       socket.destroy();
@@ -95,18 +104,23 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
       runner: { start: (term, optargs) => runQuery(connDeps, term, optargs) },
       handshake: {
         credentials,
-        refuse: () =>
-          options.password === '' && !loopback
-            ? 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.'
-            : null,
+        refuse: () => {
+          if (options.password === '' && !loopback) {
+            return 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.';
+          }
+          // Login throttling, shared with HTTP: refused before the proof is checked.
+          const wait = state.logins.retryAfterSeconds(address);
+          return wait > 0 ? `Too many failed logins from ${address} within a minute; retry in ${wait} s.` : null;
+        },
         maxMessageBytes: options.limits.handshakeMessageBytes,
       },
       limits: options.limits,
       serverInfo: { id: deps.serverId, name: options.serverName },
       log,
       events: {
-        onHandshake: (ok) => {
+        onHandshake: (ok, badCredentials) => {
           if (!ok) state.counters.driverHandshakeFailures++;
+          if (badCredentials === true) state.logins.fail(address);
         },
         onQuery: () => state.counters.driverQueries++,
         onQueryError: () => state.counters.driverErrors++,

@@ -12,6 +12,9 @@ import type { WebSocket } from 'ws';
 import { closeCodes, decodeFrame, encodeServerMessage, WireError, type ClientMessage, type ServerMessage, type WriteResult } from '@wharf/wire';
 import type { EngineTable } from '../engine-types.js';
 import { fromEngineError, fromInsertError, engineCodeOf, WharfServerError, type ErrorCode } from '../errors.js';
+import { describeTooDeep, findTooDeep } from '../depth.js';
+import { MAX_DOCUMENT_DEPTH } from '../limits.js';
+import { checkTableName } from '../names.js';
 
 const EMPTY_RESULT: WriteResult = { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 };
 
@@ -63,6 +66,12 @@ export class IngestConnection {
     let work: Promise<ServerMessage>;
     switch (header.type) {
       case 'ensureTable':
+        try {
+          checkTableName(header.table);
+        } catch (err) {
+          work = Promise.reject(err);
+          break;
+        }
         work = app.db.createTable(header.table, header.primaryKey ? { primaryKey: header.primaryKey } : {}).then(
           () => ({ type: 'ack', id: header.id, result: { ...EMPTY_RESULT } }),
           (err: unknown) => {
@@ -78,6 +87,11 @@ export class IngestConnection {
           table = app.db.table(header.table); // checks the name synchronously
         } catch (err) {
           work = Promise.reject(err);
+          break;
+        }
+        const tooDeep = findTooDeep(payload, MAX_DOCUMENT_DEPTH, header.format === 'ndjson');
+        if (tooDeep !== null) {
+          work = Promise.reject(new WharfServerError('WHARF_ERR_DOCUMENT_TOO_DEEP', [describeTooDeep(tooDeep), MAX_DOCUMENT_DEPTH]));
           break;
         }
         const size = payload.length;

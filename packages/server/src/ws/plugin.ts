@@ -8,11 +8,18 @@ import type { FastifyInstance } from 'fastify';
 import { closeCodes } from '@wharf/wire';
 import ingestRoute, { type IngestRegistry } from './ingest.js';
 import statsFeedRoute from './stats-feed.js';
+import { WS_PROTOCOL } from '../http/guard.js';
 
 async function wsListener(app: FastifyInstance): Promise<void> {
   const registry: IngestRegistry = { connections: new Set() };
   await app.register(websocket, {
-    options: { maxPayload: app.wharf.options.limits.wsMessageBytes, perMessageDeflate: false },
+    options: {
+      maxPayload: app.wharf.options.limits.wsMessageBytes,
+      perMessageDeflate: false,
+      // A browser offers ['wharf', 'wharf-token.…'] (the password, see http/guard.ts): select
+      // 'wharf', never echo the token; a client that offers no `wharf` gets no subprotocol.
+      handleProtocols: (protocols: Set<string>) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
+    },
     preClose(this: FastifyInstance, done: () => void) {
       const server = this.websocketServer;
       Promise.allSettled([...registry.connections].map((c) => c.drain())).then(() => {

@@ -33,9 +33,18 @@ export async function runServe(o: ServeOptions, io: { stdout: NodeJS.WritableStr
   if (o.port !== undefined) opts.httpPort = o.port;
   if (o.driverPort !== undefined) opts.driverPort = o.driverPort;
   if (o.memoryBudgetMb !== undefined) opts.memoryBudgetMb = o.memoryBudgetMb;
+  if (o.password !== undefined) opts.password = o.password;
+  if (o.allowedHosts !== undefined && o.allowedHosts.length > 0) opts.allowedHosts = o.allowedHosts;
   // This process is the server's: the V8 heap tuning of @wharf/server's own entry point.
   mod.tuneHeapForIngest();
-  const handle = await mod.startServer(opts);
+  let handle: Awaited<ReturnType<ServerModule['startServer']>>;
+  try {
+    handle = await mod.startServer(opts);
+  } catch (err) {
+    // A refused bind (beyond loopback without a password), a port in use, a bad option: one line.
+    io.stderr.write(`wharf serve: ${(err as Error).message}\n`);
+    return 1;
+  }
   io.stdout.write(
     `wharf serve: data ${o.data}; http + ws on ${handle.http.host}:${handle.http.port}` +
       (handle.driver ? `; rethinkdb driver port ${handle.driver.host}:${handle.driver.port}` : '') +

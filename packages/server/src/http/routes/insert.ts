@@ -5,14 +5,19 @@
  * Its own plugin, so the raw-body content-type parsers stay local to it.
  */
 import type { FastifyInstance } from 'fastify';
-import { fromInsertError } from '../../errors.js';
+import { WharfServerError, fromInsertError } from '../../errors.js';
+import { describeTooDeep, findTooDeep } from '../../depth.js';
+import { MAX_DOCUMENT_DEPTH } from '../../limits.js';
 import type { WriteOptions, WriteResult } from '../../engine-types.js';
 import { errorResponses } from '../schemas/index.js';
 
 interface InsertQuery { durability?: 'soft' | 'hard'; conflict?: 'error' | 'replace' | 'update'; waitForIndexes?: boolean }
 
 const JSON_TYPES = ['application/json'];
-const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'text/plain'];
+// No text/plain (nor form types): a page of another site can send those cross-origin without a
+// preflight, so accepting them would let any visited web page write here (CSRF). These types need
+// a CORS preflight, which this server never grants.
+const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines'];
 
 function firstNonSpace(buf: Buffer): number {
   for (let i = 0; i < buf.length; i++) {
@@ -70,10 +75,13 @@ export default async function insertRoute(app: FastifyInstance): Promise<void> {
     const t = app.db.table(table);
     const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     const first = firstNonSpace(body);
+    const ndjson = NDJSON_TYPES.includes(type) && first !== 0x5b;
+    const tooDeep = findTooDeep(body, MAX_DOCUMENT_DEPTH, ndjson);
+    if (tooDeep !== null) throw new WharfServerError('WHARF_ERR_DOCUMENT_TOO_DEEP', [describeTooDeep(tooDeep), MAX_DOCUMENT_DEPTH]);
     let result: WriteResult;
     try {
       let op: Promise<WriteResult>;
-      if (NDJSON_TYPES.includes(type) && first !== 0x5b) op = t.insertNdjson(body, opts);
+      if (ndjson) op = t.insertNdjson(body, opts);
       else if (first === 0x7b) op = t.insertJsonArray(Buffer.concat([Buffer.from('['), body, Buffer.from(']')]), opts);
       else op = t.insertJsonArray(body, opts);
       result = await app.wharf.writes.track(op);

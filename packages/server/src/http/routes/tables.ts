@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { WharfServerError, fromEngineError } from '../../errors.js';
 import { errorResponses } from '../schemas/index.js';
+import { checkTableName } from '../../names.js';
 
 export default async function tablesRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api/tables', {
@@ -45,6 +46,7 @@ export default async function tablesRoutes(app: FastifyInstance): Promise<void> 
     },
   }, async (request, reply) => {
     const { name, primaryKey = 'id' } = request.body;
+    checkTableName(name);
     try {
       await app.db.createTable(name, { primaryKey });
     } catch (err) {

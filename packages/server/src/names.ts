@@ -1,0 +1,27 @@
+/**
+ * Table names as the HTTP API and the ws channel accept them. The engine takes 1–127 letters,
+ * digits, `_`, `-` and `.`; the server also refuses a `.` at the start or the end and two in a
+ * row (`.`, `..`, `.x`, `x.`, `a..b`): the driver port reads `db.table` as a table of database
+ * `db`, so such names would be unreachable there, and names that look like paths stay out of the
+ * data directory's way. The driver port's own rule (`A-Z a-z 0-9 _ -`) has no dots at all.
+ */
+import { WharfServerError } from './errors.js';
+
+const ENGINE_NAME = /^[A-Za-z0-9_.-]{1,127}$/;
+
+/** Why `name` is not a valid table name, or null when it is. */
+export function tableNameProblem(name: string): string | null {
+  if (!ENGINE_NAME.test(name)) return 'use 1 to 127 letters, digits, `_`, `-` or `.`';
+  if (name.startsWith('.') || name.endsWith('.') || name.includes('..')) {
+    return 'a `.` may not start or end it, nor follow another `.`';
+  }
+  return null;
+}
+
+/** Throws WHARF_ERR_INVALID_ARGUMENT naming the table when its name is not valid. */
+export function checkTableName(name: string): void {
+  const problem = tableNameProblem(name);
+  if (problem !== null) {
+    throw new WharfServerError('WHARF_ERR_INVALID_ARGUMENT', [`table name ${JSON.stringify(name)} is not valid: ${problem}`]);
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Defect 7: SIGTERM while the engine is poisoned exited 1 with a stack trace. Now a clean drain
+ * exits 0 (test/server/shutdown.test.ts) and a poisoned engine exits 3 with one clear line on
+ * stderr. The disk fails through a file-size limit (ulimit -f: writes past it get EFBIG).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+
+describe('shutdown with a poisoned engine', () => {
+  let server: SpawnedServer | undefined;
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    if (server) removeDir(server.dataDir);
+  });
+
+  it('answers writes with one 503 message, then exits 3 on SIGTERM with one line and no stack trace', async () => {
+    server = await spawnServer({ fileSizeLimitKb: 1024 });
+    const post = (path: string, body: string, type = 'application/json') =>
+      fetch(`${server!.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body }).then(async (res) => ({ status: res.status, json: (await res.json()) as any }));
+    expect((await post('/api/tables', JSON.stringify({ name: 't' }))).status).toBe(201);
+    // Hard writes of ~64 KiB until the journal passes 1 MiB and its write fails (bounded: 100 batches = 6 MiB).
+    const pad = 'x'.repeat(64 * 1024);
+    let failed: { status: number; json: any } | null = null;
+    for (let i = 0; i < 100 && failed === null; i++) {
+      const res = await post('/api/tables/t/documents?durability=hard', JSON.stringify([{ id: i, pad }]));
+      if (res.status !== 200) failed = res;
+    }
+    expect(failed).not.toBeNull();
+    // Once poisoned, every write gets WHARF_ERR_ENGINE_POISONED, its message saying it once.
+    const refused = await post('/api/tables/t/documents', JSON.stringify([{ id: 'after' }]));
+    expect(refused.status).toBe(503);
+    expect(refused.json.code).toBe('WHARF_ERR_ENGINE_POISONED');
+    expect(refused.json.message).toMatch(/^Writes are refused: an earlier journal write or fdatasync failed \(/);
+    expect(refused.json.message).not.toMatch(/I\/O failure/);
+    expect((await fetch(`${server.url}/health`)).status).toBe(503);
+
+    const before = server.output.length;
+    const code = await server.stop('SIGTERM');
+    expect(code).toBe(3);
+    const stderrLines = server.output.slice(before).filter((l) => l.startsWith('wharf-server:'));
+    expect(stderrLines).toHaveLength(1);
+    expect(stderrLines[0]).toMatch(/^wharf-server: stopped with the engine poisoned by an I\/O failure, so writes after it were refused: /);
+    expect(server.output.join('\n')).not.toMatch(/^\s+at /m);
+  });
+});
