@@ -21,11 +21,6 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** How long to wait for the listening line. Default 30 s. */
   startTimeoutMs?: number;
-  /**
-   * Limit every file the server writes to this many KiB (`ulimit -f`): writes past it fail with
-   * EFBIG, so the engine's journal fails like a full disk and the engine is poisoned.
-   */
-  fileSizeLimitKb?: number;
 }
 
 export interface SpawnedServer {
@@ -51,11 +46,11 @@ export function removeDir(dir: string): void {
 
 export async function spawnServer(opts: SpawnOptions = {}): Promise<SpawnedServer> {
   const dataDir = opts.dataDir ?? makeTempDir();
-  const argv = ['--import', 'tsx', MAIN, '--data', dataDir, '--http-port', '0', '--driver-port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])];
-  const [command, commandArgs] = opts.fileSizeLimitKb === undefined
-    ? [process.execPath, argv]
-    : ['sh', ['-c', `ulimit -f ${opts.fileSizeLimitKb} && exec "$@"`, 'sh', process.execPath, '--import', join(ROOT, 'test/helpers/ignore-sigxfsz.mjs'), ...argv]];
-  const proc = spawn(command, commandArgs, { cwd: ROOT, env: { ...process.env, WHARF_PASSWORD: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', MAIN, '--data', dataDir, '--http-port', '0', '--driver-port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])],
+    { cwd: ROOT, env: { ...process.env, WHARF_PASSWORD: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const output: string[] = [];
   const exited = new Promise<number | null>((resolveExit) => proc.once('exit', (code) => resolveExit(code)));
 

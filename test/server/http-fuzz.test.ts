@@ -14,7 +14,8 @@ const CODES = new Set(Object.keys(catalog));
 
 function send(server: SpawnedServer, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: server.http.port, method, path, agent: false, headers: { connection: 'close', ...headers } }, (res) => {
+    const framing = body === undefined ? {} : { 'content-length': String(body.length) };
+    const req = httpRequest({ host: '127.0.0.1', port: server.http.port, method, path, agent: false, headers: { connection: 'close', ...framing, ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
@@ -83,7 +84,7 @@ describe('HTTP routes (fast-check)', () => {
           expect(typeof e.message).toBe('string');
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
     expect((await send(server, 'GET', '/health', {}, undefined)).status).toBe(200);
   });

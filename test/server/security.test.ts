@@ -310,6 +310,7 @@ describe('bounds', () => {
     }
     const answer = await closed;
     expect(answer.startsWith('HTTP/1.1 408')).toBe(true);
+    expect(answer).toContain('"code":"WHARF_ERR_REQUEST_TIMEOUT"');
     expect(sent).toBeLessThan(600);
     expect((await call(slow, 'GET', '/health')).status).toBe(200);
   });

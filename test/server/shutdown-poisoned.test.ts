@@ -1,8 +1,11 @@
 /**
  * Defect 7: SIGTERM while the engine is poisoned exited 1 with a stack trace. Now a clean drain
  * exits 0 (test/server/shutdown.test.ts) and a poisoned engine exits 3 with one clear line on
- * stderr. The disk fails through a file-size limit (ulimit -f: writes past it get EFBIG).
+ * stderr. The disk fails by the data directory vanishing under the server: the next checkpoint
+ * (soon, with a 4 MiB memory budget) cannot create its run file, and a failed checkpoint poisons
+ * the engine.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 
@@ -14,14 +17,15 @@ describe('shutdown with a poisoned engine', () => {
   });
 
   it('answers writes with one 503 message, then exits 3 on SIGTERM with one line and no stack trace', async () => {
-    server = await spawnServer({ fileSizeLimitKb: 1024 });
+    server = await spawnServer({ args: ['--memory-budget-mb', '4'] });
     const post = (path: string, body: string, type = 'application/json') =>
       fetch(`${server!.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body }).then(async (res) => ({ status: res.status, json: (await res.json()) as any }));
     expect((await post('/api/tables', JSON.stringify({ name: 't' }))).status).toBe(201);
-    // Hard writes of ~64 KiB until the journal passes 1 MiB and its write fails (bounded: 100 batches = 6 MiB).
+    rmSync(server.dataDir, { recursive: true, force: true });
+    // Hard writes of ~64 KiB until a checkpoint fails (bounded: 400 batches = 25 MiB, six times the memory budget).
     const pad = 'x'.repeat(64 * 1024);
     let failed: { status: number; json: any } | null = null;
-    for (let i = 0; i < 100 && failed === null; i++) {
+    for (let i = 0; i < 400 && failed === null; i++) {
       const res = await post('/api/tables/t/documents?durability=hard', JSON.stringify([{ id: i, pad }]));
       if (res.status !== 200) failed = res;
     }

@@ -16,7 +16,9 @@ import rethinkdbListener from './rethinkdb/listener.js';
 import importsRoutes from './http/routes/imports.js';
 import adminStatic from './http/admin-static.js';
 import { installGuard } from './http/guard.js';
-import { installBounds } from './bounds.js';
+import { clientErrorHandler, installBounds } from './bounds.js';
+import { sendError } from './http/error-handler.js';
+import { WharfServerError } from './errors.js';
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
   const options = resolveOptions(opts);
@@ -26,6 +28,12 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     logger: options.logger,
     bodyLimit: limits.httpBodyBytes,
     forceCloseConnections: 'idle',
+    // Path parameters (table names, keys) up to 4 KiB; longer, and malformed URLs, get a catalogued 400.
+    routerOptions: { maxParamLength: 4096 },
+    clientErrorHandler: clientErrorHandler(state),
+    frameworkErrors: (error, request, reply) => {
+      sendError(reply, new WharfServerError('WHARF_ERR_BAD_REQUEST', [`${error.message} (${request.method} ${request.url.slice(0, 200)})`]));
+    },
     // A whole request (a body trickled at 1 byte/s included) must arrive within httpRequestTimeoutMs;
     // Node answers 408 and closes. An idle keep-alive connection closes after httpIdleTimeoutMs.
     requestTimeout: limits.httpRequestTimeoutMs,

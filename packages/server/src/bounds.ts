@@ -20,11 +20,46 @@ export function admitConnection(state: ServerState, socket: Socket): boolean {
   return true;
 }
 
-/** The raw HTTP answer for a connection over the limit (the request is never read). */
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 503: 'Service Unavailable' };
+
+/** A catalogued error as a raw HTTP response that closes the connection (written before or without fastify). */
+export function rawErrorResponse(e: WharfServerError): string {
+  const reason = REASONS[e.statusCode] ?? 'Error';
+  const body = JSON.stringify({ statusCode: e.statusCode, code: e.code, error: reason, message: e.message });
+  return `HTTP/1.1 ${e.statusCode} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
 function tooManyConnectionsResponse(state: ServerState): string {
-  const e = new WharfServerError('WHARF_ERR_TOO_MANY_CONNECTIONS', [state.openConnections]);
-  const body = JSON.stringify({ statusCode: 503, code: e.code, error: 'Service Unavailable', message: e.message });
-  return `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  return rawErrorResponse(new WharfServerError('WHARF_ERR_TOO_MANY_CONNECTIONS', [state.openConnections]));
+}
+
+/**
+ * Node's http parser failures (a request not complete within httpRequestTimeoutMs or its headers
+ * within httpHeadersTimeoutMs, headers too large, malformed HTTP): a catalogued error, then close.
+ */
+export function clientErrorHandler(state: ServerState): (err: Error & { code?: string }, socket: Socket) => void {
+  return (err, socket) => {
+    // As Node's own handler: answer only if no response is under way on this socket (bytes after
+    // a `connection: close` request, for one, arrive once its answer is out).
+    const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    // Bytes after a `connection: close` request: let its answer finish (Node then closes).
+    if (err.code === 'HPE_CLOSED_CONNECTION' && current !== undefined && current !== null) return;
+    if (err.code === 'ECONNRESET' || err.code === 'HPE_CLOSED_CONNECTION' || !socket.writable || current?.headersSent === true) {
+      socket.destroy();
+      return;
+    }
+    const { limits } = state.options;
+    let e: WharfServerError;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      e = new WharfServerError('WHARF_ERR_REQUEST_TIMEOUT', [`${limits.httpHeadersTimeoutMs} ms for its headers, ${limits.httpRequestTimeoutMs} ms in all`]);
+    } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+      e = new WharfServerError('WHARF_ERR_HEADERS_TOO_LARGE');
+    } else {
+      e = new WharfServerError('WHARF_ERR_BAD_REQUEST', [`malformed HTTP request (${err.code ?? err.message})`]);
+    }
+    socket.end(rawErrorResponse(e));
+    socket.destroySoon();
+  };
 }
 
 export function installBounds(app: FastifyInstance, state: ServerState): void {

@@ -44,6 +44,8 @@ export const catalog = {
   WHARF_ERR_BAD_HOST: { status: 421, message: 'Host %s is not a name of this server (allowed: %s)', fix: 'Use one of the allowed names, or add yours with --allowed-host NAME (env WHARF_ALLOWED_HOSTS).' },
   WHARF_ERR_OVERLOADED: { status: 503, message: 'Request bodies in progress hold %s bytes, the limit (bufferedBodyBytes); retry later', fix: 'Retry later, send smaller batches, or raise --limit bufferedBodyBytes=N.' },
   WHARF_ERR_TOO_MANY_CONNECTIONS: { status: 503, message: 'The server has %s connections open, its limit (maxConnections)', fix: 'Close idle connections, or raise --limit maxConnections=N.' },
+  WHARF_ERR_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time (%s); the connection is closed', fix: 'Send requests at a reasonable pace, or raise --limit httpRequestTimeoutMs=N (httpHeadersTimeoutMs for headers).' },
+  WHARF_ERR_HEADERS_TOO_LARGE: { status: 431, message: 'Request headers exceed 16 KiB', fix: 'Send smaller headers (long cookies or URLs).' },
   WHARF_ERR_SLOW_CLIENT: { status: 503, message: 'Closing a client that does not read its responses (%s bytes buffered)', fix: 'Read responses as they arrive.' },
 } as const satisfies Record<string, CatalogEntry>;
 

@@ -113,7 +113,17 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
         return refuse(request, reply, new WharfServerError('WHARF_ERR_FORBIDDEN_ORIGIN', [JSON.stringify(origin), what]));
       }
     }
-    if (expected === null || !needsCredentials(path)) return;
+    if (expected !== null && needsCredentials(path)) {
+      const refused = checkCredentials(request, reply, path);
+      if (refused !== null) return refused;
+    }
+    if (isUpgrade && (request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      return refuse(request, reply, new WharfServerError('WHARF_ERR_BAD_REQUEST', [`${path} is a WebSocket endpoint: open it with an Upgrade: websocket request`]));
+    }
+  });
+
+  /** null when the request carries the password; else the refusal sent. */
+  function checkCredentials(request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply | null {
     const address = request.ip;
     const wait = state.logins.retryAfterSeconds(address);
     if (wait > 0) {
@@ -121,7 +131,7 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
       return refuse(request, reply, new WharfServerError('WHARF_ERR_TOO_MANY_LOGINS', [state.logins.perMinute, address, wait]));
     }
     const offered = offeredPassword(request);
-    if (offered !== undefined && timingSafeEqual(digest(offered), expected)) return;
+    if (offered !== undefined && timingSafeEqual(digest(offered), expected as Buffer)) return null;
     if (offered !== undefined) state.logins.fail(address);
     reply.header('www-authenticate', 'Bearer realm="wharf"');
     return refuse(request, reply, new WharfServerError('WHARF_ERR_UNAUTHORIZED', [
@@ -129,5 +139,5 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
         ? `${request.method} ${path} needs the admin password: send Authorization: Bearer <password>`
         : 'Wrong password',
     ]));
-  });
+  }
 }
