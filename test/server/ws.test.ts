@@ -165,7 +165,7 @@ describe('ws ingest and stats feed', () => {
       });
       s.on('close', () => resolve(out));
       s.on('error', reject);
-      s.write('GET /ws/ingest HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: nope\r\n\r\n');
+      s.write('GET /ws/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: nope\r\n\r\n');
     });
     expect(answer).toMatch(/^HTTP\/1\.1 400/);
     const ok = await open();

@@ -30,6 +30,8 @@ export const TOKEN_PROTOCOL_PREFIX = 'wharf-token.';
 export const WS_PROTOCOL = 'wharf';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The ws routes: a plain HTTP request to one gets a catalogued 400 (not the plugin's empty answer). */
+const WS_ENDPOINTS = new Set(['/ws/ingest', '/ws/stats']);
 
 function digest(s: string): Buffer {
   return createHash('sha256').update(s, 'utf8').digest();
@@ -117,7 +119,7 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
       const refused = checkCredentials(request, reply, path);
       if (refused !== null) return refused;
     }
-    if (isUpgrade && (request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+    if (WS_ENDPOINTS.has(path) && (request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
       return refuse(request, reply, new WharfServerError('WHARF_ERR_BAD_REQUEST', [`${path} is a WebSocket endpoint: open it with an Upgrade: websocket request`]));
     }
   });
