@@ -259,4 +259,32 @@ describe.skipIf(!hasChromium)(hasChromium ? 'admin UI in chromium' : `admin UI i
       await context.close();
     }
   });
+  it('asks for the admin password when the server has one, then shows live numbers and tables', async () => {
+    const password = 'ui secret';
+    const locked = await spawnServer({ env: { WHARF_ADMIN_DIST: dist, WHARF_PASSWORD: password } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    try {
+      const auth = { authorization: `Bearer ${password}` };
+      expect((await fetch(`${locked.url}/api/tables`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"locked"}' })).status).toBe(201);
+      await page.goto(`${locked.url}/`);
+      await page.getByTestId('login').waitFor();
+      // A wrong password keeps the form, with the server's message.
+      await page.getByTestId('login-password').fill('wrong');
+      await page.getByTestId('login-submit').click();
+      await page.getByTestId('login').getByRole('alert').waitFor();
+      expect(await page.getByTestId('login').getByRole('alert').textContent()).toContain('Wrong password');
+      await page.getByTestId('login-password').fill(password);
+      await page.getByTestId('login-submit').click();
+      // The stats feed authenticates with the subprotocol token; the API with the header.
+      await page.getByTestId('feed-state').filter({ hasText: 'live' }).waitFor({ timeout: 30_000 });
+      await page.goto(`${locked.url}/#/tables`);
+      await page.getByText('locked', { exact: true }).first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: join(ARTIFACTS, 'wide-login.png') });
+    } finally {
+      await context.close();
+      await locked.stop('SIGKILL');
+      removeDir(locked.dataDir);
+    }
+  });
 });
