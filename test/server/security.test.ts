@@ -343,6 +343,26 @@ describe('bounds', () => {
     expect((await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes).toBe(0);
   });
 
+  it('counts unfinished ws messages in the same budget: past it WHARF_ERR_OVERLOADED and close 1013', async () => {
+    const held = async (): Promise<number> => (await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes;
+    const first = (await openWs(`ws://127.0.0.1:${server.http.port}/ws/ingest`)).ws as WebSocket;
+    // The first fragment of a message that never ends (a frame header, then 3 MiB of payload).
+    first.send(encodeFrame({ type: 'insert', id: 1, table: 't', format: 'ndjson' }, Buffer.alloc(3 * 1024 * 1024, 0x20)), { fin: false });
+    for (let i = 0; i < 100 && (await held()) < 3 * 1024 * 1024; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(await held()).toBeGreaterThanOrEqual(3 * 1024 * 1024);
+    const second = (await openWs(`ws://127.0.0.1:${server.http.port}/ws/ingest`)).ws as WebSocket;
+    const messages: ServerMessage[] = [];
+    second.on('message', (d) => messages.push(decodeServerMessage(d as Buffer)));
+    const closed = new Promise<number>((res) => second.once('close', (code) => res(code)));
+    second.send(Buffer.alloc(2 * 1024 * 1024, 0x20), { fin: false });
+    expect(await closed).toBe(1013);
+    expect(messages).toEqual([expect.objectContaining({ type: 'error', id: null, code: 'WHARF_ERR_OVERLOADED' })]);
+    expect((await call(server, 'GET', '/health')).status).toBe(200);
+    first.terminate();
+    for (let i = 0; i < 100 && (await held()) !== 0; i++) await new Promise((res) => setTimeout(res, 50));
+    expect(await held()).toBe(0);
+  });
+
   it('limits connections (HTTP and driver port together): past maxConnections 503, then serves again', async () => {
     const idle: Socket[] = [];
     let refused: Answer | null = null;

@@ -16,6 +16,9 @@ import { describeTooDeep, findTooDeep } from '../depth.js';
 import { MAX_DOCUMENT_DEPTH } from '../limits.js';
 import { checkTableName } from '../names.js';
 
+/** WebSocket close code 1013: try again later (the server is overloaded). */
+const TRY_AGAIN_LATER = 1013;
+
 const EMPTY_RESULT: WriteResult = { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 };
 
 export class IngestConnection {
@@ -208,9 +211,37 @@ export default async function ingestRoute(app: FastifyInstance, { registry }: { 
       return close(code, reason);
     }) as typeof socket.close;
 
-    socket.on('message', (data, isBinary) => conn.onMessage(data as Buffer, isBinary));
+    // Bytes of a message still arriving count against bufferedBodyBytes, with HTTP bodies: ws
+    // holds a message's fragments until it is complete, so unfinished messages on many
+    // connections would otherwise grow the process without bound. Past the budget the
+    // connection gets WHARF_ERR_OVERLOADED and is closed (1013, try again later).
+    const raw = request.socket;
+    let held = 0;
+    const releaseHeld = (): void => {
+      state.bodyBytes.release(held);
+      held = 0;
+    };
+    const onRawData = (chunk: Buffer): void => {
+      if (state.bodyBytes.take(chunk.length)) {
+        held += chunk.length;
+        return;
+      }
+      raw.off('data', onRawData);
+      const e = new WharfServerError('WHARF_ERR_OVERLOADED', [state.bodyBytes.used]);
+      request.log.warn({ code: e.code, remote: request.ip }, e.message);
+      conn.fatal(e.code, e.message, TRY_AGAIN_LATER);
+      releaseHeld();
+      raw.destroySoon();
+    };
+    raw.on('data', onRawData);
+    socket.on('message', (data, isBinary) => {
+      releaseHeld();
+      conn.onMessage(data as Buffer, isBinary);
+    });
     socket.on('error', (err) => request.log.info({ err: err.message }, 'ws ingest socket error'));
     socket.on('close', () => {
+      raw.off('data', onRawData);
+      releaseHeld();
       conn.onClose();
       registry.connections.delete(conn);
       state.counters.wsConnections--;
