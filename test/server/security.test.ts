@@ -156,6 +156,12 @@ describe('on loopback without a password', () => {
     expect((await call(server, 'GET', '/health')).status).toBe(200);
   });
 
+  it('refuses import-run counts past 2^53 (they would come back as 8.5e+25, not integers; found by schemathesis)', async () => {
+    const res = await call(server, 'POST', '/api/imports', { headers: { 'content-type': 'application/json' }, body: '{"table":"docs","bytes":85349191129839430000000000}' });
+    expect(res.status).toBe(400);
+    expect(res.json.code).toBe('WHARF_ERR_BAD_REQUEST');
+  });
+
   it('checks Host against its names, so DNS rebinding cannot reach DELETE /api/tables/…', async () => {
     // A rebinding page's requests carry its own domain as Host.
     const rebound = await call(server, 'DELETE', '/api/tables/docs', { headers: { host: `evil.example:${server.http.port}` } });

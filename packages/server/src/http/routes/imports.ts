@@ -12,15 +12,18 @@ import { errorResponses } from '../schemas/index.js';
 
 export const MAX_RUNS = 100;
 
+/** Counts stay exact JSON integers: a larger number would be answered as 8.5e+25 (found by schemathesis). */
+const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
 const PROGRESS_FIELDS = {
   status: { type: 'string', enum: ['running', 'done', 'failed'] },
-  bytesDone: { type: 'integer', minimum: 0 },
-  documents: { type: 'integer', minimum: 0 },
-  inserted: { type: 'integer', minimum: 0 },
-  replaced: { type: 'integer', minimum: 0 },
-  unchanged: { type: 'integer', minimum: 0 },
-  errors: { type: 'integer', minimum: 0 },
-  batches: { type: 'integer', minimum: 0 },
+  bytesDone: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
+  documents: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
+  inserted: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
+  replaced: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
+  unchanged: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
+  errors: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
+  batches: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
   durationMs: { type: 'number', minimum: 0 },
   docsPerSec: { type: 'number', minimum: 0 },
   latencyP50Ms: { type: 'number', minimum: 0 },
@@ -34,7 +37,7 @@ const START_FIELDS = {
   source: { type: 'string', minLength: 1, maxLength: 64 },
   file: { type: 'string', maxLength: 1024 },
   format: { type: 'string', enum: ['ndjson', 'json', 'csv'] },
-  bytes: { type: 'integer', minimum: 0 },
+  bytes: { type: 'integer', minimum: 0, maximum: MAX_COUNT },
   durability: { type: 'string', enum: ['soft', 'hard'] },
   conflict: { type: 'string', enum: ['error', 'replace', 'update'] },
 } as const;
