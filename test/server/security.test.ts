@@ -279,7 +279,7 @@ describe('bounds', () => {
   let slow: SpawnedServer;
   beforeAll(async () => {
     server = await spawnServer({ args: ['--limit', 'maxConnections=6', '--limit', `bufferedBodyBytes=${4 * 1024 * 1024}`] });
-    slow = await spawnServer({ args: ['--limit', 'httpRequestTimeoutMs=1500'] });
+    slow = await spawnServer({ args: ['--limit', 'httpRequestTimeoutMs=1500', '--limit', 'handshakeTimeoutMs=1000'] });
   });
   afterAll(async () => {
     for (const s of [server, slow]) {
@@ -319,6 +319,22 @@ describe('bounds', () => {
     expect(answer).toContain('"code":"WHARF_ERR_REQUEST_TIMEOUT"');
     expect(sent).toBeLessThan(300);
     expect((await call(slow, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('closes a driver connection that does not finish its handshake in time', async () => {
+    const s = await new Promise<Socket>((resolve, reject) => {
+      const c = connect(slow.driver.port, '127.0.0.1', () => resolve(c));
+      c.on('error', reject);
+    });
+    const closed = untilClosed(s);
+    // The V1_0 magic, then nothing: the handshake never finishes.
+    s.write(Buffer.from([0xc3, 0xbd, 0xc2, 0x34]));
+    const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((res) => setTimeout(() => res('still open after 20 s'), 20_000))]);
+    expect(outcome).toBe('closed');
+    s.destroy();
+    const conn = await r.connect({ host: '127.0.0.1', port: slow.driver.port });
+    expect(await r.expr(1).run(conn)).toBe(1);
+    await conn.close();
   });
 
   it('holds at most bufferedBodyBytes of unfinished bodies across connections: past it 503, the rest keeps serving', async () => {
