@@ -126,7 +126,7 @@ describe('driver port (property, real server)', () => {
   let nextToken = 1n;
 
   beforeAll(async () => {
-    server = await spawnServer({ args: ['--limit', 'handshakeTimeoutMs=1000'] });
+    server = await spawnServer({ args: ['--limit', 'handshakeTimeoutMs=300'] });
     conn = await rawConnect(server.driver.port);
     const created = await conn.query(nextToken++, [1, [60, ['fuzz']]]);
     expect(created.body.t).toBe(1);
@@ -163,7 +163,7 @@ describe('driver port (property, real server)', () => {
       fc.asyncProperty(term, async (wire) => {
         await run(wire);
       }),
-      { numRuns: 400 },
+      { numRuns: 1000 },
     );
     await stillServing();
     // Everything the table holds reads back as JSON.
@@ -286,7 +286,7 @@ describe('driver port (property, real server)', () => {
         const { socket, reader } = await openSocket(server.driver.port);
         socket.write(bytes);
         // Whatever was sent, the server answers what it can and closes: at once for bad input,
-        // after handshakeTimeoutMs (1 s here) for a handshake left unfinished.
+        // after handshakeTimeoutMs (0.3 s here) for a handshake left unfinished.
         const replies: string[] = [];
         for (let text = await reader.untilNul(5000); text !== null; text = await reader.untilNul(5000)) replies.push(text);
         await reader.closed(5000);
