@@ -163,10 +163,12 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
     const d = await ev.datum(value);
     docs = Array.isArray(d) ? d : [d];
   }
+  // A literal datum was depth-checked by the compiler; documents built at run time are checked
+  // here (the engine refuses them too, but this names the limit before anything is written).
+  const depthChecked = docsNode.kind === 'datum';
   for (const d of docs) {
     if (!isPlainObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
-    // The engine refuses these too; saying so here names the limit before anything is written.
-    if (nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) throw resourceLimit(tooDeepMessage('A document to insert'));
+    if (!depthChecked && nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) throw resourceLimit(tooDeepMessage('A document to insert'));
   }
   const objects = docs as DatumObject[];
   const result = new ResultBuilder(returnChanges);
