@@ -1,5 +1,4 @@
-#!/usr/bin/env node
-// The `wharf` command (package.json "bin": dist/bin.js).
+// The `wharf` command, run by bin/wharf.mjs (package.json "bin").
 import { main } from './main.js';
 
 const code = await main(process.argv.slice(2));

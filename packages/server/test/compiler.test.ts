@@ -14,9 +14,9 @@ function compileError(term: unknown): { message: string; backtrace: unknown[] } 
 
 describe('term compiler', () => {
   it('folds literal objects and MAKE_ARRAY into one datum', () => {
-    expect(compile({ a: 1, b: { c: [2, [1, 2, { d: [2, [3]] }]] } })).toEqual({ kind: 'datum', value: { a: 1, b: { c: [1, 2, { d: [3] }] } } });
-    expect(compile('x')).toEqual({ kind: 'datum', value: 'x' });
-    expect(compile([1, [{ a: [2, [1]] }]])).toEqual({ kind: 'datum', value: { a: [2, [1]] } });
+    expect(compile({ a: 1, b: { c: [2, [1, 2, { d: [2, [3]] }]] } })).toEqual({ kind: 'datum', value: { a: 1, b: { c: [1, 2, { d: [3] }] } }, depth: 5 });
+    expect(compile('x')).toEqual({ kind: 'datum', value: 'x', depth: 0 });
+    expect(compile([1, [{ a: [2, [1]] }]])).toEqual({ kind: 'datum', value: { a: [2, [1]] }, depth: 3 });
   });
 
   it('keeps terms inside objects and arrays', () => {

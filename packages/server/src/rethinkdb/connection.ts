@@ -10,7 +10,7 @@
  * while every other connection goes on. It knows query types, not terms: a QueryRunner does.
  */
 import type { Socket } from 'node:net';
-import { Cursor, batchBody, type BatchLimits } from './cursor.js';
+import { Cursor, batchBody, resultJson, type BatchLimits } from './cursor.js';
 import { asReqlError, errorBody, ReqlClientError, ReqlError } from './errors.js';
 import { encodeResponse, FrameReader, type FrameEvent } from './framing.js';
 import { Handshake, type HandshakeOptions } from './handshake.js';
@@ -234,8 +234,9 @@ export class DriverConnection {
       }
       const p = profile ? ',"p":[]' : '';
       if (result.kind === 'atom') {
+        const json = resultJson(result.value);
         this.#tokens.delete(key);
-        this.#send(token, `{"t":${ResponseType.SUCCESS_ATOM},"r":[${JSON.stringify(result.value ?? null)}]${p}}`);
+        this.#send(token, `{"t":${ResponseType.SUCCESS_ATOM},"r":[${json}]${p}}`);
         return;
       }
       const { cursorBatchRows: rows, cursorBatchBytes: bytes } = this.#deps.limits;

@@ -4,6 +4,25 @@
  * serialized once, while the batch is filled, and the batch is capped by rows and bytes
  * (the first batch gets a quarter of the bytes, like the reference server).
  */
+import { internalError } from './errors.js';
+
+/**
+ * The JSON text of one result value. The evaluator only produces JSON values; should anything
+ * else reach here (a function, a BigInt, a cycle), the query fails with an error rather than
+ * sending text that is not JSON: the official driver dies on an unparsable frame.
+ */
+export function resultJson(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value === undefined ? null : value);
+  } catch (err) {
+    const why = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
+    throw internalError(`The result cannot be sent as JSON: ${why}.`);
+  }
+  if (text === undefined) throw internalError(`The result cannot be sent as JSON: a value of type ${typeof value}.`);
+  return text;
+}
+
 export interface BatchLimits {
   rows: number;
   bytes: number;
@@ -59,7 +78,7 @@ export class Cursor {
           this.#done = true;
           return { rows, done: true };
         }
-        const text = JSON.stringify(item.value === undefined ? null : item.value);
+        const text = resultJson(item.value);
         rows.push(text);
         bytes += text.length;
       }

@@ -59,6 +59,11 @@ export function errorBody(err: ReqlError): string {
 /** Any thrown value as a ReqlError (unexpected failures become RUNTIME_ERROR INTERNAL). */
 export function asReqlError(err: unknown): ReqlError {
   if (err instanceof ReqlError) return err;
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    // The compiler's depth limits keep evaluation well within the stack; should a query still
+    // exhaust it, the client gets a limit error, not a crash or V8's message.
+    return new ReqlRuntimeError('The query is too deeply nested to evaluate.', ErrorType.RESOURCE_LIMIT);
+  }
   const message = err instanceof Error ? err.message : String(err);
   return internalError(`Internal error: ${message}`);
 }

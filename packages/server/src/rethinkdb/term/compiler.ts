@@ -5,13 +5,22 @@
  *
  * Checked here, before evaluation (COMPILE_ERROR, naming the term): unknown or unsupported
  * term types, arity, unknown optional arguments, variables out of scope, r.row outside a
- * one-argument function, ASC/DESC outside ORDER_BY. No I/O, no sockets.
+ * one-argument function, ASC/DESC outside ORDER_BY, terms nested deeper than MAX_TERM_DEPTH and
+ * datums nested deeper than MAX_DOCUMENT_DEPTH (so nothing after this recurses without bound).
+ * No I/O, no sockets.
+ *
+ * Objects made here have no prototype: their keys are user data (see datum.ts).
  */
 import { ReqlCompileError, type Frame } from '../errors.js';
-import type { Datum, DatumObject } from './datum.js';
+import { MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage, type Datum, type DatumObject } from './datum.js';
 import { T, TERM_NAMES, termName } from './names.js';
 
-export interface DatumNode { kind: 'datum'; value: Datum }
+export interface DatumNode {
+  kind: 'datum';
+  value: Datum;
+  /** Levels of objects and arrays in `value` (0 for a scalar), at most MAX_DOCUMENT_DEPTH. */
+  depth: number;
+}
 export interface TermNode {
   kind: 'term';
   type: number;
@@ -31,6 +40,15 @@ interface Spec {
   max: number;
   optargs?: readonly string[];
 }
+
+/**
+ * The deepest nesting of terms in a query (each argument, optional argument and object field is
+ * one level). Compiling and evaluating recurse once per level, so this bounds their stack use;
+ * it leaves room for a document of MAX_DOCUMENT_DEPTH levels written as terms (the drivers send
+ * arrays as MAKE_ARRAY terms) inside a query. Measured: a cold server process (interpreted
+ * frames) overflowed its stack at 800 levels of ADD, so the limit keeps a margin of 2 to 3.
+ */
+export const MAX_TERM_DEPTH = 256;
 
 const WRITE_OPTS = ['durability', 'return_changes', 'non_atomic', 'ignore_write_hook'] as const;
 const INF = Number.POSITIVE_INFINITY;
@@ -55,6 +73,7 @@ export const SUPPORTED: Readonly<Record<number, Spec>> = {
   [T.WITHOUT]: { min: 1, max: INF },
   [T.MERGE]: { min: 1, max: INF },
   [T.KEYS]: { min: 1, max: 1 },
+  [T.OBJECT]: { min: 0, max: INF },
   [T.MAP]: { min: 2, max: 2 },
   [T.FILTER]: { min: 2, max: 2, optargs: ['default'] },
   [T.ORDER_BY]: { min: 1, max: INF, optargs: ['index'] },
@@ -125,9 +144,12 @@ function isConst(n: Node): n is DatumNode {
 }
 
 function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
+  if (bt.length > MAX_TERM_DEPTH) {
+    throw new ReqlCompileError(`Query is nested deeper than the limit of ${MAX_TERM_DEPTH} levels of terms (MAX_TERM_DEPTH).`, bt.slice(0, 16));
+  }
   if (wire === null || typeof wire !== 'object') {
     if (typeof wire === 'number' && !Number.isFinite(wire)) throw new ReqlCompileError('Non-finite number in query.', bt);
-    return { kind: 'datum', value: wire as Datum };
+    return { kind: 'datum', value: wire as Datum, depth: 0 };
   }
   if (!Array.isArray(wire)) return compileObject(wire as Record<string, unknown>, bt, scope);
 
@@ -145,11 +167,15 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
   }
 
   switch (type) {
-    case T.DATUM:
-      return { kind: 'datum', value: (rawArgs[0] ?? null) as Datum };
+    case T.DATUM: {
+      const value = rawArgs[0] ?? null;
+      const depth = nestingDepth(value, MAX_DOCUMENT_DEPTH);
+      if (depth > MAX_DOCUMENT_DEPTH) throw new ReqlCompileError(tooDeepMessage('A datum in the query'), bt);
+      return { kind: 'datum', value: value as Datum, depth };
+    }
     case T.MAKE_ARRAY: {
       const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], scope));
-      if (items.every(isConst)) return { kind: 'datum', value: items.map((n) => n.value) };
+      if (items.every(isConst)) return constant(items.map((n) => n.value), items, bt);
       return { kind: 'array', items, bt };
     }
     case T.MAKE_OBJ:
@@ -195,7 +221,7 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     const argScope = type === T.ORDER_BY && i > 0 ? { ...scope, orderByArg: true } : scope.orderByArg ? { ...scope, orderByArg: false } : scope;
     return compileNode(a, [...bt, i], argScope);
   });
-  const optargs: Record<string, Node> = {};
+  const optargs = Object.create(null) as Record<string, Node>;
   for (const [k, v] of Object.entries(rawOptargs)) {
     const optScope = type === T.ORDER_BY && k === 'index' ? { ...scope, orderByArg: true } : scope;
     optargs[k] = compileNode(v, [...bt, k], optScope);
@@ -205,25 +231,44 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
 
 function compileObject(obj: Record<string, unknown>, bt: Frame[], scope: Scope): Node {
   // Fast path: an object with no arrays anywhere below is a datum as it stands.
-  if (isPureDatum(obj)) return { kind: 'datum', value: obj as DatumObject };
-  const fields: Record<string, Node> = {};
-  let constant = true;
+  const pureDepth = pureDatumDepth(obj, bt);
+  if (pureDepth >= 0) return { kind: 'datum', value: obj as DatumObject, depth: pureDepth };
+  const fields = Object.create(null) as Record<string, Node>;
+  let allConstant = true;
   for (const [k, v] of Object.entries(obj)) {
     const n = compileNode(v, [...bt, k], scope);
     fields[k] = n;
-    if (!isConst(n)) constant = false;
+    if (!isConst(n)) allConstant = false;
   }
-  if (constant) {
-    const value: DatumObject = {};
+  if (allConstant) {
+    const value = newObject();
     for (const [k, n] of Object.entries(fields)) value[k] = (n as DatumNode).value;
-    return { kind: 'datum', value };
+    return constant(value, Object.values(fields) as DatumNode[], bt);
   }
   return { kind: 'obj', fields, bt };
 }
 
-function isPureDatum(v: unknown): boolean {
-  if (v === null || typeof v !== 'object') return typeof v !== 'number' || Number.isFinite(v);
-  if (Array.isArray(v)) return false;
-  for (const k in v) if (!isPureDatum((v as Record<string, unknown>)[k])) return false;
-  return true;
+/** An array or object folded from constant parts, checked against the document depth limit. */
+function constant(value: Datum, parts: DatumNode[], bt: Frame[]): DatumNode {
+  let depth = 1;
+  for (const p of parts) if (p.depth + 1 > depth) depth = p.depth + 1;
+  if (depth > MAX_DOCUMENT_DEPTH) throw new ReqlCompileError(tooDeepMessage('A datum in the query'), bt);
+  return { kind: 'datum', value, depth };
+}
+
+/**
+ * If this JSON value is a datum as it stands (no arrays, so no terms, and finite numbers): its
+ * nesting depth; otherwise -1. Throws past MAX_DOCUMENT_DEPTH levels instead of recursing on.
+ */
+function pureDatumDepth(v: unknown, bt: Frame[], level = 0): number {
+  if (v === null || typeof v !== 'object') return typeof v !== 'number' || Number.isFinite(v) ? 0 : -1;
+  if (Array.isArray(v)) return -1;
+  if (level >= MAX_DOCUMENT_DEPTH) throw new ReqlCompileError(tooDeepMessage('A datum in the query'), bt);
+  let depth = 1;
+  for (const k of Object.keys(v)) {
+    const d = pureDatumDepth((v as Record<string, unknown>)[k], bt, level + 1);
+    if (d < 0) return -1;
+    if (d + 1 > depth) depth = d + 1;
+  }
+  return depth;
 }

@@ -14,16 +14,87 @@ export type TimeDatum = DatumObject & {
   timezone: string;
 };
 
+/**
+ * A JSON object: what JSON.parse makes (Object.prototype) or what the evaluator builds (no
+ * prototype). Nothing else (class instances, functions) is a datum.
+ */
 export function isObject(v: unknown): v is DatumObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === null || proto === Object.prototype;
 }
 
 export function isPlainObject(v: Datum): v is DatumObject {
-  return isObject(v) && !('$reql_type$' in v);
+  return isObject(v) && !hasField(v, '$reql_type$');
 }
 
 export function isTime(v: unknown): v is TimeDatum {
-  return isObject(v) && v.$reql_type$ === 'TIME';
+  return isObject(v) && field(v, '$reql_type$') === 'TIME';
+}
+
+// ---- user data never meets JS prototypes ----
+//
+// Field names are user data: `constructor`, `toString`, `__proto__` are keys like any other.
+// Objects from JSON.parse (queries, engine rows) inherit from Object.prototype, so a field is
+// read only when it is the object's own; objects built here have no prototype, so assigning
+// `__proto__` stores a field instead of changing the prototype.
+
+/** Does the object have this field of its own (never an inherited property)? */
+export function hasField(obj: DatumObject, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+/** The object's own field, or undefined. */
+export function field(obj: DatumObject, key: string): Datum | undefined {
+  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+/** A new empty object without a prototype. */
+export function newObject(): DatumObject {
+  return Object.create(null) as DatumObject;
+}
+
+/** A shallow copy without a prototype (every own field, `__proto__` included). */
+export function copyObject(obj: DatumObject): DatumObject {
+  const out = newObject();
+  for (const k of Object.keys(obj)) out[k] = obj[k] as Datum;
+  return out;
+}
+
+/** An object without a prototype holding these fields (for results built in code). */
+export function objectOf(fields: Record<string, Datum>): DatumObject {
+  return copyObject(fields);
+}
+
+// ---- nesting depth ----
+
+/**
+ * The deepest nesting of objects and arrays in a document (`{"a":[1]}` is 2 levels): the
+ * engine's `MAX_DOCUMENT_DEPTH`, the same at every entry (HTTP, ws, driver, import).
+ */
+export const MAX_DOCUMENT_DEPTH = 128;
+
+/**
+ * Levels of objects and arrays in `v` (0 for a scalar), or `limit + 1` as soon as it is known to
+ * be deeper than `limit`. Iterative (an explicit stack): no input overflows the call stack.
+ */
+export function nestingDepth(v: unknown, limit: number): number {
+  if (v === null || typeof v !== 'object') return 0;
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop() as [unknown, number];
+    if (depth > limit) return limit + 1;
+    if (depth > max) max = depth;
+    const children = Array.isArray(x) ? x : Object.values(x as object);
+    for (const c of children) if (c !== null && typeof c === 'object') stack.push([c, depth + 1]);
+  }
+  return max;
+}
+
+/** The error for a document nested deeper than MAX_DOCUMENT_DEPTH; `what` says where. */
+export function tooDeepMessage(what: string): string {
+  return `${what} is nested deeper than the limit of ${MAX_DOCUMENT_DEPTH} levels of objects and arrays (MAX_DOCUMENT_DEPTH).`;
 }
 
 /** RethinkDB's name of a datum's type (as in TYPE_OF and in error messages). */
@@ -35,7 +106,7 @@ export function datumTypeName(v: Datum): string {
     case 'string': return 'STRING';
   }
   if (Array.isArray(v)) return 'ARRAY';
-  const rt = (v as DatumObject).$reql_type$;
+  const rt = field(v as DatumObject, '$reql_type$');
   return typeof rt === 'string' ? `PTYPE<${rt}>` : 'OBJECT';
 }
 
@@ -52,7 +123,7 @@ function rank(v: Datum): number {
     case 'string': return 8;
   }
   if (Array.isArray(v)) return 1;
-  const rt = (v as DatumObject).$reql_type$;
+  const rt = field(v as DatumObject, '$reql_type$');
   if (rt === 'BINARY') return 2;
   if (typeof rt === 'string') return 7;
   return 6;
@@ -102,7 +173,7 @@ export function compareDatums(a: Datum, b: Datum): number {
       return compareObjects(x, y);
     }
     case 2:
-      return compareStrings(String((a as DatumObject).data), String((b as DatumObject).data));
+      return compareStrings(String(field(a as DatumObject, 'data')), String(field(b as DatumObject, 'data')));
     default:
       return compareObjects(a as DatumObject, b as DatumObject);
   }
@@ -115,7 +186,7 @@ function compareObjects(x: DatumObject, y: DatumObject): number {
   for (let i = 0; i < n; i++) {
     const c = compareStrings(kx[i] as string, ky[i] as string);
     if (c !== 0) return c;
-    const v = compareDatums(x[kx[i] as string] as Datum, y[ky[i] as string] as Datum);
+    const v = compareDatums(x[kx[i] as string] as Datum, y[ky[i] as string] as Datum); // own keys (Object.keys)
     if (v !== 0) return v;
   }
   return kx.length < ky.length ? -1 : kx.length > ky.length ? 1 : 0;
@@ -141,7 +212,7 @@ function tzString(offsetMinutes: number): string {
 }
 
 export function makeTime(epochSeconds: number, timezone = '+00:00'): TimeDatum {
-  return { $reql_type$: 'TIME', epoch_time: Math.round(epochSeconds * 1000) / 1000, timezone };
+  return objectOf({ $reql_type$: 'TIME', epoch_time: Math.round(epochSeconds * 1000) / 1000, timezone }) as TimeDatum;
 }
 
 /** Parse a timezone `Z`, `+HH:MM`, `+HHMM` or `+HH` into minutes east of UTC. */
@@ -182,9 +253,11 @@ export function validateTime(v: DatumObject): TimeDatum {
   for (const k of Object.keys(v)) {
     if (k !== '$reql_type$' && k !== 'epoch_time' && k !== 'timezone') throw queryLogic(`Invalid time object constructed (unknown field \`${k}\`).`);
   }
-  if (typeof v.epoch_time !== 'number') throw queryLogic('Invalid time object constructed (no field `epoch_time`).');
-  if (typeof v.timezone !== 'string') throw queryLogic('Invalid time object constructed (no field `timezone`).');
-  return makeTime(v.epoch_time, normalizeTimezone(v.timezone));
+  const epoch = field(v, 'epoch_time');
+  const timezone = field(v, 'timezone');
+  if (typeof epoch !== 'number') throw queryLogic('Invalid time object constructed (no field `epoch_time`).');
+  if (typeof timezone !== 'string') throw queryLogic('Invalid time object constructed (no field `timezone`).');
+  return makeTime(epoch, normalizeTimezone(timezone));
 }
 
 /** TIME term (136): (year, month, day[, hour, minute, second], timezone). */

@@ -14,8 +14,9 @@ import { ErrorType } from '../protocol.js';
 import { Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
 import { compile, type Node, type TermNode } from './compiler.js';
 import {
-  compareDatums, datumsEqual, datumTypeName, isObject, isPlainObject, isTime, makeTime, parseIso8601, timeFromParts,
-  truthy, validateTime, type Datum, type DatumObject, type TimeDatum,
+  compareDatums, datumsEqual, datumTypeName, field, isObject, isPlainObject, isTime, makeTime, MAX_DOCUMENT_DEPTH,
+  nestingDepth, newObject, parseIso8601, timeFromParts, tooDeepMessage, truthy, validateTime, type Datum, type DatumObject,
+  type TimeDatum,
 } from './datum.js';
 import { T, termName } from './names.js';
 import { checkIndexName, hasIndexes, indexes, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
@@ -89,9 +90,9 @@ export class Evaluator {
         return out;
       }
       case 'obj': {
-        const out: DatumObject = {};
+        const out = newObject();
         for (const [k, n] of Object.entries(node.fields)) out[k] = await this.datum(await this.eval(n, env));
-        if (out.$reql_type$ === 'TIME') return validateTime(out);
+        if (field(out, '$reql_type$') === 'TIME') return validateTime(out);
         return out;
       }
       case 'term':
@@ -176,7 +177,7 @@ export class Evaluator {
       }
       for (const r of rows) yield r as Datum;
       if (rows.length < SCAN_PAGE) return;
-      const last = (rows[rows.length - 1] as Record<string, unknown>)[ref.primaryKey] as Key;
+      const last = field(rows[rows.length - 1] as DatumObject, ref.primaryKey) as Key;
       if (opts.reverse) {
         delete opts.lte;
         opts.lt = last;
@@ -406,6 +407,20 @@ export class Evaluator {
         if (!isObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
         return Object.keys(d).sort();
       }
+      case T.OBJECT: {
+        if (a.length % 2 !== 0) throw queryLogic(`OBJECT expects an even number of arguments (but found ${a.length}).`);
+        const out = newObject();
+        for (let i = 0; i < a.length; i += 2) {
+          const key = await this.string(a[i] as Node, env);
+          const value = await this.evalDatum(a[i + 1] as Node, env);
+          const existing = field(out, key);
+          if (existing !== undefined) {
+            throw queryLogic(`Duplicate key ${JSON.stringify(key)} in object.  (got ${JSON.stringify(existing)} and ${JSON.stringify(value)} as values)`);
+          }
+          out[key] = value;
+        }
+        return out;
+      }
       case T.MAP: {
         const s = this.seq(await this.eval(a[0] as Node, env));
         const f = await this.eval(a[1] as Node, env);
@@ -595,11 +610,14 @@ export class Evaluator {
       }
       case T.JSON: {
         const text = await this.string(a[0] as Node, env);
+        let parsed: Datum;
         try {
-          return JSON.parse(text) as Datum;
+          parsed = JSON.parse(text) as Datum; // iterative in V8: no depth overflows it
         } catch (err) {
           throw queryLogic(`Failed to parse "${text.length > 200 ? `${text.slice(0, 200)}...` : text}" as JSON: ${(err as Error).message}`);
         }
+        if (nestingDepth(parsed, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) throw resourceLimit(tooDeepMessage('The JSON text given to r.json'));
+        return parsed;
       }
       case T.ISO8601: {
         const text = await this.string(a[0] as Node, env);
@@ -775,7 +793,7 @@ export class Evaluator {
     if (target instanceof TableRef || target instanceof Seq) {
       return this.mapSeq(this.seq(target), async (row) => {
         if (!isPlainObject(row)) throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
-        return row[key];
+        return field(row, key);
       });
     }
     const d = await this.datum(target);
@@ -783,7 +801,8 @@ export class Evaluator {
       const out: Datum[] = [];
       for (const row of d) {
         if (!isPlainObject(row)) throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
-        if (row[key] !== undefined) out.push(row[key] as Datum);
+        const v = field(row, key);
+        if (v !== undefined) out.push(v);
       }
       return out;
     }
@@ -866,7 +885,7 @@ export class Evaluator {
     for (const row of rows) {
       const ks: Datum[] = [];
       for (const k of keys) {
-        if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (row[k.by] ?? null) : null);
+        if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? null) : null);
         else {
           try {
             ks.push(await this.callDatum(k.by, [row]));
@@ -1055,7 +1074,12 @@ export interface StartOptions {
 }
 
 export function readStartOptions(globalOptargs: Record<string, unknown>): StartOptions {
-  return { noreply: literalBool(globalOptargs.noreply), profile: literalBool(globalOptargs.profile) };
+  return { noreply: literalBool(ownOptarg(globalOptargs, 'noreply')), profile: literalBool(ownOptarg(globalOptargs, 'profile')) };
+}
+
+/** A global optarg the client sent (never an inherited property of the parsed object). */
+function ownOptarg(globalOptargs: Record<string, unknown>, name: string): unknown {
+  return Object.hasOwn(globalOptargs, name) ? globalOptargs[name] : undefined;
 }
 
 /**
@@ -1067,14 +1091,16 @@ export async function runQuery(deps: EvaluatorDeps, term: unknown, globalOptargs
   let defaultDb = DEFAULT_DB;
   let durability: Durability | undefined;
   const bootstrap = new Evaluator(deps, { defaultDb });
-  if (globalOptargs.db !== undefined) {
-    const dbValue = await bootstrap.eval(compile(globalOptargs.db), null);
+  const dbOptarg = ownOptarg(globalOptargs, 'db');
+  const durabilityOptarg = ownOptarg(globalOptargs, 'durability');
+  if (dbOptarg !== undefined) {
+    const dbValue = await bootstrap.eval(compile(dbOptarg), null);
     if (dbValue instanceof DbRef) defaultDb = dbValue.name;
     else if (typeof dbValue === 'string') defaultDb = checkName('Database', dbValue);
     else expectType(dbValue, 'DATABASE');
   }
-  if (globalOptargs.durability !== undefined) {
-    const d = await bootstrap.evalDatum(compile(globalOptargs.durability), null);
+  if (durabilityOptarg !== undefined) {
+    const d = await bootstrap.evalDatum(compile(durabilityOptarg), null);
     if (d !== 'hard' && d !== 'soft') throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
     durability = d;
   }

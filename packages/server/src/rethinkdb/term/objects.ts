@@ -1,6 +1,8 @@
 /** Object operations: pluck/without paths, merge, has_fields, filter-object matching. */
 import { nonExistence, queryLogic } from '../errors.js';
-import { datumsEqual, datumTypeName, isPlainObject, pretty, type Datum, type DatumObject } from './datum.js';
+import {
+  copyObject, datumsEqual, datumTypeName, field, hasField, isPlainObject, newObject, pretty, type Datum, type DatumObject,
+} from './datum.js';
 
 /** A selector: true (take the whole field) or nested selectors. */
 type Selector = true | Map<string, Selector>;
@@ -38,9 +40,9 @@ export function buildSelector(paths: Datum[]): Map<string, Selector> {
 
 export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
   if (!isPlainObject(obj)) throw queryLogic(`Cannot perform pluck on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
-  const out: DatumObject = {};
+  const out = newObject();
   for (const [k, s] of sel) {
-    if (!(k in obj)) continue;
+    if (!hasField(obj, k)) continue;
     const v = obj[k] as Datum;
     if (s === true) out[k] = v;
     else if (isPlainObject(v)) out[k] = pluck(v, s);
@@ -51,9 +53,9 @@ export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
 
 export function without(obj: Datum, sel: Map<string, Selector>): Datum {
   if (!isPlainObject(obj)) throw queryLogic(`Cannot perform without on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
-  const out: DatumObject = { ...obj };
+  const out = copyObject(obj);
   for (const [k, s] of sel) {
-    if (!(k in out)) continue;
+    if (!hasField(out, k)) continue;
     if (s === true) delete out[k];
     else {
       const v = out[k] as Datum;
@@ -66,20 +68,20 @@ export function without(obj: Datum, sel: Map<string, Selector>): Datum {
 /** RethinkDB's merge/update: nested objects merge recursively; anything else replaces. */
 export function deepMerge(base: Datum, patch: Datum): Datum {
   if (!isPlainObject(base) || !isPlainObject(patch)) return patch;
-  const out: DatumObject = { ...base };
+  const out = copyObject(base);
   for (const [k, v] of Object.entries(patch)) {
-    const cur = out[k];
+    const cur = field(out, k);
     out[k] = cur !== undefined && isPlainObject(cur) && isPlainObject(v) ? deepMerge(cur, v) : v;
   }
   return out;
 }
 
-export function getField(obj: Datum, field: string): Datum {
+export function getField(obj: Datum, name: string): Datum {
   if (!isPlainObject(obj)) {
     throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
   }
-  const v = obj[field];
-  if (v === undefined) throw nonExistence(`No attribute \`${field}\` in object:\n${pretty(obj)}`);
+  const v = field(obj, name);
+  if (v === undefined) throw nonExistence(`No attribute \`${name}\` in object:\n${pretty(obj)}`);
   return v;
 }
 
@@ -87,7 +89,7 @@ export function getField(obj: Datum, field: string): Datum {
 export function matchesObject(pred: DatumObject, row: Datum): boolean {
   if (!isPlainObject(row)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(row)}.`);
   for (const [k, want] of Object.entries(pred)) {
-    const have = row[k];
+    const have = field(row, k);
     if (have === undefined) throw nonExistence(`No attribute \`${k}\` in object:\n${pretty(row)}`);
     if (isPlainObject(want)) {
       if (!matchesObject(want, have)) return false;
@@ -101,7 +103,7 @@ export function matchesObject(pred: DatumObject, row: Datum): boolean {
 export function hasFields(obj: Datum, sel: Map<string, Selector>): boolean {
   if (!isPlainObject(obj)) return false;
   for (const [k, s] of sel) {
-    const v = obj[k];
+    const v = field(obj, k);
     if (v === undefined || v === null) return false;
     if (s !== true && !hasFields(v, s)) return false;
   }

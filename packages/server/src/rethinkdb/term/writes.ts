@@ -9,9 +9,12 @@
  */
 import type { Durability, Key, WriteResult } from '../../engine-types.js';
 import { ErrorType } from '../protocol.js';
-import { queryLogic, ReqlRuntimeError } from '../errors.js';
+import { queryLogic, ReqlRuntimeError, resourceLimit } from '../errors.js';
 import type { Node, TermNode } from './compiler.js';
-import { datumsEqual, datumTypeName, isPlainObject, pretty, type Datum, type DatumObject } from './datum.js';
+import {
+  copyObject, datumsEqual, datumTypeName, field, isPlainObject, MAX_DOCUMENT_DEPTH, nestingDepth, pretty, tooDeepMessage,
+  type Datum, type DatumObject,
+} from './datum.js';
 import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
@@ -103,12 +106,19 @@ function firstNonSpace(text: string): string {
 }
 
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
-  const k = doc[pk];
+  const k = field(doc, pk);
   return typeof k === 'string' || typeof k === 'number' ? k : undefined;
 }
 
 function pkChanged(pk: string, oldRow: DatumObject, newRow: DatumObject): string {
-  return `Primary key \`${pk}\` cannot be changed (\`${pretty(oldRow[pk])}\` -> \`${pretty(newRow[pk])}\`).`;
+  return `Primary key \`${pk}\` cannot be changed (\`${pretty(field(oldRow, pk))}\` -> \`${pretty(field(newRow, pk))}\`).`;
+}
+
+/** The document with its generated primary key (a copy: the caller's object is not changed). */
+function withKey(doc: DatumObject, pk: string, key: Datum): DatumObject {
+  const out = copyObject(doc);
+  out[pk] = key;
+  return out;
 }
 
 // ---- INSERT ----
@@ -153,8 +163,12 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
     const d = await ev.datum(value);
     docs = Array.isArray(d) ? d : [d];
   }
+  // A literal datum was depth-checked by the compiler; documents built at run time are checked
+  // here (the engine refuses them too, but this names the limit before anything is written).
+  const depthChecked = docsNode.kind === 'datum';
   for (const d of docs) {
     if (!isPlainObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
+    if (!depthChecked && nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) throw resourceLimit(tooDeepMessage('A document to insert'));
   }
   const objects = docs as DatumObject[];
   const result = new ResultBuilder(returnChanges);
@@ -181,7 +195,7 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       objects.forEach((doc, i) => {
         const old = olds[i] as DatumObject | null;
         let newVal: DatumObject = doc;
-        if (keyed[i] === undefined) newVal = { ...doc, [pk]: generated.shift() ?? null };
+        if (keyed[i] === undefined) newVal = withKey(doc, pk, generated.shift() ?? null);
         const error = failed.get(i);
         if (error !== undefined) {
           if (returnChanges === 'always') result.changes?.push({ new_val: old, old_val: old, error });
@@ -237,7 +251,7 @@ async function insertWithConflictFunction(
       result.changes?.push({ new_val: null, old_val: old });
     } else if (!isPlainObject(resolved)) {
       result.error(`Inserted value must be an OBJECT (got ${datumTypeName(resolved)}):\n${pretty(resolved)}`);
-    } else if (!datumsEqual(resolved[pk] ?? null, old[pk] ?? null)) {
+    } else if (!datumsEqual(field(resolved, pk) ?? null, field(old, pk) ?? null)) {
       result.error(pkChanged(pk, old, resolved));
     } else if (datumsEqual(resolved, old)) {
       result.unchanged++;
@@ -255,7 +269,7 @@ async function insertWithConflictFunction(
         const generated = [...(r.generated_keys ?? [])];
         const failed = new Set((r.document_errors ?? []).map((e) => e.index));
         fresh.forEach((doc, i) => {
-          const newVal = keyOf(doc, pk) === undefined ? { ...doc, [pk]: generated.shift() ?? null } : doc;
+          const newVal = keyOf(doc, pk) === undefined ? withKey(doc, pk, generated.shift() ?? null) : doc;
           if (!failed.has(i)) result.changes?.push({ new_val: newVal, old_val: null });
         });
       }
@@ -362,7 +376,7 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
         result.error(`Inserted object must have primary key \`${pk}\`:\n${pretty(next)}`);
         continue;
       }
-      if (row !== null && !datumsEqual(row[pk] ?? null, next[pk] ?? null)) {
+      if (row !== null && !datumsEqual(field(row, pk) ?? null, field(next, pk) ?? null)) {
         result.error(pkChanged(pk, row, next));
         continue;
       }
