@@ -279,7 +279,7 @@ describe('bounds', () => {
   let slow: SpawnedServer;
   beforeAll(async () => {
     server = await spawnServer({ args: ['--limit', 'maxConnections=6', '--limit', `bufferedBodyBytes=${4 * 1024 * 1024}`] });
-    slow = await spawnServer({ args: ['--limit', 'httpRequestTimeoutMs=1500', '--limit', 'handshakeTimeoutMs=1000'] });
+    slow = await spawnServer({ args: ['--limit', 'httpRequestTimeoutMs=1500', '--limit', 'httpIdleTimeoutMs=1000', '--limit', 'handshakeTimeoutMs=1000'] });
   });
   afterAll(async () => {
     for (const s of [server, slow]) {
@@ -319,6 +319,24 @@ describe('bounds', () => {
     expect(answer).toContain('"code":"WHARF_ERR_REQUEST_TIMEOUT"');
     expect(sent).toBeLessThan(300);
     expect((await call(slow, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('times out headers that never end, and closes an idle keep-alive connection', async () => {
+    const partial = await rawSocket(slow);
+    const partialClosed = untilClosed(partial);
+    partial.write('GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ');
+    const bound = <T>(p: Promise<T>): Promise<T | 'still open after 20 s'> => Promise.race([p, new Promise<'still open after 20 s'>((res) => setTimeout(() => res('still open after 20 s'), 20_000))]);
+    const headersAnswer = await bound(partialClosed);
+    expect(headersAnswer).toMatch(/^HTTP\/1\.1 408/);
+    expect(headersAnswer).toContain('WHARF_ERR_REQUEST_TIMEOUT');
+
+    const idle = await rawSocket(slow);
+    const idleClosed = untilClosed(idle);
+    idle.write('GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    // One answer (keep-alive), then nothing from the client: the server closes the connection.
+    const idleAnswer = await bound(idleClosed);
+    expect(idleAnswer).toMatch(/^HTTP\/1\.1 200/);
+    expect(idleAnswer).toMatch(/keep-alive/i);
   });
 
   it('closes a driver connection that does not finish its handshake in time', async () => {
