@@ -5,9 +5,10 @@
  * Each round starts the real server (packages/server/src/main.ts, as `wharf serve` runs it) on
  * one data directory, checks every write acknowledged as durable in the rounds before, loads it
  * through all three doors at once (the official `rethinkdb` driver, HTTP, the ws ingest), and
- * SIGKILLs it at a moment drawn from the seed. Some rounds kill the restart itself, before it
- * listens (recovery, i.e. `Database.open`, killed part-way). After the last round one more
- * restart is checked, and that server must then exit 0 on SIGTERM.
+ * SIGKILLs it at a moment drawn from the seed. Some rounds also kill the restart itself between
+ * the moment it opens the data directory (seen in /proc/PID/fd) and the moment it listens:
+ * recovery (`Database.open`) and the listeners' start, killed part-way. After the last round one
+ * more restart is checked, and that server must then exit 0 on SIGTERM.
  *
  * Durable acknowledgement, per door: a hard write answered as successful, or a soft write
  * answered as successful and followed by a sync that completed (driver `table.sync()`, HTTP
@@ -29,6 +30,7 @@
  * recycling happen within a round, so kills land in them too.
  */
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import rethinkdb from 'rethinkdb';
 import WebSocket from 'ws';
 import { decodeServerMessage, encodeFrame, type ServerMessage, type WriteResult } from '@wharf/wire';
@@ -49,7 +51,7 @@ export interface CampaignOptions {
   /** Kill moments are drawn from [minLoadMs, maxLoadMs] after the load starts. Default 150..2500. */
   minLoadMs?: number;
   maxLoadMs?: number;
-  /** Share of restarts killed before they listen (during recovery). Default 0.15. */
+  /** Share of restarts killed after opening the data directory, before listening. Default 0.15. */
   startupKillShare?: number;
   /** Writers per door (driver connections, HTTP request loops, ws connections). Default 2. */
   writersPerDoor?: number;
@@ -559,6 +561,38 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Resolves with the time the process first holds a file of `dir` open, i.e. when the engine's
+ * `Database.open` (recovery) has begun; null if it exits or listens first. Linux: polls
+ * /proc/PID/fd every few milliseconds, for at most START_TIMEOUT_MS.
+ */
+function whenDataDirOpened(proc: ChildProcess, dir: string, until: Promise<unknown>): Promise<number | null> {
+  const prefix = `${realpathSync(dir)}/`;
+  let done = false;
+  void until.finally(() => (done = true));
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const poll = (): void => {
+      if (done || proc.exitCode !== null || proc.signalCode !== null || Date.now() - started > START_TIMEOUT_MS) return resolve(null);
+      try {
+        for (const fd of readdirSync(`/proc/${proc.pid}/fd`)) {
+          let target = '';
+          try {
+            target = readlinkSync(`/proc/${proc.pid}/fd/${fd}`);
+          } catch {
+            continue; // closed meanwhile
+          }
+          if (target.startsWith(prefix)) return resolve(Date.now());
+        }
+      } catch {
+        return resolve(null); // the process is gone
+      }
+      setTimeout(poll, 3);
+    };
+    poll();
+  });
+}
+
 /** Mixes the campaign seed with a round and a stream number into one 32-bit seed. */
 function subSeed(seed: number, ...parts: number[]): number {
   let h = seed >>> 0;
@@ -591,12 +625,23 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
     dataDir,
     replay: `seed ${seed}, rounds ${rounds} (WHARF_KILL_SEED=${seed}; scripts/reliability/kill-campaign.ts ${rounds} ${seed})`,
   };
-  let lastStartupMs = 3000;
+  /** From opening the data directory to listening, at the last start: where startup kills aim. */
+  let lastOpenToListenMs = 300;
 
   const start = async (round: number, memoryBudgetMb: number): Promise<SpawnedServer> => {
-    const t0 = Date.now();
-    const server = await spawnServer({ dataDir, args: ['--memory-budget-mb', String(memoryBudgetMb)], startTimeoutMs: START_TIMEOUT_MS });
-    lastStartupMs = Date.now() - t0;
+    let opened: Promise<number | null> = Promise.resolve(null);
+    let listening: () => void = () => {};
+    const listened = new Promise<void>((resolve) => (listening = resolve));
+    const server = await spawnServer({
+      dataDir,
+      args: ['--memory-budget-mb', String(memoryBudgetMb)],
+      startTimeoutMs: START_TIMEOUT_MS,
+      onSpawn: (proc) => (opened = whenDataDirOpened(proc, dataDir, listened)),
+    });
+    const listenedAt = Date.now();
+    listening();
+    const openedAt = await opened;
+    if (openedAt !== null) lastOpenToListenMs = Math.max(1, listenedAt - openedAt);
     if (round === 0) await ensureTables(server);
     const label = round === 0 ? 'first start' : round < rounds ? `restart before round ${round}` : 'final restart';
     const failures = await checkAfterRestart(server, model, label, maxDocs);
@@ -610,28 +655,36 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       const random = rng(subSeed(seed, round, 0));
       const memoryBudgetMb = [4, 4, 8, 64][Math.floor(random() * 4)] as number;
 
-      // Some restarts are killed before they listen: recovery, killed part-way.
+      // Some restarts are killed between opening the data directory and listening: recovery
+      // (Database.open) and the listeners' start, killed part-way. The moment is a share, drawn
+      // from the seed, of how long that took at the last start.
       if (round > 0 && random() < startupKillShare) {
-        const delayMs = Math.floor(random() * lastStartupMs);
+        const delayMs = Math.floor(random() * lastOpenToListenMs);
         let timer: NodeJS.Timeout | undefined;
+        let stopWatching: () => void = () => {};
+        const stopped = new Promise<void>((resolve) => (stopWatching = resolve));
         try {
           const early = await spawnServer({
             dataDir,
             args: ['--memory-budget-mb', String(memoryBudgetMb)],
             startTimeoutMs: START_TIMEOUT_MS,
-            onSpawn: (proc: ChildProcess) => {
-              timer = setTimeout(() => proc.kill('SIGKILL'), delayMs);
+            onSpawn: (proc) => {
+              void whenDataDirOpened(proc, dataDir, stopped).then((at) => {
+                if (at !== null) timer = setTimeout(() => proc.kill('SIGKILL'), delayMs);
+              });
             },
           });
           // It listened before the kill was due: kill it now, with nothing in flight.
+          stopWatching();
           clearTimeout(timer);
           await early.stop('SIGKILL');
-          log(`round ${round}: restart listened before its kill at ${delayMs} ms after spawn; killed idle`);
+          log(`round ${round}: restart listened before its kill at ${delayMs} ms after opening the data directory; killed idle`);
         } catch (err) {
+          stopWatching();
           clearTimeout(timer);
           if (!/before listening/.test((err as Error).message)) throw err;
           result.killsDuringStartup++;
-          log(`round ${round}: restart killed ${delayMs} ms after spawn, before it listened (startup took ${lastStartupMs} ms before)`);
+          log(`round ${round}: restart killed ${delayMs} ms after it opened the data directory, before it listened (that took ${lastOpenToListenMs} ms at the last start)`);
         }
       }
 
