@@ -625,6 +625,8 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
     dataDir,
     replay: `seed ${seed}, rounds ${rounds} (WHARF_KILL_SEED=${seed}; scripts/reliability/kill-campaign.ts ${rounds} ${seed})`,
   };
+  /** The server started last: killed on the way out if a failure left it running. */
+  let current: SpawnedServer | undefined;
   /** From opening the data directory to listening, at the last start: where startup kills aim. */
   let lastOpenToListenMs = 300;
 
@@ -638,6 +640,7 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       startTimeoutMs: START_TIMEOUT_MS,
       onSpawn: (proc) => (opened = whenDataDirOpened(proc, dataDir, listened)),
     });
+    current = server;
     const listenedAt = Date.now();
     listening();
     const openedAt = await opened;
@@ -725,6 +728,8 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
     }
   } catch (err) {
     result.failures.push(`campaign stopped: ${(err as Error).stack ?? String(err)}`);
+  } finally {
+    await current?.stop('SIGKILL'); // a no-op once it has exited
   }
 
   result.lost = DOORS.reduce((n, d) => n + model.figures[d].lost, 0);
