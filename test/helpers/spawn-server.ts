@@ -21,6 +21,8 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** How long to wait for the listening line. Default 30 s. */
   startTimeoutMs?: number;
+  /** Called with the child as soon as it is spawned, before it listens (e.g. to kill it during recovery). */
+  onSpawn?: (proc: ChildProcess) => void;
 }
 
 export interface SpawnedServer {
@@ -51,6 +53,7 @@ export async function spawnServer(opts: SpawnOptions = {}): Promise<SpawnedServe
     ['--import', 'tsx', MAIN, '--data', dataDir, '--http-port', '0', '--driver-port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])],
     { cwd: ROOT, env: { ...process.env, WHARF_PASSWORD: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  opts.onSpawn?.(proc);
   const output: string[] = [];
   const exited = new Promise<number | null>((resolveExit) => proc.once('exit', (code) => resolveExit(code)));
 
