@@ -55,7 +55,7 @@ pub use doc::{DocFormat, PreparedDocs};
 pub use error::{Error, ErrorCode, Result};
 pub use index::{IndexInfo, ValueBound};
 pub use key::{Key, KeyRange};
-pub use options::{Conflict, Durability, Options, WriteOptions};
+pub use options::{Conflict, Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
 pub use stats::{LatencyHistogram, LatencySummary, Stats, WriteStages};
 pub use table::{DocumentError, WriteResult};
 

@@ -44,7 +44,6 @@ struct Found {
 /// `start.segment_id == 0` means a new database with no journal yet.
 pub(crate) fn recover(
     vfs: &dyn Vfs,
-    segment_size: u64,
     start: Position,
     mut apply: impl FnMut(Mutation) -> Result<()>,
 ) -> Result<Recovered> {
@@ -105,12 +104,12 @@ pub(crate) fn recover(
                 found.first_seq
             )));
         }
+        // The whole file, whatever segment size this open was given: a segment's size is its
+        // file's (preallocated and synced before first use), never an option.
         let len = found.file.file.len().map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
-        // A file cut short reads as if zero-filled to its full size.
         data.clear();
-        data.resize(segment_size as usize, 0);
-        let n = len.min(segment_size) as usize;
-        found.file.file.read_at(&mut data[..n], 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
+        data.resize(len as usize, 0);
+        found.file.file.read_at(&mut data, 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         let seed = seed_for_segment(id);
         chain.push_back((id, found.file));
 
