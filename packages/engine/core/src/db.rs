@@ -20,7 +20,7 @@ use crate::committer::{Committer, Queue, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::io::{FileVfs, Vfs};
-use crate::journal::{self, Flusher, Journal, Position, Recovered, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
+use crate::journal::{self, Flusher, Journal, Position, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::key::{Key, KeyRange};
 use crate::manifest::{self, Manifest};
 use crate::run::Fetch;
@@ -154,9 +154,9 @@ impl Database {
         checkpoint::remove_orphans(&*vfs, &manifest)?;
 
         let start = if stored.is_some() { manifest.start() } else { Position { next_seq: 1, ..Default::default() } };
-        let recovered = journal::recover(&*vfs, start, |m| catalog.replay(m))?;
-        let (segment_size, open_notes) = effective_segment_size(stored.as_ref(), &recovered, options.segment_size);
+        let (segment_size, open_notes) = effective_segment_size(&*vfs, stored.as_ref(), options.segment_size)?;
         manifest.segment_size = segment_size;
+        let recovered = journal::recover(&*vfs, segment_size, start, |m| catalog.replay(m))?;
         let free = keep_free_segments_of_size(&*vfs, recovered.free, segment_size)?;
         counters.records_replayed.store(recovered.records, Relaxed);
         // Index entries are not journaled: an index is exact only as a clean close left it.
@@ -585,11 +585,20 @@ fn background_priority(nice: i32) {
 
 /// The journal segment size to use, and a note when it is not the one asked for. It shapes the
 /// files on disk, so an existing database keeps its own: from the manifest, or — a manifest from
-/// before it was recorded — the length of the segment replay started in.
-fn effective_segment_size(stored: Option<&Manifest>, recovered: &Recovered, asked: Option<u64>) -> (u64, Vec<String>) {
-    let Some(stored) = stored else { return (asked.unwrap_or(DEFAULT_SEGMENT_SIZE), Vec::new()) };
+/// before it was recorded — the length of its largest segment file.
+fn effective_segment_size(vfs: &dyn Vfs, stored: Option<&Manifest>, asked: Option<u64>) -> Result<(u64, Vec<String>)> {
+    let Some(stored) = stored else { return Ok((asked.unwrap_or(DEFAULT_SEGMENT_SIZE), Vec::new())) };
     let own = match stored.segment_size {
-        0 => recovered.chain.front().and_then(|(_, seg)| seg.file.len().ok()).filter(|n| *n >= MIN_SEGMENT_SIZE),
+        0 => {
+            let mut largest = 0;
+            for name in vfs.list().map_err(|e| Error::io("listing the database directory", e))? {
+                if journal::slot_of(&name).is_some() {
+                    let file = vfs.open(&name, false).map_err(|e| Error::io(format!("opening {name}"), e))?;
+                    largest = largest.max(file.len().map_err(|e| Error::io(format!("reading {name}"), e))?);
+                }
+            }
+            Some(largest).filter(|n| *n >= MIN_SEGMENT_SIZE)
+        }
         n => Some(n),
     };
     let size = own.or(asked).unwrap_or(DEFAULT_SEGMENT_SIZE);
@@ -599,7 +608,7 @@ fn effective_segment_size(stored: Option<&Manifest>, recovered: &Recovered, aske
             "segment size {asked} bytes ignored: this database was created with {size}-byte journal segments and keeps them"
         ));
     }
-    (size, notes)
+    Ok((size, notes))
 }
 
 /// Free journal segments of exactly `size` bytes, for reuse. Any other is removed: one cut short

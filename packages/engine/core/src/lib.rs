@@ -51,7 +51,7 @@ mod table;
 mod tree;
 
 pub use db::{wait, AckListener, Callback, Database, TableInfo};
-pub use doc::{DocFormat, PreparedDocs};
+pub use doc::{DocFormat, PreparedDocs, MAX_DOCUMENT_DEPTH};
 pub use error::{Error, ErrorCode, Result};
 pub use index::{IndexInfo, ValueBound};
 pub use key::{Key, KeyRange};

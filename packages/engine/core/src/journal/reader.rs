@@ -40,10 +40,12 @@ struct Found {
     first_seq: u64,
 }
 
-/// Replays every record from `start`, calling `apply` for each mutation in order.
+/// Replays every record from `start`, calling `apply` for each mutation in order. `segment_size`
+/// is the database's segment size (a segment file is read whole even if it is larger).
 /// `start.segment_id == 0` means a new database with no journal yet.
 pub(crate) fn recover(
     vfs: &dyn Vfs,
+    segment_size: u64,
     start: Position,
     mut apply: impl FnMut(Mutation) -> Result<()>,
 ) -> Result<Recovered> {
@@ -104,12 +106,12 @@ pub(crate) fn recover(
                 found.first_seq
             )));
         }
-        // The whole file, whatever segment size this open was given: a segment's size is its
-        // file's (preallocated and synced before first use), never an option.
+        // The whole file, at least: `segment_size` is the database's own (from its manifest),
+        // never an option of this open. A file cut short reads as if zero-filled to that size.
         let len = found.file.file.len().map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         data.clear();
-        data.resize(len as usize, 0);
-        found.file.file.read_at(&mut data, 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
+        data.resize(len.max(segment_size) as usize, 0);
+        found.file.file.read_at(&mut data[..len as usize], 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         let seed = seed_for_segment(id);
         chain.push_back((id, found.file));
 
