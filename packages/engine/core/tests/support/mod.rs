@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: databases on a simulated disk, small segments.
 #![allow(dead_code)]
 
+pub mod campaign;
+
 use std::sync::Arc;
 use std::time::Duration;
 
