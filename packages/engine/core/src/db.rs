@@ -634,3 +634,40 @@ fn range_is_empty(range: &KeyRange) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{CrashMode, SimVfs};
+    use crate::key::Key;
+
+    #[test]
+    fn a_manifest_from_before_segment_size_was_recorded_takes_the_size_of_its_segment_files() {
+        let vfs = SimVfs::new();
+        let options = |size| Options { segment_size: Some(size), checkpoint_bytes: 1 << 40, ..Options::default() };
+        let db = Database::open_with(Arc::new(vfs.clone()), options(256 << 10)).unwrap();
+        wait(|done| db.create_table("t", "id", done)).unwrap();
+        let doc = |k: u64| format!("{{\"id\":{k},\"pad\":\"{}\"}}", "x".repeat(200));
+        for k in 0..600 {
+            let docs = PreparedDocs::parse(doc(k).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+            wait(|done| db.insert("t", docs, WriteOptions::default(), done)).unwrap();
+        }
+        std::mem::forget(db);
+        let vfs = vfs.crash(CrashMode::DropUnsynced);
+        // The manifest as an older engine wrote it: no segment size.
+        let mut m = manifest::load(&vfs).unwrap().unwrap();
+        assert_eq!(m.segment_size, 256 << 10);
+        m.segment_size = 0;
+        m.version += 1;
+        manifest::store(&vfs, &m).unwrap();
+        let db = Database::open_with(Arc::new(vfs.clone()), options(64 << 10)).unwrap();
+        assert_eq!(db.stats().segment_size, 256 << 10);
+        assert_eq!(db.stats().open_notes.len(), 1);
+        for k in 0..600 {
+            assert_eq!(db.get("t", &Key::from(k as f64)).unwrap().as_deref(), Some(doc(k).as_str()), "key {k}");
+        }
+        db.close().unwrap();
+        // Its next manifest records the size.
+        assert_eq!(manifest::load(&vfs).unwrap().unwrap().segment_size, 256 << 10);
+    }
+}
