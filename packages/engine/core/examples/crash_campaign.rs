@@ -48,7 +48,7 @@ fn main() {
     for w in workers {
         failed |= w.join().is_err();
     }
-    let t = *total.lock().unwrap();
+    let t = total.lock().unwrap().clone();
     println!("crash campaign done in {:.0} s: {t}", started.elapsed().as_secs_f64());
     if failed || t.lost > 0 {
         eprintln!("crash campaign FAILED (the seed is in the panic message above)");

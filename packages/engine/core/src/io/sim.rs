@@ -59,11 +59,14 @@ pub struct SimVfs {
     failing: AtomicBool,
     /// Calls that changed the disk so far (or tried to).
     io_calls: std::sync::atomic::AtomicU64,
+    /// The calls a fault struck, as "fdatasync journal", "write run", "sync directory"…
+    struck: Mutex<Vec<String>>,
     /// Like `flock`: one open database per directory.
     locked: AtomicBool,
 }
 
 struct SimStorage {
+    name: String,
     file: Arc<Mutex<SimFile>>,
     vfs: Arc<SimVfs>,
 }
@@ -80,7 +83,22 @@ fn injected(what: &str) -> io::Error {
 impl SimVfs {
     /// Counts one call that changes the disk; an error if a fault armed with
     /// [`SimVfs::fail_io_after`] strikes it.
-    fn disk_call(&self) -> io::Result<()> {
+    fn disk_call(&self, call: &str, name: &str) -> io::Result<()> {
+        let result = self.disk_call_result();
+        if result.is_err() {
+            let class = match name {
+                n if n.starts_with("journal-") => "journal",
+                n if n.starts_with("run-") => "run",
+                n if n.starts_with("MANIFEST") => "manifest",
+                "" => "directory",
+                _ => "other",
+            };
+            self.struck.lock().unwrap().push(format!("{call} {class}"));
+        }
+        result
+    }
+
+    fn disk_call_result(&self) -> io::Result<()> {
         self.io_calls.fetch_add(1, Ordering::SeqCst);
         if tick(&self.fail_io_in) {
             self.failing.store(true, Ordering::SeqCst);
@@ -115,7 +133,7 @@ impl Storage for SimStorage {
         if tick(&self.vfs.fail_write_in) {
             return Err(injected("write"));
         }
-        self.vfs.disk_call()?;
+        self.vfs.disk_call("write", &self.name)?;
         let mut f = self.file.lock().unwrap();
         let end = offset as usize + buf.len();
         if f.live.len() < end {
@@ -127,7 +145,7 @@ impl Storage for SimStorage {
         Ok(())
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.vfs.disk_call()?;
+        self.vfs.disk_call("set_len", &self.name)?;
         let mut f = self.file.lock().unwrap();
         f.live.resize(len as usize, 0);
         f.unsynced.push((0, None, len));
@@ -137,7 +155,7 @@ impl Storage for SimStorage {
         if tick(&self.vfs.fail_sync_in) {
             return Err(injected("fdatasync"));
         }
-        self.vfs.disk_call()?;
+        self.vfs.disk_call("fdatasync", &self.name)?;
         let mut f = self.file.lock().unwrap();
         f.durable = f.live.clone();
         f.unsynced.clear();
@@ -182,6 +200,11 @@ impl SimVfs {
         self.fail_sync_in.store(-1, Ordering::SeqCst);
         self.fail_write_in.store(-1, Ordering::SeqCst);
         self.failing.store(false, Ordering::SeqCst);
+    }
+
+    /// The calls faults struck so far, as "fdatasync journal", "write run", "sync directory"…
+    pub fn struck(&self) -> Vec<String> {
+        self.struck.lock().unwrap().clone()
     }
 
     /// Calls that changed the disk (or tried to) so far: to aim [`SimVfs::fail_io_after`].
@@ -272,7 +295,7 @@ impl SimVfs {
 impl Vfs for Arc<SimVfs> {
     fn open(&self, name: &str, create: bool) -> io::Result<Arc<dyn Storage>> {
         if create && !self.dir.lock().unwrap().files.contains_key(name) {
-            self.disk_call()?;
+            self.disk_call("create", name)?;
         }
         let mut dir = self.dir.lock().unwrap();
         let file = match dir.files.get(name) {
@@ -284,7 +307,7 @@ impl Vfs for Arc<SimVfs> {
             }
             None => return Err(io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))),
         };
-        Ok(Arc::new(SimStorage { file, vfs: self.clone() }))
+        Ok(Arc::new(SimStorage { name: name.to_string(), file, vfs: self.clone() }))
     }
     fn list(&self) -> io::Result<Vec<String>> {
         Ok(self.dir.lock().unwrap().files.keys().cloned().collect())
@@ -310,7 +333,7 @@ impl Vfs for Arc<SimVfs> {
         self.locked.store(false, Ordering::SeqCst);
     }
     fn sync_dir(&self) -> io::Result<()> {
-        self.disk_call()?;
+        self.disk_call("sync", "")?;
         let mut dir = self.dir.lock().unwrap();
         for f in dir.files.values() {
             f.lock().unwrap().name_durable = true;

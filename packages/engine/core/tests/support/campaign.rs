@@ -23,7 +23,7 @@ use wharf_engine::io::{CrashMode, SimVfs, Vfs};
 use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, ErrorCode, Key, KeyRange, Options, PreparedDocs, WriteOptions};
 
 /// What a campaign did, to be quoted.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct Figures {
     pub runs: u64,
     /// Power cuts simulated (each followed by a recovery and a full check).
@@ -36,6 +36,8 @@ pub struct Figures {
     pub acknowledged_checked: u64,
     /// Acknowledged writes missing or different after a crash. Must stay 0.
     pub lost: u64,
+    /// Faults that struck, by call and file ("fdatasync journal", "write run", "sync directory"…).
+    pub struck_calls: BTreeMap<String, u64>,
     /// Background work the lives did before their power cut (so the cuts met it).
     pub checkpoints: u64,
     pub merges: u64,
@@ -54,6 +56,15 @@ impl Figures {
         self.checkpoints += o.checkpoints;
         self.merges += o.merges;
         self.segments_recycled += o.segments_recycled;
+        for (call, n) in &o.struck_calls {
+            *self.struck_calls.entry(call.clone()).or_default() += n;
+        }
+    }
+
+    fn note_struck(&mut self, vfs: &SimVfs) {
+        for call in vfs.struck() {
+            *self.struck_calls.entry(call).or_default() += 1;
+        }
     }
 }
 
@@ -73,7 +84,9 @@ impl std::fmt::Display for Figures {
             self.segments_recycled,
             self.acknowledged_checked,
             self.lost
-        )
+        )?;
+        let struck: Vec<String> = self.struck_calls.iter().map(|(call, n)| format!("{call} {n}")).collect();
+        write!(f, "\n  faults struck, by call: {}", struck.join(", "))
     }
 }
 
@@ -201,6 +214,7 @@ fn reopen(seed: u64, rng: &mut Rng, mut vfs: Arc<SimVfs>, figures: &mut Figures)
                 );
                 figures.faults_struck += 1;
                 figures.failed_opens += 1;
+                figures.note_struck(&vfs);
                 vfs.clear_faults();
                 vfs = vfs.crash(crash_mode(rng));
                 figures.crashes += 1;
@@ -339,6 +353,7 @@ pub fn run(seed: u64, lives: usize, figures: &mut Figures) {
         figures.merges += stats.merges;
         figures.segments_recycled += stats.segments_recycled;
         let image = vfs.crash(crash_mode(&mut rng));
+        figures.note_struck(&vfs);
         vfs.clear_faults();
         let _ = db.close();
         figures.crashes += 1;
