@@ -171,9 +171,10 @@ impl Database {
             catalog.add_index(table, &index.name, &index.field, index.multi)?;
         }
 
-        // Close the segment recovery ended in, so nothing a crash left past its end is ever read.
-        if !recovered.ended_by_marker {
-            let (id, seg) = recovered.chain.back().expect("an unsealed end has a segment");
+        // Close the segment recovery ended in with a marker naming the next segment, so nothing
+        // a crash left past its end is ever read. When it ended at a marker already, that one is
+        // rewritten: the id it named was never activated durably and is not used again.
+        if let Some((id, seg)) = recovered.chain.back() {
             journal::seal(seg, *id, recovered.end.offset, recovered.end.next_seq, recovered.next_segment_id)?;
         }
         let pool = Arc::new(SegmentPool::new(
