@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CheckpointWriter, SLOT_BYTES, defaultCheckpointPath, readCheckpoint, type Checkpoint } from '../src/commands/import/resume.js';
+import { canResumeFrom, CheckpointWriter, SLOT_BYTES, defaultCheckpointPath, readCheckpoint, type Checkpoint } from '../src/commands/import/resume.js';
 import { RejectsFile } from '../src/commands/import/rejects.js';
 import { generate, keyOf } from '../src/commands/gen/index.js';
 
@@ -25,6 +25,21 @@ function cp(docs: number): Checkpoint {
 }
 
 describe('checkpoint file', () => {
+  it('--resume is suggested only for a checkpoint that records durable progress', () => {
+    const path = join(dir, 'resumable.checkpoint');
+    expect(canResumeFrom(path)).toBe(false); // no file: an import that failed before writing one
+    const w = new CheckpointWriter(path);
+    w.write(cp(0), true); // what an import writes before its first document
+    expect(canResumeFrom(path)).toBe(false);
+    w.write(cp(3), true);
+    expect(canResumeFrom(path)).toBe(true);
+    w.write({ ...cp(5), complete: true }, true);
+    expect(canResumeFrom(path)).toBe(false); // nothing left to resume
+    w.close();
+    writeFileSync(join(dir, 'torn.checkpoint'), 'garbage');
+    expect(canResumeFrom(join(dir, 'torn.checkpoint'))).toBe(false);
+  });
+
   it('keeps the newest valid slot; a torn slot falls back to the other', () => {
     const path = join(dir, 'a.checkpoint');
     const w = new CheckpointWriter(path);

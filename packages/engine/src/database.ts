@@ -65,6 +65,11 @@ export class Database {
     return statsFromJson(this.#handle.call((native) => native.stats()));
   }
 
+  /** What the open did differently from what it was asked (see `EngineStats.openNotes`). */
+  get openNotes(): string[] {
+    return this.stats().openNotes ?? [];
+  }
+
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.#handle.closed;

@@ -10,7 +10,11 @@ import { defaultPoolReads } from './gate.ts';
 export type { Conflict, Durability, Key };
 
 export interface OpenOptions {
-  /** Bytes per preallocated journal segment (default 64 MiB). */
+  /**
+   * Bytes per preallocated journal segment of a new database (default 64 MiB, at least 64 KiB).
+   * An existing database keeps the size it was created with: another value is ignored and said
+   * in `db.openNotes` (it shapes the files on disk, so it is never used to read old ones).
+   */
   segmentSize?: number;
   /** Journal bytes between checkpoints (default 256 MiB). */
   checkpointBytes?: number;

@@ -104,6 +104,14 @@ export interface EngineStats {
   recordsReplayed: number;
   /** True once a write or fdatasync failed: writes fail until the database is reopened. */
   poisoned: boolean;
+  /** The database's journal segment size in bytes, fixed when it was created. */
+  segmentSize: number;
+  /**
+   * What the open did differently from what it was asked, one sentence each: an option that
+   * shapes the files on disk (`segmentSize`) passed with another value than the database's own
+   * is ignored, and said here. Empty when nothing.
+   */
+  openNotes: string[];
   /** Where the time of each write (insert, delete) went since open, stage by stage. */
   writeStages: WriteStages;
 }

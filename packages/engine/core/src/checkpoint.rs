@@ -202,6 +202,7 @@ impl Maintenance {
             next_table_id: job.next_table_id,
             next_run_id: current.next_run_id,
             next_index_tree_id: job.next_index_tree_id,
+            segment_size: current.segment_size,
             ..Default::default()
         };
         next.set_start(job.position);

@@ -20,11 +20,11 @@ use crate::committer::{Committer, Queue, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::io::{FileVfs, Vfs};
-use crate::journal::{self, Flusher, Journal, Position, SegmentPool, SEGMENT_HEADER_SIZE};
+use crate::journal::{self, Flusher, Journal, Position, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::key::{Key, KeyRange};
 use crate::manifest::{self, Manifest};
 use crate::run::Fetch;
-use crate::options::{Durability, Options, WriteOptions};
+use crate::options::{Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
 use crate::stats::{Counters, Stats};
 use crate::table::{Catalog, Env, Table, WriteResult};
 
@@ -48,6 +48,10 @@ struct Inner {
     background: Arc<Background>,
     flusher: Arc<Flusher>,
     memory_budget: u64,
+    /// The database's own journal segment size (from its manifest), whatever was passed.
+    segment_size: u64,
+    /// What the open did differently from what it was asked (an option the database overrides).
+    open_notes: Vec<String>,
     vfs: Arc<dyn Vfs>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     closed: Mutex<bool>,
@@ -100,7 +104,7 @@ impl Database {
 
     /// Opens a database on any [`Vfs`] (the crash tests use [`crate::io::SimVfs`]).
     pub fn open_with(vfs: Arc<dyn Vfs>, options: Options) -> Result<Database> {
-        if options.segment_size < 64 << 10 {
+        if options.segment_size.is_some_and(|n| n < MIN_SEGMENT_SIZE) {
             return Err(Error::invalid("segment_size must be at least 64 KiB"));
         }
         if options.memory_budget < 4 << 20 {
@@ -110,10 +114,22 @@ impl Database {
             return Err(Error::invalid("merge_fan_in must be at least 2"));
         }
         vfs.lock().map_err(|e| Error::new(ErrorCode::Locked, e.to_string()))?;
+        let opened = Database::open_locked(vfs.clone(), options);
+        if opened.is_err() {
+            vfs.unlock();
+        }
+        opened
+    }
+
+    fn open_locked(vfs: Arc<dyn Vfs>, options: Options) -> Result<Database> {
         let started = Instant::now();
         let counters = Arc::new(Counters::default());
 
+        let creating = manifest::creation_unfinished(&*vfs)?;
         let stored = manifest::load(&*vfs)?;
+        if stored.is_none() && !creating {
+            manifest::begin_creation(&*vfs)?;
+        }
         let env = Env { cache: Arc::new(BlockCache::new(options.memory_budget / 4)), counters: counters.clone() };
         let mut catalog = Catalog::new(env.clone());
         let mut manifest = stored.clone().unwrap_or(Manifest { next_run_id: 1, ..Default::default() });
@@ -138,7 +154,10 @@ impl Database {
         checkpoint::remove_orphans(&*vfs, &manifest)?;
 
         let start = if stored.is_some() { manifest.start() } else { Position { next_seq: 1, ..Default::default() } };
-        let recovered = journal::recover(&*vfs, options.segment_size, start, |m| catalog.replay(m))?;
+        let (segment_size, open_notes) = effective_segment_size(&*vfs, stored.as_ref(), options.segment_size)?;
+        manifest.segment_size = segment_size;
+        let recovered = journal::recover(&*vfs, segment_size, start, |m| catalog.replay(m))?;
+        let free = keep_free_segments_of_size(&*vfs, recovered.free, segment_size)?;
         counters.records_replayed.store(recovered.records, Relaxed);
         // Index entries are not journaled: an index is exact only as a clean close left it.
         // Any other is rebuilt, in the background, from its table.
@@ -152,23 +171,24 @@ impl Database {
             catalog.add_index(table, &index.name, &index.field, index.multi)?;
         }
 
-        // Close the segment recovery ended in, so nothing a crash left past its end is ever read.
-        if !recovered.ended_by_marker {
-            let (id, seg) = recovered.chain.back().expect("an unsealed end has a segment");
+        // Close the segment recovery ended in with a marker naming the next segment, so nothing
+        // a crash left past its end is ever read. When it ended at a marker already, that one is
+        // rewritten: the id it named was never activated durably and is not used again.
+        if let Some((id, seg)) = recovered.chain.back() {
             journal::seal(seg, *id, recovered.end.offset, recovered.end.next_seq, recovered.next_segment_id)?;
         }
         let pool = Arc::new(SegmentPool::new(
             vfs.clone(),
-            options.segment_size,
+            segment_size,
             options.recycle_segments,
-            recovered.free,
+            free,
             recovered.next_slot,
         ));
         let retained: VecDeque<_> = recovered.chain;
         let mut journal = Journal::start(
             pool.clone(),
             counters.clone(),
-            options.segment_size,
+            segment_size,
             recovered.next_segment_id,
             recovered.end.next_seq,
             retained,
@@ -184,6 +204,7 @@ impl Database {
                 next_seq: recovered.end.next_seq,
             });
             manifest::store(&*vfs, &manifest)?;
+            manifest::finish_creation(&*vfs)?;
         }
         let replayed = recovered.end.next_seq.saturating_sub(start.next_seq);
         counters.applied_seq.store(recovered.end.next_seq - 1, Relaxed);
@@ -296,7 +317,19 @@ impl Database {
             threads.push(thread.map_err(|e| Error::io("starting a merge thread", e))?);
         }
         counters.recovery_us.store(started.elapsed().as_micros() as u64, Relaxed);
-        Ok(Database { inner: Arc::new(Inner { shared, background, flusher, memory_budget, vfs, threads: Mutex::new(threads), closed: Mutex::new(false) }) })
+        Ok(Database {
+            inner: Arc::new(Inner {
+                shared,
+                background,
+                flusher,
+                memory_budget,
+                segment_size,
+                open_notes,
+                vfs,
+                threads: Mutex::new(threads),
+                closed: Mutex::new(false),
+            }),
+        })
     }
 
     fn submit(&self, request: Request) {
@@ -517,6 +550,8 @@ impl Database {
         let mut s = self.inner.shared.counters.snapshot();
         let cache = &self.inner.background.env.cache;
         s.memory_budget = self.inner.memory_budget;
+        s.segment_size = self.inner.segment_size;
+        s.open_notes = self.inner.open_notes.clone();
         s.cache_bytes = cache.bytes();
         s.cache_hits = cache.hits.load(Relaxed);
         s.cache_misses = cache.misses.load(Relaxed);
@@ -549,11 +584,91 @@ fn background_priority(nice: i32) {
     let _ = nice;
 }
 
+/// The journal segment size to use, and a note when it is not the one asked for. It shapes the
+/// files on disk, so an existing database keeps its own: from the manifest, or — a manifest from
+/// before it was recorded — the length of its largest segment file.
+fn effective_segment_size(vfs: &dyn Vfs, stored: Option<&Manifest>, asked: Option<u64>) -> Result<(u64, Vec<String>)> {
+    let Some(stored) = stored else { return Ok((asked.unwrap_or(DEFAULT_SEGMENT_SIZE), Vec::new())) };
+    let own = match stored.segment_size {
+        0 => {
+            let mut largest = 0;
+            for name in vfs.list().map_err(|e| Error::io("listing the database directory", e))? {
+                if journal::slot_of(&name).is_some() {
+                    let file = vfs.open(&name, false).map_err(|e| Error::io(format!("opening {name}"), e))?;
+                    largest = largest.max(file.len().map_err(|e| Error::io(format!("reading {name}"), e))?);
+                }
+            }
+            Some(largest).filter(|n| *n >= MIN_SEGMENT_SIZE)
+        }
+        n => Some(n),
+    };
+    let size = own.or(asked).unwrap_or(DEFAULT_SEGMENT_SIZE);
+    let mut notes = Vec::new();
+    if let Some(asked) = asked.filter(|a| *a != size) {
+        notes.push(format!(
+            "segment size {asked} bytes ignored: this database was created with {size}-byte journal segments and keeps them"
+        ));
+    }
+    Ok((size, notes))
+}
+
+/// Free journal segments of exactly `size` bytes, for reuse. Any other is removed: one cut short
+/// by a crash or a full disk while it was created (its creation ends with a sync, so it was never
+/// used), or one of another size from before segment sizes were recorded.
+fn keep_free_segments_of_size(vfs: &dyn Vfs, free: Vec<SegmentFile>, size: u64) -> Result<Vec<SegmentFile>> {
+    let mut kept = Vec::with_capacity(free.len());
+    for seg in free {
+        if seg.file.len().map_err(|e| Error::io(format!("reading {}", seg.name), e))? == size {
+            kept.push(seg);
+        } else {
+            vfs.remove(&seg.name).map_err(|e| Error::io(format!("removing {}", seg.name), e))?;
+        }
+    }
+    Ok(kept)
+}
+
 fn range_is_empty(range: &KeyRange) -> bool {
     use Bound::*;
     match (&range.lower, &range.upper) {
         (Included(a), Included(b)) => a > b,
         (Included(a) | Excluded(a), Included(b) | Excluded(b)) => a >= b,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{CrashMode, SimVfs};
+    use crate::key::Key;
+
+    #[test]
+    fn a_manifest_from_before_segment_size_was_recorded_takes_the_size_of_its_segment_files() {
+        let vfs = SimVfs::new();
+        let options = |size| Options { segment_size: Some(size), checkpoint_bytes: 1 << 40, ..Options::default() };
+        let db = Database::open_with(Arc::new(vfs.clone()), options(256 << 10)).unwrap();
+        wait(|done| db.create_table("t", "id", done)).unwrap();
+        let doc = |k: u64| format!("{{\"id\":{k},\"pad\":\"{}\"}}", "x".repeat(200));
+        for k in 0..600 {
+            let docs = PreparedDocs::parse(doc(k).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+            wait(|done| db.insert("t", docs, WriteOptions::default(), done)).unwrap();
+        }
+        std::mem::forget(db);
+        let vfs = vfs.crash(CrashMode::DropUnsynced);
+        // The manifest as an older engine wrote it: no segment size.
+        let mut m = manifest::load(&vfs).unwrap().unwrap();
+        assert_eq!(m.segment_size, 256 << 10);
+        m.segment_size = 0;
+        m.version += 1;
+        manifest::store(&vfs, &m).unwrap();
+        let db = Database::open_with(Arc::new(vfs.clone()), options(64 << 10)).unwrap();
+        assert_eq!(db.stats().segment_size, 256 << 10);
+        assert_eq!(db.stats().open_notes.len(), 1);
+        for k in 0..600 {
+            assert_eq!(db.get("t", &Key::from(k as f64)).unwrap().as_deref(), Some(doc(k).as_str()), "key {k}");
+        }
+        db.close().unwrap();
+        // Its next manifest records the size.
+        assert_eq!(manifest::load(&vfs).unwrap().unwrap().segment_size, 256 << 10);
     }
 }

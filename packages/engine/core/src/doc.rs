@@ -13,6 +13,13 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::key::Key;
 
+/// Deepest nesting of objects and arrays a document may have, counting the document itself:
+/// `{}` is 1 level, `{"a":[1]}` 2. A deeper document is refused at every write path, with an
+/// error naming this limit and where it is crossed, so that everything stored can be parsed back
+/// (by the engine's own parses and by recursive readers such as JavaScript's) without running
+/// out of stack. serde_json's default recursion limit is the same 128.
+pub const MAX_DOCUMENT_DEPTH: usize = 128;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocFormat {
     /// One JSON object per line; blank lines are skipped (and still counted in indexes).
@@ -92,8 +99,14 @@ fn prepare_one(index: u64, text: &[u8], primary_key: &str) -> PreparedDoc {
         Err(e) => return err(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
     };
     let mut de = serde_json::Deserializer::from_str(text);
+    // `Skip` counts the depth itself, so serde_json's own limit (which would refuse a document
+    // of exactly MAX_DOCUMENT_DEPTH levels) is off; nothing recurses deeper than the limit.
+    de.disable_recursion_limit();
     let found = match (KeyProbe { primary_key }).deserialize(&mut de).and_then(|k| de.end().map(|_| k)) {
         Ok(found) => found,
+        Err(e) if e.is_data() && e.to_string().starts_with(TOO_DEEP) => {
+            return err(format!("{TOO_DEEP} (at column {})", e.column()))
+        }
         Err(e) if e.is_data() => return err(e.to_string().split(" at line").next().unwrap_or("").to_string()),
         Err(e) => return err(format!("invalid JSON at column {}: {e}", e.column())),
     };
@@ -109,6 +122,106 @@ fn prepare_one(index: u64, text: &[u8], primary_key: &str) -> PreparedDoc {
             let json = format!("{{{}:\"{id}\"{sep}{body}", serde_json::to_string(primary_key).unwrap());
             PreparedDoc::Ok { index, key: Key::Str(id.into()), json: json.into(), generated: true }
         }
+    }
+}
+
+const TOO_DEEP: &str = "document is nested deeper than the limit of 128 levels of objects and arrays";
+
+/// Parses a stored document into a `Value` for the engine's own use (index fields, merges).
+/// Documents are at most [`MAX_DOCUMENT_DEPTH`] deep when written; one stored before the limit
+/// existed that is deeper is refused here by a scan that does not recurse, never parsed.
+pub(crate) fn parse_value(text: &str) -> Option<serde_json::Value> {
+    if depth_exceeds(text.as_bytes(), MAX_DOCUMENT_DEPTH) {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = serde::Deserialize::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
+/// Whether objects and arrays nest deeper than `max` in `text` (outside strings).
+fn depth_exceeds(text: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Validates a value inside a document without building it, counting its depth: `depth` is
+/// the level of the object or array holding it (the document itself is level 1).
+struct Skip {
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Skip {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = Skip { depth: self.depth + 1 };
+        if inner.depth > MAX_DOCUMENT_DEPTH {
+            return Err(de::Error::custom(TOO_DEEP));
+        }
+        while seq.next_element_seed(Skip { depth: inner.depth })?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = self.depth + 1;
+        if inner > MAX_DOCUMENT_DEPTH {
+            return Err(de::Error::custom(TOO_DEEP));
+        }
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(Skip { depth: inner })?;
+        }
+        Ok(())
     }
 }
 
@@ -164,7 +277,7 @@ impl<'de> Visitor<'de> for KeyProbe<'_> {
             if is_key {
                 key = Some(map.next_value_seed(KeyValue { primary_key: self.primary_key })?);
             } else {
-                map.next_value::<IgnoredAny>()?;
+                map.next_value_seed(Skip { depth: 1 })?;
             }
         }
         Ok(key)
@@ -281,5 +394,52 @@ mod tests {
         let docs = PreparedDocs::parse(b"[{\"id\":\"a\"}, 5, {\"id\":2.5}]", DocFormat::JsonArray, "id").unwrap();
         assert_eq!(errors(&docs), vec![(1, "document must be a JSON object, got number".to_string())]);
         assert!(PreparedDocs::parse(b"[{\"id\":1},", DocFormat::JsonArray, "id").is_err());
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        // The document is level 1; each `{"a":` adds one; the innermost holds an array.
+        let mut s = String::from("{\"id\":1,\"a\":");
+        s += &"{\"a\":".repeat(depth.saturating_sub(2));
+        s += "[1]";
+        s += &"}".repeat(depth.saturating_sub(2));
+        s += "}";
+        s
+    }
+
+    #[test]
+    fn documents_up_to_the_limit_are_accepted_and_parse_back_deeper_ones_are_refused() {
+        for depth in [2, 64, MAX_DOCUMENT_DEPTH - 1, MAX_DOCUMENT_DEPTH] {
+            let text = nested(depth);
+            assert!(!depth_exceeds(text.as_bytes(), MAX_DOCUMENT_DEPTH) && depth_exceeds(text.as_bytes(), depth - 1));
+            let docs = PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+            assert!(matches!(&docs.docs[0], PreparedDoc::Ok { .. }), "depth {depth}: {:?}", docs.docs[0]);
+            assert!(parse_value(&text).is_some(), "depth {depth} parses back");
+        }
+        for (depth, line) in [(MAX_DOCUMENT_DEPTH + 1, 0u64), (10_000, 1)] {
+            let input = if line == 0 { nested(depth) } else { format!("{{\"id\":0}}\n{}", nested(depth)) };
+            let docs = PreparedDocs::parse(input.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+            let PreparedDoc::Err { index, message } = docs.docs.last().unwrap() else { panic!("depth {depth} accepted") };
+            assert_eq!(*index, line);
+            assert!(message.starts_with("document is nested deeper than the limit of 128 levels"), "{message}");
+            // Where: the column of the first bracket past the limit.
+            let column = nested(depth).match_indices(['{', '[']).nth(MAX_DOCUMENT_DEPTH).unwrap().0 + 1;
+            assert!(message.ends_with(&format!("(at column {column})")), "{message}, expected column {column}");
+            assert!(parse_value(&nested(depth)).is_none());
+        }
+        // In a JSON array, the element is refused alone, by its index.
+        let array = format!("[{{\"id\":1}},{},{{\"id\":3}}]", nested(10_000));
+        let docs = PreparedDocs::parse(array.as_bytes(), DocFormat::JsonArray, "id").unwrap();
+        assert_eq!(docs.len(), 3);
+        assert!(matches!(&docs.docs[1], PreparedDoc::Err { index: 1, message } if message.contains("128 levels")));
+        assert!(matches!(&docs.docs[2], PreparedDoc::Ok { .. }));
+        // Brackets inside strings are not nesting.
+        let text = format!("{{\"id\":1,\"s\":\"{}\\\"{}\"}}", "[".repeat(500), "{".repeat(500));
+        assert!(matches!(&PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap().docs[0], PreparedDoc::Ok { .. }));
+        assert!(parse_value(&text).is_some());
     }
 }

@@ -96,7 +96,7 @@ impl Index {
     /// True when `doc` has a value for which `matches` holds (queries re-check documents, since
     /// long values are cut in entries).
     fn doc_matches(&self, doc: &str, matches: impl Fn(&str) -> bool) -> bool {
-        serde_json::from_str::<Value>(doc).is_ok_and(|d| self.values(&d).iter().any(|v| matches(v)))
+        crate::doc::parse_value(doc).is_some_and(|d| self.values(&d).iter().any(|v| matches(v)))
     }
 }
 
@@ -319,7 +319,7 @@ fn apply(catalog: &RwLock<Catalog>, changes: Vec<Change>) {
         if indexes.is_empty() {
             continue;
         }
-        let parse = |d: &Option<Doc>| d.as_ref().and_then(|d| serde_json::from_str::<Value>(d).ok());
+        let parse = |d: &Option<Doc>| d.as_ref().and_then(|d| crate::doc::parse_value(d));
         let (old, new) = (parse(&change.old), parse(&change.new));
         for index in indexes.iter() {
             if let Build::Building { after, .. } = &*index.build.lock().unwrap() {
@@ -359,7 +359,7 @@ fn build_step(catalog: &RwLock<Catalog>) -> bool {
             {
                 let mut tree = index.tree.data.write();
                 for (key, doc) in &rows {
-                    let Ok(doc) = serde_json::from_str::<Value>(doc) else { continue };
+                    let Some(doc) = crate::doc::parse_value(doc) else { continue };
                     let pk: Doc = key.to_json().into();
                     for v in index.values(&doc) {
                         index.tree.write_entry(&mut tree, entry_key(&v, key), Some(pk.clone()));

@@ -51,11 +51,11 @@ mod table;
 mod tree;
 
 pub use db::{wait, AckListener, Callback, Database, TableInfo};
-pub use doc::{DocFormat, PreparedDocs};
+pub use doc::{DocFormat, PreparedDocs, MAX_DOCUMENT_DEPTH};
 pub use error::{Error, ErrorCode, Result};
 pub use index::{IndexInfo, ValueBound};
 pub use key::{Key, KeyRange};
-pub use options::{Conflict, Durability, Options, WriteOptions};
+pub use options::{Conflict, Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
 pub use stats::{LatencyHistogram, LatencySummary, Stats, WriteStages};
 pub use table::{DocumentError, WriteResult};
 

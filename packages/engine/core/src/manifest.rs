@@ -78,6 +78,10 @@ pub(crate) struct Manifest {
     /// Next id for an index's hidden tree (ids from 2^31 up, apart from table ids).
     #[serde(default)]
     pub next_index_tree_id: u32,
+    /// Size of every journal segment file, fixed when the database was created (0 in manifests
+    /// written before it was recorded: the open then takes it from the segment files).
+    #[serde(default)]
+    pub segment_size: u64,
     pub tables: Vec<TableEntry>,
 }
 
@@ -142,6 +146,54 @@ pub(crate) fn load(vfs: &dyn Vfs) -> Result<Option<Manifest>> {
         (_, Some(m)) => Ok(Some(m)),
         (_, None) => Err(Error::corrupt_checkpoint("no manifest slot validates (MANIFEST-0 and MANIFEST-1 are both damaged)")),
     }
+}
+
+/// Present while a database is being created: everything in the directory is then half-made.
+pub const CREATING: &str = "CREATING";
+
+/// The files a database consists of (others in the directory are not the engine's).
+fn is_database_file(name: &str) -> bool {
+    MANIFEST_SLOTS.contains(&name) || crate::journal::slot_of(name).is_some() || crate::run::is_run_file(name)
+}
+
+/// Whether an earlier creation of this database did not finish (its `CREATING` marker is still
+/// there). Nothing is acknowledged before creation completes, so its files are then removed —
+/// whatever state they are in, a manifest slot too — and the database is created anew under the
+/// same marker. Only the marker allows this: without it, a damaged manifest is refused.
+pub(crate) fn creation_unfinished(vfs: &dyn Vfs) -> Result<bool> {
+    let names = vfs.list().map_err(|e| Error::io("listing the database directory", e))?;
+    if !names.iter().any(|n| n == CREATING) {
+        return Ok(false);
+    }
+    for name in names.iter().filter(|n| is_database_file(n)) {
+        vfs.remove(name).map_err(|e| Error::io(format!("removing {name} of an unfinished creation"), e))?;
+    }
+    vfs.sync_dir().map_err(|e| Error::io("removing the files of an unfinished creation", e))?;
+    Ok(true)
+}
+
+/// Starts creating a database in a directory with no manifest: writes the `CREATING` marker
+/// (durably) before any other file. Journal or run files without a manifest and without the
+/// marker are not a creation this engine began: refused, never overwritten.
+pub(crate) fn begin_creation(vfs: &dyn Vfs) -> Result<()> {
+    let names = vfs.list().map_err(|e| Error::io("listing the database directory", e))?;
+    if let Some(name) = names.iter().find(|n| is_database_file(n)) {
+        return Err(Error::corrupt_checkpoint(format!(
+            "the directory holds {name} but no manifest (MANIFEST-0, MANIFEST-1): not a database this engine \
+             finished creating, and not one whose creation it can tell was interrupted; refusing to open it \
+             rather than overwrite it"
+        )));
+    }
+    let io = |e| Error::io(format!("creating {CREATING}"), e);
+    vfs.open(CREATING, true).map_err(io)?;
+    vfs.sync_dir().map_err(io)
+}
+
+/// Ends a creation: the first manifest is durable, so the marker goes (durably).
+pub(crate) fn finish_creation(vfs: &dyn Vfs) -> Result<()> {
+    let io = |e| Error::io(format!("removing {CREATING}"), e);
+    vfs.remove(CREATING).map_err(io)?;
+    vfs.sync_dir().map_err(io)
 }
 
 /// Writes `m` into its slot and syncs it. The first write of a slot also syncs the directory.

@@ -37,8 +37,12 @@ pub struct WriteOptions {
 /// Database tunables. Every field has a default that suits a bulk load on one disk.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Size of each preallocated journal segment file. Default 64 MiB.
-    pub segment_size: u64,
+    /// Size of each preallocated journal segment file of a *new* database; at least 64 KiB.
+    /// `None`: 64 MiB. It shapes the files on disk, so it is recorded in the manifest at
+    /// creation and an existing database always keeps its own size: a different value passed
+    /// here is ignored, with a note in [`crate::Stats::open_notes`]. The only such option: the
+    /// others tune timing and memory and may change between opens.
+    pub segment_size: Option<u64>,
     /// A checkpoint starts once this many journal bytes were written since the last one.
     /// Default 256 MiB.
     pub checkpoint_bytes: u64,
@@ -67,10 +71,15 @@ pub struct Options {
     pub group_commit_window: Duration,
 }
 
+/// Journal segment size of a new database when [`Options::segment_size`] is `None`.
+pub const DEFAULT_SEGMENT_SIZE: u64 = 64 << 20;
+/// Smallest journal segment size accepted.
+pub const MIN_SEGMENT_SIZE: u64 = 64 << 10;
+
 impl Default for Options {
     fn default() -> Self {
         Options {
-            segment_size: 64 << 20,
+            segment_size: None,
             checkpoint_bytes: 256 << 20,
             flush_interval: Duration::from_millis(200),
             recycle_segments: 4,

@@ -99,6 +99,11 @@ pub struct Stats {
     pub records_replayed: u64,
     /// True once a write or fdatasync failed: every later write fails until reopened.
     pub poisoned: bool,
+    /// The database's journal segment size (fixed at creation).
+    pub segment_size: u64,
+    /// What the open did differently from what it was asked, one sentence each (an option
+    /// ignored because the database's own value wins). Empty when nothing.
+    pub open_notes: Vec<String>,
     /// The engine's stages of each write (insert, delete); the Node binding adds its own to them.
     pub write_stages: WriteStages,
 }

@@ -310,8 +310,8 @@ impl Table {
 fn same_document(old: &str, new: &str) -> bool {
     old == new
         || matches!(
-            (serde_json::from_str::<serde_json::Value>(old), serde_json::from_str::<serde_json::Value>(new)),
-            (Ok(a), Ok(b)) if a == b
+            (crate::doc::parse_value(old), crate::doc::parse_value(new)),
+            (Some(a), Some(b)) if a == b
         )
 }
 
@@ -333,9 +333,9 @@ fn merge_documents(old: &str, new: &str) -> Option<String> {
             (into, from) => *into = from,
         }
     }
-    let before: serde_json::Value = serde_json::from_str(old).ok()?;
+    let before = crate::doc::parse_value(old)?;
     let mut after = before.clone();
-    merge(&mut after, serde_json::from_str(new).ok()?);
+    merge(&mut after, crate::doc::parse_value(new)?);
     (after != before).then(|| after.to_string())
 }
 

@@ -53,7 +53,7 @@ fn random_doc(key: u64, len: usize, rng: &mut u64) -> String {
 /// Large segments, no checkpoints: every write is replayed from the journal on reopen.
 fn journal_only() -> Options {
     Options {
-        segment_size: 1 << 20,
+        segment_size: Some(1 << 20),
         checkpoint_bytes: 1 << 40,
         flush_interval: Duration::from_secs(3600),
         ..Options::default()
@@ -62,7 +62,7 @@ fn journal_only() -> Options {
 
 /// Small segments and checkpoints: compressed records cross rotations, checkpoints and recycling.
 fn churning() -> Options {
-    Options { segment_size: 256 << 10, checkpoint_bytes: 768 << 10, recycle_segments: 2, ..journal_only() }
+    Options { segment_size: Some(256 << 10), checkpoint_bytes: 768 << 10, recycle_segments: 2, ..journal_only() }
 }
 
 /// Offset and header of each record of a segment image, in order, up to the first that does

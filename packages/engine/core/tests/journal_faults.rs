@@ -114,3 +114,42 @@ fn a_failed_background_fdatasync_of_soft_writes_poisons_the_handle() {
     assert_eq!(wait(|done| db.sync(done)).unwrap_err().code, ErrorCode::Poisoned);
     let _ = db.close();
 }
+
+#[test]
+fn records_of_a_segment_whose_activation_was_lost_never_come_back() {
+    // Life 1: one hard write, then a power cut.
+    let vfs = SimVfs::new();
+    let options = || Options { checkpoint_bytes: 1 << 40, ..small_options() };
+    let db = open(&vfs, options()).unwrap();
+    create(&db, "t");
+    insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
+    std::mem::forget(db);
+    let vfs = vfs.crash(CrashMode::KeepUnsynced);
+    // Life 2: the open seals segment 1 with a marker naming segment 2 and activates 2 in the free
+    // file; a soft write lands in it. The power cut keeps the record but not the new header
+    // (sectors are torn independently).
+    let db = open(&vfs, options()).unwrap();
+    insert(&db, "t", &doc(2, 10), Durability::Soft).unwrap();
+    // A soft write's group is written to the journal before the committer takes the next one:
+    // once this second write is acknowledged, the first is in the file.
+    insert(&db, "t", &doc(3, 10), Durability::Soft).unwrap();
+    std::mem::forget(db);
+    let vfs = vfs.crash(CrashMode::KeepUnsynced);
+    let second = segment_file_name(1);
+    let mut bytes = vfs.read_file(&second).expect("the second segment file");
+    assert_ne!(bytes[SEGMENT_HEADER_SIZE as usize..SEGMENT_HEADER_SIZE as usize + 4], [0; 4], "the soft write's record is there");
+    bytes[..512].fill(0);
+    vfs.write_file(&second, bytes);
+    // Life 3: the journal ends at segment 1's marker; the soft write is lost, as it may be. A
+    // clean close then syncs the new active segment's header and names it in the manifest.
+    let db = open(&vfs, options()).unwrap();
+    assert_eq!((get(&db, "t", 2), get(&db, "t", 3)), (None, None));
+    db.close().unwrap();
+    // Had the new segment taken id 2 again, in the same file, the stale record would validate.
+    let db = open(&vfs.crash(CrashMode::DropUnsynced), options()).unwrap();
+    assert_eq!(get(&db, "t", 1), Some(doc(1, 10)));
+    assert_eq!(get(&db, "t", 2), None, "a lost write came back from a stale record");
+    assert_eq!(get(&db, "t", 3), None, "a lost write came back from a stale record");
+    assert_eq!(db.count("t").unwrap(), 1);
+    db.close().unwrap();
+}

@@ -31,7 +31,7 @@ impl OpenOptions {
     pub fn to_engine(&self) -> Options {
         let mut options = Options::default();
         if let Some(n) = self.segment_size {
-            options.segment_size = n as u64;
+            options.segment_size = Some(n as u64);
         }
         if let Some(n) = self.checkpoint_bytes {
             options.checkpoint_bytes = n as u64;

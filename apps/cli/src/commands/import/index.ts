@@ -27,7 +27,7 @@ import { Progress } from './progress.js';
 import { RejectsFile } from './rejects.js';
 import { EXIT, figuresOf, summaryText, writeReport, type ImportReport, type ImportStatus } from './report.js';
 import { openImportRun } from './history.js';
-import { CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './resume.js';
+import { canResumeFrom, CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './resume.js';
 import { openInput } from './source.js';
 import { evaluateThresholds, parseThreshold, type Threshold } from './thresholds.js';
 
@@ -413,7 +413,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     saveCheckpoint(true);
     checkpoint.close();
   }
-  report.checkpoint = { path: checkpointPath, complete: state.complete };
+  report.checkpoint = { path: checkpointPath, complete: state.complete, resumable: checkpointPath !== null && canResumeFrom(checkpointPath) };
+  for (const note of (report.engine as { openNotes?: string[] } | null)?.openNotes ?? []) io.stderr.write(`wharf import: note: ${note}\n`);
   report.memory = { peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024) };
   report.finishedAt = new Date().toISOString();
   report.target = redact(o.target);
@@ -472,7 +473,7 @@ function emptyReport(): ImportReport {
     indexBuildMs: null,
     thresholds: [],
     rejects: { file: null, count: 0, first: [] },
-    checkpoint: { path: null, complete: false },
+    checkpoint: { path: null, complete: false, resumable: false },
     memory: { peakRssMB: 0 },
     error: null,
   };

@@ -68,7 +68,8 @@ export interface ImportReport {
   indexBuildMs: number | null;
   thresholds: ThresholdResult[];
   rejects: { file: string | null; count: number; first: DocumentError[] };
-  checkpoint: { path: string | null; complete: boolean };
+  /** `resumable`: the checkpoint file exists and records durable progress, so --resume skips input. */
+  checkpoint: { path: string | null; complete: boolean; resumable: boolean };
   memory: { peakRssMB: number };
   error: null | { code: string; message: string; line?: number };
 }
@@ -132,14 +133,20 @@ export function summaryText(r: ImportReport): string {
     'dry-run': d.rejected === 0 ? 'OK: every document is valid (nothing written: --dry-run)' : 'DRY RUN: some documents are invalid (nothing written)',
     rejects: 'DONE WITH REJECTS: every document was written or rejected',
     thresholds: 'THRESHOLDS BREACHED',
-    interrupted: `INTERRUPTED: continue with --resume${r.checkpoint.path ? ` (checkpoint ${r.checkpoint.path})` : ''}`,
+    interrupted: r.checkpoint.resumable
+      ? `INTERRUPTED: continue with --resume (checkpoint ${r.checkpoint.path})`
+      : 'INTERRUPTED: nothing was durable yet; run the import again',
     failed: `FAILED${
       r.error?.code === 'WHARF_MAX_ERRORS'
         ? `: stopped after more than ${r.options.maxErrors} rejections; ${int(d.missing)} documents read after that were not sent`
         : d.missing > 0
           ? `: ${int(d.missing)} documents have no outcome (not written, not rejected)`
           : ''
-    }${r.checkpoint.path ? `; fix the cause, then continue with --resume (checkpoint ${r.checkpoint.path})` : ''}`,
+    }${
+      r.checkpoint.resumable
+        ? `; fix the cause, then continue with --resume (checkpoint ${r.checkpoint.path})`
+        : r.dryRun ? '' : '; fix the cause, then run the import again (no checkpoint to resume from)'
+    }`,
   };
   lines.push(`  ${verdict[r.status]} (exit ${r.exitCode})`);
   return `${lines.join('\n')}\n`;

@@ -91,6 +91,19 @@ export function readCheckpoint(path: string): Checkpoint | null {
   return newest.cp;
 }
 
+/**
+ * Whether `--resume` would skip anything: the checkpoint file exists, validates, is not complete
+ * and records durable progress. Only then does the CLI suggest it.
+ */
+export function canResumeFrom(path: string): boolean {
+  try {
+    const cp = readCheckpoint(path);
+    return cp !== null && !cp.complete && (cp.low.offset > 0 || cp.low.docs > 0);
+  } catch {
+    return false;
+  }
+}
+
 export class CheckpointWriter {
   readonly path: string;
   #fd: number;

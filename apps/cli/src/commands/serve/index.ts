@@ -50,6 +50,9 @@ export async function runServe(o: ServeOptions, io: { stdout: NodeJS.WritableStr
       (handle.driver ? `; rethinkdb driver port ${handle.driver.host}:${handle.driver.port}` : '') +
       '. Ctrl-C to stop.\n',
   );
+  // What the engine did differently from what it was asked (an on-disk option it keeps), one line each.
+  const db = (handle as { app?: { db?: { stats?(): { openNotes?: string[] } } } }).app?.db;
+  for (const note of db?.stats?.().openNotes ?? []) io.stderr.write(`wharf serve: note: ${note}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

@@ -5,7 +5,8 @@
 //! directory as a power cut would leave it: durable images, plus — depending on [`CrashMode`] —
 //! none, all, or a random torn subset of the unsynced writes (whole 512-byte sectors each).
 //! Files whose creation was not made durable by `sync_dir` may vanish. Faults: fail the n-th
-//! `sync_data` or the n-th `write_at` from now.
+//! `sync_data` or the n-th `write_at` from now, or the n-th call of any kind that changes the
+//! disk with a chosen OS error (ENOSPC, EIO), once or from then on.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -49,11 +50,23 @@ pub struct SimVfs {
     /// Countdowns: the call that brings one to zero fails; negative means disarmed.
     fail_sync_in: AtomicI64,
     fail_write_in: AtomicI64,
+    /// Countdown over every call that changes the disk (file writes, length changes, fdatasyncs,
+    /// directory syncs, file creations); the call that brings it to zero fails with `fail_errno`,
+    /// and with `fail_sticky` every later one too (a disk that stays full or broken).
+    fail_io_in: AtomicI64,
+    fail_errno: std::sync::atomic::AtomicI32,
+    fail_sticky: AtomicBool,
+    failing: AtomicBool,
+    /// Calls that changed the disk so far (or tried to).
+    io_calls: std::sync::atomic::AtomicU64,
+    /// The calls a fault struck, as "fdatasync journal", "write run", "sync directory"…
+    struck: Mutex<Vec<String>>,
     /// Like `flock`: one open database per directory.
     locked: AtomicBool,
 }
 
 struct SimStorage {
+    name: String,
     file: Arc<Mutex<SimFile>>,
     vfs: Arc<SimVfs>,
 }
@@ -65,6 +78,38 @@ fn tick(counter: &AtomicI64) -> bool {
 
 fn injected(what: &str) -> io::Error {
     io::Error::other(format!("injected {what} failure"))
+}
+
+impl SimVfs {
+    /// Counts one call that changes the disk; an error if a fault armed with
+    /// [`SimVfs::fail_io_after`] strikes it.
+    fn disk_call(&self, call: &str, name: &str) -> io::Result<()> {
+        let result = self.disk_call_result();
+        if result.is_err() {
+            let class = match name {
+                n if n.starts_with("journal-") => "journal",
+                n if n.starts_with("run-") => "run",
+                n if n.starts_with("MANIFEST") => "manifest",
+                "" => "directory",
+                _ => "other",
+            };
+            self.struck.lock().unwrap().push(format!("{call} {class}"));
+        }
+        result
+    }
+
+    fn disk_call_result(&self) -> io::Result<()> {
+        self.io_calls.fetch_add(1, Ordering::SeqCst);
+        if tick(&self.fail_io_in) {
+            self.failing.store(true, Ordering::SeqCst);
+        } else if !(self.failing.load(Ordering::SeqCst) && self.fail_sticky.load(Ordering::SeqCst)) {
+            return Ok(());
+        }
+        if !self.fail_sticky.load(Ordering::SeqCst) {
+            self.failing.store(false, Ordering::SeqCst);
+        }
+        Err(io::Error::from_raw_os_error(self.fail_errno.load(Ordering::SeqCst)))
+    }
 }
 
 impl Storage for SimStorage {
@@ -88,6 +133,7 @@ impl Storage for SimStorage {
         if tick(&self.vfs.fail_write_in) {
             return Err(injected("write"));
         }
+        self.vfs.disk_call("write", &self.name)?;
         let mut f = self.file.lock().unwrap();
         let end = offset as usize + buf.len();
         if f.live.len() < end {
@@ -99,6 +145,7 @@ impl Storage for SimStorage {
         Ok(())
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
+        self.vfs.disk_call("set_len", &self.name)?;
         let mut f = self.file.lock().unwrap();
         f.live.resize(len as usize, 0);
         f.unsynced.push((0, None, len));
@@ -108,6 +155,7 @@ impl Storage for SimStorage {
         if tick(&self.vfs.fail_sync_in) {
             return Err(injected("fdatasync"));
         }
+        self.vfs.disk_call("fdatasync", &self.name)?;
         let mut f = self.file.lock().unwrap();
         f.durable = f.live.clone();
         f.unsynced.clear();
@@ -131,7 +179,43 @@ impl SimVfs {
         let vfs = SimVfs::default();
         vfs.fail_sync_in.store(-1, Ordering::SeqCst);
         vfs.fail_write_in.store(-1, Ordering::SeqCst);
+        vfs.fail_io_in.store(-1, Ordering::SeqCst);
         Arc::new(vfs)
+    }
+
+    /// The `n`-th call from now (1 = the next) that changes the disk — a file write, length
+    /// change, fdatasync, directory sync or file creation — fails with OS error `errno` (say
+    /// `libc::ENOSPC` or `libc::EIO`); when `sticky`, every such call after it fails too, as on
+    /// a disk that stays full, until [`SimVfs::clear_faults`].
+    pub fn fail_io_after(&self, n: i64, errno: i32, sticky: bool) {
+        self.fail_errno.store(errno, Ordering::SeqCst);
+        self.fail_sticky.store(sticky, Ordering::SeqCst);
+        self.failing.store(false, Ordering::SeqCst);
+        self.fail_io_in.store(n, Ordering::SeqCst);
+    }
+
+    /// Disarms every fault (the disk has room again).
+    pub fn clear_faults(&self) {
+        self.fail_io_in.store(-1, Ordering::SeqCst);
+        self.fail_sync_in.store(-1, Ordering::SeqCst);
+        self.fail_write_in.store(-1, Ordering::SeqCst);
+        self.failing.store(false, Ordering::SeqCst);
+    }
+
+    /// The calls faults struck so far, as "fdatasync journal", "write run", "sync directory"…
+    pub fn struck(&self) -> Vec<String> {
+        self.struck.lock().unwrap().clone()
+    }
+
+    /// Calls that changed the disk (or tried to) so far: to aim [`SimVfs::fail_io_after`].
+    pub fn io_calls(&self) -> u64 {
+        self.io_calls.load(Ordering::SeqCst)
+    }
+
+    /// Names and live lengths of every file, for tests that check what a failure left behind.
+    pub fn files(&self) -> Vec<(String, u64)> {
+        let dir = self.dir.lock().unwrap();
+        dir.files.iter().map(|(n, f)| (n.clone(), f.lock().unwrap().live.len() as u64)).collect()
     }
 
     /// The `n`-th `sync_data` from now (1 = the next) fails.
@@ -210,6 +294,9 @@ impl SimVfs {
 
 impl Vfs for Arc<SimVfs> {
     fn open(&self, name: &str, create: bool) -> io::Result<Arc<dyn Storage>> {
+        if create && !self.dir.lock().unwrap().files.contains_key(name) {
+            self.disk_call("create", name)?;
+        }
         let mut dir = self.dir.lock().unwrap();
         let file = match dir.files.get(name) {
             Some(f) => f.clone(),
@@ -220,7 +307,7 @@ impl Vfs for Arc<SimVfs> {
             }
             None => return Err(io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file"))),
         };
-        Ok(Arc::new(SimStorage { file, vfs: self.clone() }))
+        Ok(Arc::new(SimStorage { name: name.to_string(), file, vfs: self.clone() }))
     }
     fn list(&self) -> io::Result<Vec<String>> {
         Ok(self.dir.lock().unwrap().files.keys().cloned().collect())
@@ -246,6 +333,7 @@ impl Vfs for Arc<SimVfs> {
         self.locked.store(false, Ordering::SeqCst);
     }
     fn sync_dir(&self) -> io::Result<()> {
+        self.disk_call("sync", "")?;
         let mut dir = self.dir.lock().unwrap();
         for f in dir.files.values() {
             f.lock().unwrap().name_durable = true;

@@ -8,5 +8,5 @@ mod writer;
 pub(crate) use flusher::{Flusher, SyncTicket};
 pub(crate) use reader::recover;
 pub use segment::{segment_file_name, SEGMENT_HEADER_SIZE};
-pub(crate) use segment::SegmentPool;
+pub(crate) use segment::{slot_of, SegmentFile, SegmentPool};
 pub(crate) use writer::{seal, Journal, Position};

@@ -24,9 +24,10 @@ use crate::record::{decompress_payload, RecordHeader, RecordKind, RECORD_HEADER_
 pub(crate) struct Recovered {
     /// Segments replayed, oldest first; the last one is where the journal ended.
     pub chain: VecDeque<(u64, SegmentFile)>,
-    /// Where the journal ended. When `ended_by_marker`, that segment is already closed.
+    /// Where the journal ended, in the last segment of `chain`: after the last valid record, or
+    /// at the offset of an end marker naming a segment that was never durably activated. The
+    /// open seals it there with a marker naming `next_segment_id`.
     pub end: Position,
-    pub ended_by_marker: bool,
     /// The id the next segment must take.
     pub next_segment_id: u64,
     /// Segment files not in the chain: free for reuse.
@@ -40,7 +41,8 @@ struct Found {
     first_seq: u64,
 }
 
-/// Replays every record from `start`, calling `apply` for each mutation in order.
+/// Replays every record from `start`, calling `apply` for each mutation in order. `segment_size`
+/// is the database's segment size (a segment file is read whole even if it is larger).
 /// `start.segment_id == 0` means a new database with no journal yet.
 pub(crate) fn recover(
     vfs: &dyn Vfs,
@@ -75,7 +77,6 @@ pub(crate) fn recover(
         return Ok(Recovered {
             chain,
             end: Position { segment_id: 0, offset: 0, next_seq: start.next_seq },
-            ended_by_marker: true,
             next_segment_id: max_id + 1,
             free,
             next_slot,
@@ -87,6 +88,7 @@ pub(crate) fn recover(
     let mut data = Vec::new();
     let mut inflated = Vec::new();
     let ended_by_marker;
+    let mut marker_at = 0;
     loop {
         let Some(found) = by_id.remove(&id) else {
             if chain.is_empty() {
@@ -97,6 +99,7 @@ pub(crate) fn recover(
             // The previous segment ended with a marker naming this one, but it was never
             // activated durably: the journal ends at that marker.
             ended_by_marker = true;
+            offset = marker_at;
             break;
         };
         if offset == SEGMENT_HEADER_SIZE && found.first_seq != seq && !chain.is_empty() {
@@ -105,12 +108,12 @@ pub(crate) fn recover(
                 found.first_seq
             )));
         }
+        // The whole file, at least: `segment_size` is the database's own (from its manifest),
+        // never an option of this open. A file cut short reads as if zero-filled to that size.
         let len = found.file.file.len().map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
-        // A file cut short reads as if zero-filled to its full size.
         data.clear();
-        data.resize(segment_size as usize, 0);
-        let n = len.min(segment_size) as usize;
-        found.file.file.read_at(&mut data[..n], 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
+        data.resize(len.max(segment_size) as usize, 0);
+        found.file.file.read_at(&mut data[..len as usize], 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         let seed = seed_for_segment(id);
         chain.push_back((id, found.file));
 
@@ -150,6 +153,7 @@ pub(crate) fn recover(
         match next_segment {
             Some(next) => {
                 id = next;
+                marker_at = offset;
                 offset = SEGMENT_HEADER_SIZE;
             }
             None => {
@@ -159,14 +163,16 @@ pub(crate) fn recover(
             }
         }
     }
-    // Segments beyond the end (never durably linked) are free; their ids stay burned.
+    // Segments beyond the end (never durably linked) are free; their ids stay burned. So does
+    // the id a dangling end marker names: a free file may hold records of that id from its
+    // activation that never became durable (its header lost in the crash), which would validate
+    // again if the id were given to that file anew. The open rewrites the marker instead.
     free.extend(by_id.into_values().map(|f| f.file));
-    let next_segment_id = (max_id + 1).max(if ended_by_marker { id } else { id + 1 });
+    let next_segment_id = (max_id + 1).max(id + 1);
     let end_id = if ended_by_marker { chain.back().map(|(i, _)| *i).unwrap_or(id) } else { id };
     Ok(Recovered {
         chain,
         end: Position { segment_id: end_id, offset, next_seq: seq },
-        ended_by_marker,
         next_segment_id,
         free,
         next_slot,

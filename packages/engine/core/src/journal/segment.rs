@@ -97,19 +97,28 @@ impl SegmentPool {
 
     /// Creates a new segment file: written through with zeros once and synced, then the
     /// directory synced (the only directory fsync the journal ever makes).
+    /// A failed creation (a full disk, an I/O error) removes the file again, so no
+    /// half-written segment stays behind; one a crash leaves is removed by the next open.
     pub fn create(&self) -> Result<SegmentFile> {
         let name = segment_file_name(self.next_slot.fetch_add(1, Relaxed));
         let io = |e| Error::io(format!("creating journal segment {name}"), e);
         let file = self.vfs.open(&name, true).map_err(io)?;
-        let zeros = vec![0u8; 1 << 20];
-        let mut at = 0;
-        while at < self.segment_size {
-            let n = (self.segment_size - at).min(zeros.len() as u64) as usize;
-            file.write_at(&zeros[..n], at).map_err(io)?;
-            at += n as u64;
+        let filled = (|| {
+            let zeros = vec![0u8; 1 << 20];
+            let mut at = 0;
+            while at < self.segment_size {
+                let n = (self.segment_size - at).min(zeros.len() as u64) as usize;
+                file.write_at(&zeros[..n], at)?;
+                at += n as u64;
+            }
+            file.sync_data()?;
+            self.vfs.sync_dir()
+        })();
+        if let Err(e) = filled {
+            drop(file);
+            let _ = self.vfs.remove(&name);
+            return Err(io(e));
         }
-        file.sync_data().map_err(io)?;
-        self.vfs.sync_dir().map_err(io)?;
         Ok(SegmentFile { name, file })
     }
 

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: databases on a simulated disk, small segments.
 #![allow(dead_code)]
 
+pub mod campaign;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, Options
 /// Small segments and checkpoints so a few hundred writes rotate, checkpoint and recycle.
 pub fn small_options() -> Options {
     Options {
-        segment_size: 64 << 10,
+        segment_size: Some(64 << 10),
         checkpoint_bytes: 96 << 10,
         flush_interval: Duration::from_secs(3600),
         recycle_segments: 2,
