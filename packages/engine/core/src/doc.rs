@@ -164,10 +164,57 @@ impl<'de> Visitor<'de> for KeyProbe<'_> {
             if is_key {
                 key = Some(map.next_value_seed(KeyValue { primary_key: self.primary_key })?);
             } else {
-                map.next_value::<IgnoredAny>()?;
+                map.next_value::<Checked>()?;
             }
         }
         Ok(key)
+    }
+}
+
+/// Any JSON value, skipped but checked as a `serde_json::Value` would be (serde's `IgnoredAny`
+/// lets through what `Value` refuses: a lone UTF-16 surrogate escape, a number beyond f64).
+/// The engine reads stored documents back as `Value`s (indexes, updates): a document that could
+/// not be read so would be accepted, then silently left out of its indexes.
+struct Checked;
+
+impl<'de> de::Deserialize<'de> for Checked {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(Checked)
+    }
+}
+
+impl<'de> Visitor<'de> for Checked {
+    type Value = Checked;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value::<Checked>()?;
+        }
+        Ok(Checked)
     }
 }
 
@@ -263,6 +310,21 @@ mod tests {
         assert_eq!(errs[1].1, "primary key `id` must be a string or a number, got boolean");
         assert!(errs[2].1.starts_with("invalid JSON"), "{}", errs[2].1);
         assert_eq!(docs.len(), 6);
+    }
+
+    /// Found by the `doc` fuzz target (`fuzz/corpus/doc/regression-lone-surrogate`): fields
+    /// other than the key were skipped unchecked, so a document the engine cannot read back as
+    /// JSON (indexes and updates parse it) was accepted.
+    #[test]
+    fn every_field_must_be_json_the_engine_can_read_back() {
+        let input = b"{\"id\":1,\"s\":\"\\ud800\"}\n{\"id\":2,\"n\":[1e400]}\n{\"id\":3,\"o\":{\"k\":\"\\ud83d\\ude00\",\"n\":-1.5e300}}\n";
+        let docs = PreparedDocs::parse(input, DocFormat::Ndjson, "id").unwrap();
+        let errs = errors(&docs);
+        assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![0, 1], "{errs:?}");
+        assert!(errs[0].1.contains("hex escape") && errs[0].1.contains("column 20"), "{}", errs[0].1);
+        assert!(errs[1].1.contains("number out of range") && errs[1].1.contains("column"), "{}", errs[1].1);
+        let PreparedDoc::Ok { json, .. } = &docs.docs[2] else { panic!("{:?}", docs.docs[2]) };
+        assert!(serde_json::from_str::<serde_json::Value>(json).is_ok());
     }
 
     #[test]

@@ -42,6 +42,11 @@ const LZ4: u8 = 1;
 const HEADER: usize = 24;
 const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
+/// The most a block's entries can take: up to `BLOCK_TARGET`, then one more entry, which holds
+/// a document from one journal record.
+const MAX_BLOCK: usize = BLOCK_TARGET + crate::journal::MAX_RECORD_PAYLOAD;
+/// The fewest bytes a block's index entry takes: offset, length and the shortest key.
+const MIN_INDEX_ENTRY: usize = 12 + 3;
 /// Bytes a run writer writes (and starts writing back) at once.
 const WRITE_CHUNK: usize = 256 << 10;
 /// Bytes of a block's index entry to reserve per block: offset, length and a short key.
@@ -315,7 +320,11 @@ impl Run {
         }
         let field = |i: usize| u64::from_le_bytes(footer[8 + 8 * i..16 + 8 * i].try_into().unwrap());
         let (index_offset, index_len, bloom_offset, bloom_len) = (field(0), field(1), field(2), field(3));
-        if bloom_offset != index_offset + index_len || bloom_offset + bloom_len + FOOTER as u64 != len {
+        // Checked sums: offsets that wrap around could otherwise add up.
+        let adds_up = index_offset >= HEADER as u64
+            && index_offset.checked_add(index_len) == Some(bloom_offset)
+            && bloom_offset.checked_add(bloom_len).and_then(|e| e.checked_add(FOOTER as u64)) == Some(len);
+        if !adds_up {
             return Err(damaged(name, "footer offsets do not add up"));
         }
         let mut meta = vec![0u8; (index_len + bloom_len) as usize];
@@ -326,17 +335,34 @@ impl Run {
         }
         let (index, bloom) = meta.split_at(index_len as usize);
         let count = u32::from_le_bytes(index.get(..4).ok_or_else(|| damaged(name, "empty index"))?.try_into().unwrap());
-        let (mut blocks, mut first_keys) = (Vec::with_capacity(count as usize), Vec::with_capacity(count as usize));
+        // Reserve no more than the index can hold: a damaged count must not size an allocation.
+        let room = (count as usize).min(index.len() / MIN_INDEX_ENTRY);
+        let (mut blocks, mut first_keys) = (Vec::with_capacity(room), Vec::<Key>::with_capacity(room));
+        let codecs = format == FORMAT;
+        // The smallest block: its CRC32C, after a codec byte in format 3.
+        let min_block = 4 + codecs as u32;
         let mut at = 4;
-        for _ in 0..count {
+        let mut next_free = HEADER as u64;
+        for i in 0..count {
             let offset = u64::from_le_bytes(index.get(at..at + 8).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
             let length = u32::from_le_bytes(index.get(at + 8..at + 12).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
             let (key, used) = Key::decode(&index[at + 12..]).ok_or_else(|| damaged(name, "bad key in index"))?;
+            // Reads assume blocks in file order, apart, before the index, and keys ascending.
+            if offset < next_free || length < min_block || offset.checked_add(length as u64).is_none_or(|end| end > index_offset) {
+                return Err(damaged(name, format!("block {i} (offset {offset}, {length} bytes) is out of place")));
+            }
+            if first_keys.last().is_some_and(|prev| *prev >= key) {
+                return Err(damaged(name, format!("block {i} starts at a key not above the previous block's")));
+            }
+            next_free = offset + length as u64;
             blocks.push((offset, length));
             first_keys.push(key);
             at += 12 + used;
         }
         let (last_key, _) = Key::decode(&index[at..]).ok_or_else(|| damaged(name, "bad last key"))?;
+        if first_keys.last().is_some_and(|first| *first > last_key) {
+            return Err(damaged(name, "last key below the last block's first key"));
+        }
         Ok(Run {
             name: name.to_string(),
             id: run_id_of(name),
@@ -345,7 +371,7 @@ impl Run {
             first_keys,
             last_key,
             bloom: Bloom::decode(bloom).ok_or_else(|| damaged(name, "bad filter"))?,
-            codecs: format == FORMAT,
+            codecs,
             entries: field(4),
             bytes: len,
         })
@@ -401,7 +427,14 @@ impl Run {
         }
         match body.split_first() {
             Some((&RAW, entries)) => Ok(entries.into()),
-            Some((&LZ4, packed)) => lz4_flex::block::decompress_size_prepended(packed).map(Into::into).map_err(|e| bad(&format!("LZ4: {e}"))),
+            Some((&LZ4, packed)) => {
+                // The size is stored first; a damaged one must not size an allocation.
+                let size = packed.get(..4).map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
+                if size > MAX_BLOCK {
+                    return Err(bad(&format!("LZ4 block claims {size} bytes, more than a block holds ({MAX_BLOCK})")));
+                }
+                lz4_flex::block::decompress_size_prepended(packed).map(Into::into).map_err(|e| bad(&format!("LZ4: {e}")))
+            }
             _ => Err(bad("unknown codec")),
         }
     }
