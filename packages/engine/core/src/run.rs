@@ -760,6 +760,103 @@ mod tests {
         assert!(Run::open(&vfs, "run-00000001.wrun").is_err());
     }
 
+    /// Writes a 2000-entry run, lets `damage` change its bytes, recomputes its checksums (as the
+    /// `run` fuzz target does, so that only the reader's own checks stand) and opens it.
+    fn damaged_run(compress: bool, damage: impl FnOnce(&mut Vec<u8>, &Run)) -> Result<Arc<Run>> {
+        let vfs = SimVfs::new();
+        let run = write(&vfs, 2000, compress);
+        let mut bytes = vfs.read_file(&run.name).unwrap();
+        damage(&mut bytes, &run);
+        crate::fuzzing::reseal_run(&mut bytes);
+        vfs.write_file(&run.name, bytes);
+        Run::open(&vfs, &run.name).map(Arc::new)
+    }
+
+    /// Where block `i`'s index entry starts in the file.
+    fn index_entry_at(bytes: &[u8], run: &Run, i: usize) -> usize {
+        let index_offset = u64::from_le_bytes(bytes[bytes.len() - FOOTER + 8..bytes.len() - FOOTER + 16].try_into().unwrap()) as usize;
+        4 + index_offset + (0..i).map(|j| 12 + encoded_len_of(&run.first_keys[j])).sum::<usize>()
+    }
+
+    fn encoded_len_of(key: &Key) -> usize {
+        let mut out = Vec::new();
+        key.encode(&mut out);
+        out.len()
+    }
+
+    fn assert_damaged(result: Result<Arc<Run>>, says: &str) {
+        let err = result.err().expect("the damaged run must not open");
+        assert_eq!(err.code, crate::ErrorCode::CorruptCheckpoint, "{}", err.message);
+        assert!(err.message.contains(says), "{}", err.message);
+    }
+
+    /// Seen reading the code for the `run` fuzz target (the checksums then let nothing reach
+    /// it; a resealed file does): a block listed as shorter than its checksum made the first
+    /// read of it panic (`stored.len() - 4`), and blocks out of file order made a scan's window
+    /// read underflow. Every block must lie after the previous one, before the index.
+    #[test]
+    fn blocks_out_of_place_are_refused_at_open() {
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let at = index_entry_at(b, run, 3);
+                b[at + 8..at + 12].copy_from_slice(&2u32.to_le_bytes());
+            }),
+            "block 3 (offset",
+        );
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let at = index_entry_at(b, run, 1);
+                b[at..at + 8].copy_from_slice(&(HEADER as u64).to_le_bytes());
+            }),
+            "block 1 (offset 24",
+        );
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let at = index_entry_at(b, run, 5);
+                b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            }),
+            "block 5 (offset 18446744073709551615",
+        );
+        // Block keys out of order (the second block listed under the first one's key).
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let (first, second) = (index_entry_at(b, run, 0), index_entry_at(b, run, 1));
+                let key = b[first + 12..first + 21].to_vec();
+                b[second + 12..second + 21].copy_from_slice(&key);
+            }),
+            "block 1 starts at a key not above",
+        );
+        // Footer offsets that only add up by wrapping around.
+        assert_damaged(
+            damaged_run(false, |b, _| {
+                let f = b.len() - FOOTER;
+                let field = |b: &[u8], i: usize| u64::from_le_bytes(b[f + 8 + 8 * i..f + 16 + 8 * i].try_into().unwrap());
+                let (offset, len) = (field(b, 0), field(b, 1));
+                b[f + 8..f + 16].copy_from_slice(&offset.wrapping_add(1 << 63).to_le_bytes());
+                b[f + 16..f + 24].copy_from_slice(&len.wrapping_sub(1 << 63).to_le_bytes());
+            }),
+            "footer offsets do not add up",
+        );
+    }
+
+    /// Found by the `checkpoint` fuzz target's short pass (an allocation of 4 GiB): an LZ4
+    /// block's stored size sized the buffer it decompressed into, so a damaged one could ask for
+    /// any amount of memory. It is refused, before any allocation, past what a block holds.
+    #[test]
+    fn an_lz4_block_claiming_more_than_a_block_holds_is_refused() {
+        let run = damaged_run(true, |b, run| {
+            let block = run.blocks[0].0 as usize;
+            assert_eq!(b[block], LZ4);
+            b[block + 1..block + 5].copy_from_slice(&u32::MAX.to_le_bytes());
+        })
+        .unwrap();
+        let err = run.iter(None, false).find_map(|e| e.err()).expect("reading the block fails");
+        assert_eq!(err.code, crate::ErrorCode::CorruptCheckpoint);
+        assert!(err.message.contains("claims 4294967295 bytes"), "{}", err.message);
+        // Every other block still reads.
+        assert!(run.iter(Some(&Key::from(1999.0)), false).all(|e| e.is_ok()));
+    }
+
     /// Records the size of every read of the files it opens.
     struct ReadSizes(Arc<SimVfs>, Arc<Mutex<Vec<usize>>>);
     struct SizedStorage(Arc<dyn Storage>, Arc<Mutex<Vec<usize>>>);

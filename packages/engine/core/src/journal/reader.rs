@@ -60,7 +60,9 @@ pub(crate) fn recover(
         let header = file.read_at(&mut h, 0).ok().and_then(|_| decode_header(&h));
         let seg = SegmentFile { name, file };
         match header {
-            Some((id, first_seq)) if !by_id.contains_key(&id) => {
+            // Ids and sequence numbers count up from 1; one near 2^64 is damage (and would
+            // overflow below), so its segment is as good as headerless.
+            Some((id, first_seq)) if !by_id.contains_key(&id) && id < 1 << 62 && first_seq < 1 << 62 => {
                 max_id = max_id.max(id);
                 by_id.insert(id, Found { file: seg, first_seq });
             }
