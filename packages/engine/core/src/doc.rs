@@ -170,7 +170,11 @@ fn depth_exceeds(text: &[u8], max: usize) -> bool {
 }
 
 /// Validates a value inside a document without building it, counting its depth: `depth` is
-/// the level of the object or array holding it (the document itself is level 1).
+/// the level of the object or array holding it (the document itself is level 1). Strings and
+/// numbers are parsed as a `serde_json::Value` would parse them (serde's `IgnoredAny` lets
+/// through a lone UTF-16 surrogate escape and a number beyond f64): the engine reads stored
+/// documents back as `Value`s (indexes, updates), and a document that could not be read so would
+/// be accepted, then silently left out of its indexes.
 struct Skip {
     depth: usize,
 }
@@ -376,6 +380,21 @@ mod tests {
         assert_eq!(errs[1].1, "primary key `id` must be a string or a number, got boolean");
         assert!(errs[2].1.starts_with("invalid JSON"), "{}", errs[2].1);
         assert_eq!(docs.len(), 6);
+    }
+
+    /// Found by the `doc` fuzz target (`fuzz/corpus/doc/regression-lone-surrogate`): fields
+    /// other than the key were skipped unchecked, so a document the engine cannot read back as
+    /// JSON (indexes and updates parse it) was accepted.
+    #[test]
+    fn every_field_must_be_json_the_engine_can_read_back() {
+        let input = b"{\"id\":1,\"s\":\"\\ud800\"}\n{\"id\":2,\"n\":[1e400]}\n{\"id\":3,\"o\":{\"k\":\"\\ud83d\\ude00\",\"n\":-1.5e300}}\n";
+        let docs = PreparedDocs::parse(input, DocFormat::Ndjson, "id").unwrap();
+        let errs = errors(&docs);
+        assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![0, 1], "{errs:?}");
+        assert!(errs[0].1.contains("hex escape") && errs[0].1.contains("column 20"), "{}", errs[0].1);
+        assert!(errs[1].1.contains("number out of range") && errs[1].1.contains("column"), "{}", errs[1].1);
+        let PreparedDoc::Ok { json, .. } = &docs.docs[2] else { panic!("{:?}", docs.docs[2]) };
+        assert!(serde_json::from_str::<serde_json::Value>(json).is_ok());
     }
 
     #[test]

@@ -34,6 +34,9 @@ mod committer;
 mod db;
 mod doc;
 mod error;
+/// The bodies of the fuzz targets (`fuzz/`) and of their stable short pass. Not a stable API.
+#[doc(hidden)]
+pub mod fuzzing;
 mod index;
 pub mod io;
 mod journal;

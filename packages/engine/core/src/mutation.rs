@@ -124,7 +124,12 @@ impl Mutations<'_> {
                 let name = self.str(len)?.to_string();
                 let len = self.u16()? as usize;
                 let field = self.str(len)?.to_string();
-                let multi = *self.buf.get(self.at)? == 1;
+                // Written as 0 or 1; any other byte is not a mutation this code wrote.
+                let multi = match *self.buf.get(self.at)? {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                };
                 self.at += 1;
                 Mutation::CreateIndex { table_id, name, field, multi }
             }
@@ -250,5 +255,24 @@ mod tests {
             ]
         );
         assert_eq!(decode(&buf[..buf.len() - 2]).last(), Some(Err(buf.len() - 14)));
+    }
+
+    /// Found by the `journal_record` fuzz target (`fuzz/corpus/journal_record/regression-multi-flag`):
+    /// an index's `multi` byte other than 0 or 1 was read as `false`, so a damaged record
+    /// behind a valid checksum replayed as a different index instead of being reported.
+    #[test]
+    fn an_index_flag_other_than_0_or_1_is_malformed() {
+        let mut buf = Vec::new();
+        encode_create_index(&mut buf, 1, "by_x", "x", false);
+        let last = buf.len() - 1;
+        for (byte, multi) in [(0u8, Some(false)), (1, Some(true))] {
+            buf[last] = byte;
+            let got = decode(&buf).next().unwrap().ok();
+            assert_eq!(got.map(|m| matches!(m, Mutation::CreateIndex { multi: m, .. } if Some(m) == multi)), Some(true));
+        }
+        for byte in [2u8, 5, 0xff] {
+            buf[last] = byte;
+            assert_eq!(decode(&buf).next(), Some(Err(0)), "multi byte {byte}");
+        }
     }
 }

@@ -42,6 +42,11 @@ const LZ4: u8 = 1;
 const HEADER: usize = 24;
 const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
+/// The most a block's entries can take: up to `BLOCK_TARGET`, then one more entry, which holds
+/// a document from one journal record.
+const MAX_BLOCK: usize = BLOCK_TARGET + crate::journal::MAX_RECORD_PAYLOAD;
+/// The fewest bytes a block's index entry takes: offset, length and the shortest key.
+const MIN_INDEX_ENTRY: usize = 12 + 3;
 /// Bytes a run writer writes (and starts writing back) at once.
 const WRITE_CHUNK: usize = 256 << 10;
 /// Bytes of a block's index entry to reserve per block: offset, length and a short key.
@@ -315,7 +320,11 @@ impl Run {
         }
         let field = |i: usize| u64::from_le_bytes(footer[8 + 8 * i..16 + 8 * i].try_into().unwrap());
         let (index_offset, index_len, bloom_offset, bloom_len) = (field(0), field(1), field(2), field(3));
-        if bloom_offset != index_offset + index_len || bloom_offset + bloom_len + FOOTER as u64 != len {
+        // Checked sums: offsets that wrap around could otherwise add up.
+        let adds_up = index_offset >= HEADER as u64
+            && index_offset.checked_add(index_len) == Some(bloom_offset)
+            && bloom_offset.checked_add(bloom_len).and_then(|e| e.checked_add(FOOTER as u64)) == Some(len);
+        if !adds_up {
             return Err(damaged(name, "footer offsets do not add up"));
         }
         let mut meta = vec![0u8; (index_len + bloom_len) as usize];
@@ -326,17 +335,34 @@ impl Run {
         }
         let (index, bloom) = meta.split_at(index_len as usize);
         let count = u32::from_le_bytes(index.get(..4).ok_or_else(|| damaged(name, "empty index"))?.try_into().unwrap());
-        let (mut blocks, mut first_keys) = (Vec::with_capacity(count as usize), Vec::with_capacity(count as usize));
+        // Reserve no more than the index can hold: a damaged count must not size an allocation.
+        let room = (count as usize).min(index.len() / MIN_INDEX_ENTRY);
+        let (mut blocks, mut first_keys) = (Vec::with_capacity(room), Vec::<Key>::with_capacity(room));
+        let codecs = format == FORMAT;
+        // The smallest block: its CRC32C, after a codec byte in format 3.
+        let min_block = 4 + codecs as u32;
         let mut at = 4;
-        for _ in 0..count {
+        let mut next_free = HEADER as u64;
+        for i in 0..count {
             let offset = u64::from_le_bytes(index.get(at..at + 8).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
             let length = u32::from_le_bytes(index.get(at + 8..at + 12).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
             let (key, used) = Key::decode(&index[at + 12..]).ok_or_else(|| damaged(name, "bad key in index"))?;
+            // Reads assume blocks in file order, apart, before the index, and keys ascending.
+            if offset < next_free || length < min_block || offset.checked_add(length as u64).is_none_or(|end| end > index_offset) {
+                return Err(damaged(name, format!("block {i} (offset {offset}, {length} bytes) is out of place")));
+            }
+            if first_keys.last().is_some_and(|prev| *prev >= key) {
+                return Err(damaged(name, format!("block {i} starts at a key not above the previous block's")));
+            }
+            next_free = offset + length as u64;
             blocks.push((offset, length));
             first_keys.push(key);
             at += 12 + used;
         }
         let (last_key, _) = Key::decode(&index[at..]).ok_or_else(|| damaged(name, "bad last key"))?;
+        if first_keys.last().is_some_and(|first| *first > last_key) {
+            return Err(damaged(name, "last key below the last block's first key"));
+        }
         Ok(Run {
             name: name.to_string(),
             id: run_id_of(name),
@@ -345,7 +371,7 @@ impl Run {
             first_keys,
             last_key,
             bloom: Bloom::decode(bloom).ok_or_else(|| damaged(name, "bad filter"))?,
-            codecs: format == FORMAT,
+            codecs,
             entries: field(4),
             bytes: len,
         })
@@ -401,7 +427,14 @@ impl Run {
         }
         match body.split_first() {
             Some((&RAW, entries)) => Ok(entries.into()),
-            Some((&LZ4, packed)) => lz4_flex::block::decompress_size_prepended(packed).map(Into::into).map_err(|e| bad(&format!("LZ4: {e}"))),
+            Some((&LZ4, packed)) => {
+                // The size is stored first; a damaged one must not size an allocation.
+                let size = packed.get(..4).map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
+                if size > MAX_BLOCK {
+                    return Err(bad(&format!("LZ4 block claims {size} bytes, more than a block holds ({MAX_BLOCK})")));
+                }
+                lz4_flex::block::decompress_size_prepended(packed).map(Into::into).map_err(|e| bad(&format!("LZ4: {e}")))
+            }
             _ => Err(bad("unknown codec")),
         }
     }
@@ -725,6 +758,103 @@ mod tests {
         bytes[n - 20] ^= 1;
         vfs.write_file("run-00000001.wrun", bytes);
         assert!(Run::open(&vfs, "run-00000001.wrun").is_err());
+    }
+
+    /// Writes a 2000-entry run, lets `damage` change its bytes, recomputes its checksums (as the
+    /// `run` fuzz target does, so that only the reader's own checks stand) and opens it.
+    fn damaged_run(compress: bool, damage: impl FnOnce(&mut Vec<u8>, &Run)) -> Result<Arc<Run>> {
+        let vfs = SimVfs::new();
+        let run = write(&vfs, 2000, compress);
+        let mut bytes = vfs.read_file(&run.name).unwrap();
+        damage(&mut bytes, &run);
+        crate::fuzzing::reseal_run(&mut bytes);
+        vfs.write_file(&run.name, bytes);
+        Run::open(&vfs, &run.name).map(Arc::new)
+    }
+
+    /// Where block `i`'s index entry starts in the file.
+    fn index_entry_at(bytes: &[u8], run: &Run, i: usize) -> usize {
+        let index_offset = u64::from_le_bytes(bytes[bytes.len() - FOOTER + 8..bytes.len() - FOOTER + 16].try_into().unwrap()) as usize;
+        4 + index_offset + (0..i).map(|j| 12 + encoded_len_of(&run.first_keys[j])).sum::<usize>()
+    }
+
+    fn encoded_len_of(key: &Key) -> usize {
+        let mut out = Vec::new();
+        key.encode(&mut out);
+        out.len()
+    }
+
+    fn assert_damaged(result: Result<Arc<Run>>, says: &str) {
+        let err = result.err().expect("the damaged run must not open");
+        assert_eq!(err.code, crate::ErrorCode::CorruptCheckpoint, "{}", err.message);
+        assert!(err.message.contains(says), "{}", err.message);
+    }
+
+    /// Seen reading the code for the `run` fuzz target (the checksums then let nothing reach
+    /// it; a resealed file does): a block listed as shorter than its checksum made the first
+    /// read of it panic (`stored.len() - 4`), and blocks out of file order made a scan's window
+    /// read underflow. Every block must lie after the previous one, before the index.
+    #[test]
+    fn blocks_out_of_place_are_refused_at_open() {
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let at = index_entry_at(b, run, 3);
+                b[at + 8..at + 12].copy_from_slice(&2u32.to_le_bytes());
+            }),
+            "block 3 (offset",
+        );
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let at = index_entry_at(b, run, 1);
+                b[at..at + 8].copy_from_slice(&(HEADER as u64).to_le_bytes());
+            }),
+            "block 1 (offset 24",
+        );
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let at = index_entry_at(b, run, 5);
+                b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+            }),
+            "block 5 (offset 18446744073709551615",
+        );
+        // Block keys out of order (the second block listed under the first one's key).
+        assert_damaged(
+            damaged_run(false, |b, run| {
+                let (first, second) = (index_entry_at(b, run, 0), index_entry_at(b, run, 1));
+                let key = b[first + 12..first + 21].to_vec();
+                b[second + 12..second + 21].copy_from_slice(&key);
+            }),
+            "block 1 starts at a key not above",
+        );
+        // Footer offsets that only add up by wrapping around.
+        assert_damaged(
+            damaged_run(false, |b, _| {
+                let f = b.len() - FOOTER;
+                let field = |b: &[u8], i: usize| u64::from_le_bytes(b[f + 8 + 8 * i..f + 16 + 8 * i].try_into().unwrap());
+                let (offset, len) = (field(b, 0), field(b, 1));
+                b[f + 8..f + 16].copy_from_slice(&offset.wrapping_add(1 << 63).to_le_bytes());
+                b[f + 16..f + 24].copy_from_slice(&len.wrapping_sub(1 << 63).to_le_bytes());
+            }),
+            "footer offsets do not add up",
+        );
+    }
+
+    /// Found by the `checkpoint` fuzz target's short pass (an allocation of 4 GiB): an LZ4
+    /// block's stored size sized the buffer it decompressed into, so a damaged one could ask for
+    /// any amount of memory. It is refused, before any allocation, past what a block holds.
+    #[test]
+    fn an_lz4_block_claiming_more_than_a_block_holds_is_refused() {
+        let run = damaged_run(true, |b, run| {
+            let block = run.blocks[0].0 as usize;
+            assert_eq!(b[block], LZ4);
+            b[block + 1..block + 5].copy_from_slice(&u32::MAX.to_le_bytes());
+        })
+        .unwrap();
+        let err = run.iter(None, false).find_map(|e| e.err()).expect("reading the block fails");
+        assert_eq!(err.code, crate::ErrorCode::CorruptCheckpoint);
+        assert!(err.message.contains("claims 4294967295 bytes"), "{}", err.message);
+        // Every other block still reads.
+        assert!(run.iter(Some(&Key::from(1999.0)), false).all(|e| e.is_ok()));
     }
 
     /// Records the size of every read of the files it opens.

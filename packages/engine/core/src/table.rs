@@ -361,7 +361,8 @@ impl Catalog {
     }
 
     pub fn add(&mut self, table: Arc<Table>) {
-        self.next_table_id = self.next_table_id.max(table.id + 1);
+        // Saturating: an id from a damaged manifest must not overflow (tables stay below 2^31).
+        self.next_table_id = self.next_table_id.max(table.id.saturating_add(1));
         self.by_id.insert(table.id, table.clone());
         self.by_name.insert(table.name.clone(), table);
     }
@@ -415,6 +416,11 @@ impl Catalog {
         match m {
             Mutation::Put { table_id, key, doc } => self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, Some(doc))?,
             Mutation::Delete { table_id, key } => self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, None)?,
+            Mutation::CreateTable { table_id, .. } if table_id >= FIRST_INDEX_TREE_ID => {
+                return Err(Error::corrupt_journal(format!(
+                    "journal creates table id {table_id}, in the range of index trees (from {FIRST_INDEX_TREE_ID})"
+                )));
+            }
             Mutation::CreateTable { table_id, name, primary_key } => {
                 let table = Table::new(table_id, name, primary_key, &self.env);
                 self.add(table)
@@ -489,6 +495,23 @@ mod tests {
 
     fn prepared(text: &str) -> PreparedDocs {
         PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap()
+    }
+
+    /// Found by the `journal_record` fuzz target (`fuzz/corpus/journal_record/regression-table-id-overflow`):
+    /// replaying the creation of table id 2^32-1 overflowed `next_table_id` (a panic with overflow
+    /// checks, a wrap to 0 without). Table ids stay below the index trees' 2^31.
+    #[test]
+    fn replaying_a_table_id_in_the_index_tree_range_is_corruption() {
+        let env = Env { cache: Arc::new(BlockCache::new(1 << 20)), counters: Default::default() };
+        let mut catalog = Catalog::new(env);
+        let create = |table_id| Mutation::CreateTable { table_id, name: format!("t{table_id}"), primary_key: "id".into() };
+        for id in [u32::MAX, FIRST_INDEX_TREE_ID] {
+            let err = catalog.replay(create(id)).unwrap_err();
+            assert_eq!(err.code, crate::ErrorCode::CorruptJournal);
+            assert!(err.message.contains(&format!("table id {id}")), "{}", err.message);
+        }
+        catalog.replay(create(FIRST_INDEX_TREE_ID - 1)).unwrap();
+        assert_eq!(catalog.next_table_id, FIRST_INDEX_TREE_ID);
     }
 
     #[test]

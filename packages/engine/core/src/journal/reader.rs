@@ -62,7 +62,9 @@ pub(crate) fn recover(
         let header = file.read_at(&mut h, 0).ok().and_then(|_| decode_header(&h));
         let seg = SegmentFile { name, file };
         match header {
-            Some((id, first_seq)) if !by_id.contains_key(&id) => {
+            // Ids and sequence numbers count up from 1; one near 2^64 is damage (and would
+            // overflow below), so its segment is as good as headerless.
+            Some((id, first_seq)) if !by_id.contains_key(&id) && id < 1 << 62 && first_seq < 1 << 62 => {
                 max_id = max_id.max(id);
                 by_id.insert(id, Found { file: seg, first_seq });
             }
@@ -235,4 +237,49 @@ fn check_torn_tail(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimVfs;
+    use crate::journal::segment::encode_header;
+
+    /// A segment whose header (checksum intact) gives `id` and `first_seq`, holding one record.
+    fn segment(id: u64, first_seq: u64) -> Vec<u8> {
+        let mut bytes = encode_header(id, first_seq).to_vec();
+        bytes.resize(SEGMENT_HEADER_SIZE as usize, 0);
+        let mut payload = Vec::new();
+        crate::mutation::encode_drop_table(&mut payload, 1);
+        let header = RecordHeader {
+            kind: RecordKind::Mutations,
+            compressed: false,
+            payload_len: payload.len() as u32,
+            seq: first_seq,
+            segment_id: id,
+            synced_upto: 0,
+        };
+        header.encode(seed_for_segment(id), &payload, &mut bytes);
+        bytes
+    }
+
+    /// Seen writing the `journal` fuzz target: a header claiming segment id or sequence number
+    /// 2^64-1 overflowed the next ids (a panic with overflow checks, a wrap to 0 without).
+    #[test]
+    fn a_segment_id_or_sequence_near_2_64_is_a_damaged_header() {
+        for (id, first_seq) in [(u64::MAX, 1), (7, u64::MAX)] {
+            let vfs = SimVfs::new();
+            vfs.write_file(&super::super::segment_file_name(0), segment(id, first_seq));
+            let start = Position { segment_id: id, offset: SEGMENT_HEADER_SIZE, next_seq: first_seq };
+            let err = recover(&vfs, 64 << 10, start, |_| Ok(())).err().expect("recovery must refuse the segment");
+            assert_eq!(err.code, crate::ErrorCode::CorruptJournal);
+            assert!(err.message.contains("missing or has a damaged header"), "{}", err.message);
+        }
+        // The same segment with ordinary numbers replays its record.
+        let vfs = SimVfs::new();
+        vfs.write_file(&super::super::segment_file_name(0), segment(7, 1));
+        let start = Position { segment_id: 7, offset: SEGMENT_HEADER_SIZE, next_seq: 1 };
+        let recovered = recover(&vfs, 64 << 10, start, |_| Ok(())).unwrap();
+        assert_eq!((recovered.records, recovered.end.next_seq), (1, 2));
+    }
 }

@@ -1,0 +1,3 @@
+#![no_main]
+// Body and property: `wharf_engine::fuzzing::journal`.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| wharf_engine::fuzzing::journal(data));
