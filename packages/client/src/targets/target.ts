@@ -85,6 +85,19 @@ function hostPort(s: string, defaultPort: number, spec: string): { host: string;
   return { host, port };
 }
 
+/** `user:password@host…` → its decoded parts and what follows the `@` (all of it when there is none). */
+function userinfo(authority: string): { authority: string; user?: string; password?: string } {
+  const at = authority.lastIndexOf('@');
+  if (at < 0) return { authority };
+  const cred = authority.slice(0, at);
+  const colon = cred.indexOf(':');
+  return {
+    authority: authority.slice(at + 1),
+    user: decodeURIComponent(colon < 0 ? cred : cred.slice(0, colon)),
+    password: colon < 0 ? undefined : decodeURIComponent(cred.slice(colon + 1)),
+  };
+}
+
 /** Parses a target string. Pure: no I/O. */
 export function parseTarget(spec: string): TargetSpec {
   if (spec.startsWith('embedded:')) {
@@ -98,35 +111,18 @@ export function parseTarget(spec: string): TargetSpec {
   switch (proto.toLowerCase()) {
     case 'wharf':
     case 'wharfs': {
-      let authority = rest.replace(/\/.*$/, '');
-      // wharf://:PASSWORD@host:port (or admin:PASSWORD@): the server's admin password.
-      let password: string | undefined;
-      const at = authority.lastIndexOf('@');
-      if (at >= 0) {
-        const cred = authority.slice(0, at);
-        authority = authority.slice(at + 1);
-        const colon = cred.indexOf(':');
-        password = decodeURIComponent(colon < 0 ? cred : cred.slice(colon + 1));
-      }
-      const { host, port } = hostPort(authority, DEFAULT_WHARF_PORT, spec);
+      // wharf://:PASSWORD@host:port (or admin:PASSWORD@, PASSWORD@): the server's admin password.
+      const cred = userinfo(rest.replace(/\/.*$/, ''));
+      const password = cred.password ?? cred.user;
+      const { host, port } = hostPort(cred.authority, DEFAULT_WHARF_PORT, spec);
       return { kind: 'wharf', host, port, secure: proto.toLowerCase() === 'wharfs', ...(password !== undefined ? { password } : {}) };
     }
     case 'rethinkdb': {
       const slash = rest.indexOf('/');
       if (slash < 0) throw bad(spec, 'no database (…/db)');
-      let authority = rest.slice(0, slash);
       const db = decodeURIComponent(rest.slice(slash + 1).replace(/[?#].*$/, ''));
       if (!db || db.includes('/')) throw bad(spec, 'bad database name');
-      let user: string | undefined;
-      let password: string | undefined;
-      const at = authority.lastIndexOf('@');
-      if (at >= 0) {
-        const cred = authority.slice(0, at);
-        authority = authority.slice(at + 1);
-        const colon = cred.indexOf(':');
-        user = decodeURIComponent(colon < 0 ? cred : cred.slice(0, colon));
-        password = colon < 0 ? undefined : decodeURIComponent(cred.slice(colon + 1));
-      }
+      const { authority, user, password } = userinfo(rest.slice(0, slash));
       const hosts = authority.split(',').map((h) => hostPort(h, DEFAULT_RETHINKDB_PORT, spec));
       if (hosts.length === 0 || !hosts[0]!.host) throw bad(spec, 'no host');
       return { kind: 'rethinkdb', hosts, db, user, password };
