@@ -95,9 +95,7 @@ fn a_power_cut_at_any_point_of_creation_leaves_a_database_that_opens() {
 #[test]
 fn a_created_database_whose_manifest_is_damaged_is_refused_and_kept() {
     let vfs = SimVfs::new();
-    let db = open(&vfs, small_options()).unwrap();
-    create(&db, "t");
-    insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
+    let db = one_hard_write(&vfs);
     std::mem::forget(db);
     let vfs = vfs.crash(CrashMode::DropUnsynced);
     assert!(vfs.read_file("MANIFEST-0").is_none(), "only the creation's manifest so far");
@@ -112,9 +110,7 @@ fn a_created_database_whose_manifest_is_damaged_is_refused_and_kept() {
 #[test]
 fn journal_files_without_a_manifest_or_a_creation_marker_are_refused_and_kept() {
     let vfs = SimVfs::new();
-    let db = open(&vfs, small_options()).unwrap();
-    create(&db, "t");
-    insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
+    let db = one_hard_write(&vfs);
     db.close().unwrap();
     for slot in ["MANIFEST-0", "MANIFEST-1"] {
         let _ = wharf_engine::io::Vfs::remove(&vfs, slot);

@@ -69,9 +69,7 @@ fn damage_before_durable_records_is_an_error_not_a_silent_truncation() {
 #[test]
 fn a_failed_fdatasync_poisons_the_handle_until_reopened() {
     let vfs = SimVfs::new();
-    let db = open(&vfs, small_options()).unwrap();
-    create(&db, "t");
-    insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
+    let db = one_hard_write(&vfs);
     vfs.fail_sync_after(1);
     let err = insert(&db, "t", &doc(2, 10), Durability::Hard).unwrap_err();
     assert_eq!(err.code, ErrorCode::Poisoned);

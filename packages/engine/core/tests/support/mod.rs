@@ -40,6 +40,14 @@ pub fn insert(db: &Database, table: &str, ndjson: &str, durability: Durability) 
     wait(|done| db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error, ..Default::default() }, done))
 }
 
+/// A database on `vfs` with table `t` and one acknowledged hard write (key 1).
+pub fn one_hard_write(vfs: &Arc<SimVfs>) -> Database {
+    let db = open(vfs, small_options()).unwrap();
+    create(&db, "t");
+    insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
+    db
+}
+
 pub fn get(db: &Database, table: &str, key: u64) -> Option<String> {
     db.get(table, &Key::from(key as f64)).unwrap().map(|d| d.to_string())
 }
