@@ -14,7 +14,7 @@ use std::iter::Peekable;
 use std::ops::Bound;
 
 use crate::key::{Key, KeyRange};
-use crate::table::Doc;
+use crate::doc::Doc;
 
 /// An entry's value: a document, or `None` for a delete.
 pub(crate) type Entry = Option<Doc>;

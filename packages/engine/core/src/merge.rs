@@ -16,9 +16,8 @@
 //! pacing.
 
 use std::ops::RangeInclusive;
-use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::{Background, MaintenanceState};
@@ -33,51 +32,6 @@ use crate::tree::{MergingIter, Source};
 /// this VM's 77 GB of free disk before its end; levels 0 and 1 are written once per ingested
 /// byte each, on the path pacing watches, and stay uncompressed to spare the CPU it shares.
 pub(crate) const COMPRESS_FROM_LEVEL: u32 = 2;
-
-/// Wakes the merge threads, and tells them when a checkpoint is running.
-#[derive(Default)]
-pub(crate) struct MergeSignal {
-    /// (generation, stop): the generation moves on whenever runs change.
-    state: Mutex<(u64, bool)>,
-    wake: Condvar,
-    pub checkpoint_running: AtomicBool,
-}
-
-impl MergeSignal {
-    pub fn checkpoint_started(&self) {
-        self.checkpoint_running.store(true, Relaxed);
-    }
-
-    pub fn checkpoint_done(&self) {
-        self.checkpoint_running.store(false, Relaxed);
-        self.runs_changed();
-    }
-
-    /// New runs exist (a checkpoint's, or a merge's output, which may complete a level).
-    fn runs_changed(&self) {
-        self.state.lock().unwrap().0 += 1;
-        self.wake.notify_all();
-    }
-
-    pub fn stop(&self) {
-        self.state.lock().unwrap().1 = true;
-        self.wake.notify_all();
-    }
-
-    fn stopping(&self) -> bool {
-        self.state.lock().unwrap().1
-    }
-
-    /// Waits until runs changed since generation `seen`; the new generation, or `None` once
-    /// stopping.
-    fn wait(&self, seen: u64) -> Option<u64> {
-        let mut s = self.state.lock().unwrap();
-        while s.0 == seen && !s.1 {
-            s = self.wake.wait(s).unwrap();
-        }
-        (!s.1).then_some(s.0)
-    }
-}
 
 /// The most inputs one merge takes (a backlog merges in one pass rather than many).
 const MAX_INPUTS: usize = 16;

@@ -30,7 +30,7 @@ use crate::checksum::crc32c;
 use crate::error::{Error, Result};
 use crate::io::{Storage, Vfs};
 use crate::key::{cmp_encoded, encoded_len, Key};
-use crate::table::Doc;
+use crate::doc::Doc;
 
 const MAGIC: &[u8; 8] = b"WHARFRUN";
 const END_MAGIC: &[u8; 8] = b"WHARFEND";
@@ -44,7 +44,7 @@ const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
 /// The most a block's entries can take: up to `BLOCK_TARGET`, then one more entry, which holds
 /// a document from one journal record.
-const MAX_BLOCK: usize = BLOCK_TARGET + crate::journal::MAX_RECORD_PAYLOAD;
+const MAX_BLOCK: usize = BLOCK_TARGET + crate::record::MAX_RECORD_PAYLOAD;
 /// The fewest bytes a block's index entry takes: offset, length and the shortest key.
 const MIN_INDEX_ENTRY: usize = 12 + 3;
 /// Bytes a run writer writes (and starts writing back) at once.
