@@ -1,4 +1,4 @@
-//! BASE secondary indexes (seed 001): kept up to date in the background, in batches, never on
+//! BASE secondary indexes: kept up to date in the background, in batches, never on
 //! the write's critical path.
 //!
 //! An index is a hidden tree (a [`Table`] with no name in the catalog) whose keys are

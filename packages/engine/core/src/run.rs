@@ -91,9 +91,9 @@ impl RunWriter {
     /// `expected`: at most how many entries, and about how many bytes of blocks, the run will
     /// hold. The filter is sized for that many keys (more may be added, at a higher
     /// false-positive rate), and it and the block index are allocated once. Grown by doubling, a
-    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, and a
-    /// merge thread at a low priority then held up every thread allocating from that arena,
-    /// Node's own included, for 100 ms and more (perf, `sustained` bench).
+    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, so a
+    /// merge thread at a low priority would hold up every thread allocating from that arena,
+    /// Node's own included.
     ///
     /// `compress`: each block is stored LZ4-compressed when that makes it smaller.
     pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64), compress: bool) -> Result<RunWriter> {
@@ -543,9 +543,8 @@ fn entries(block: &[u8], name: &str) -> Result<Vec<(Key, Option<Doc>)>> {
 }
 
 /// The most one read of an iteration (a merge's input, a scan) takes. The kernel's readahead is
-/// off for run files (`Storage::no_readahead`): on the VMs here it read merge inputs 4 MiB per
-/// request, and a point read queued behind those took 6–10 ms at p99, against ~1 ms behind
-/// 256-KiB reads (docs/BENCHMARKS.md, *Session 13*).
+/// off for run files (`Storage::no_readahead`), which would read merge inputs several MiB per
+/// request, and point reads queue behind a merge's reads: a bounded window keeps that wait short.
 pub(crate) const READ_WINDOW_MAX: usize = 256 << 10;
 
 /// Iterates over a run in key order (or reverse), reading a window of blocks at a time and
