@@ -3,7 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import rethinkdb from 'rethinkdb';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { serverForSuite } from '../helpers/server-suite.js';
 import { makeBlock, serverStats } from './shared.js';
 
 // @types/rethinkdb lags the driver (no r.json, sync, config, noreplyWait…): use it untyped.
@@ -13,20 +13,17 @@ const r: Any = rethinkdb;
 type Conn = Any;
 
 describe('official rethinkdb driver', () => {
-  let server: SpawnedServer;
+  const server = serverForSuite();
   let conn: Conn;
   const connect = (opts: Record<string, unknown> = {}): Promise<Conn> =>
-    r.connect({ host: server.driver.host, port: server.driver.port, ...opts });
+    r.connect({ host: server().driver.host, port: server().driver.port, ...opts });
 
   beforeAll(async () => {
-    server = await spawnServer();
     conn = await connect();
   });
 
   afterAll(async () => {
     await conn?.close({ noreplyWait: false }).catch(() => {});
-    await server?.stop('SIGKILL');
-    if (server) removeDir(server.dataDir);
   });
 
   it("seed 000's loop: 1000 sequential hard inserts, each acknowledged and all readable", async () => {
@@ -38,7 +35,7 @@ describe('official rethinkdb driver', () => {
     expect(await r.table('seq000').count().run(conn)).toBe(1000);
     expect(await r.table('seq000').get(0).run(conn)).toEqual({ id: 0, name: 'user-0', n: 0 });
     expect(await r.table('seq000').get(999).run(conn)).toEqual({ id: 999, name: 'user-999', n: 1998 });
-    const count = (await (await fetch(`${server.url}/api/tables/seq000/count`)).json()) as { count: number };
+    const count = (await (await fetch(`${server().url}/api/tables/seq000/count`)).json()) as { count: number };
     expect(count.count).toBe(1000);
   });
 
@@ -68,7 +65,7 @@ describe('official rethinkdb driver', () => {
       const res = await r.table('big').insert(docs, { durability: 'soft' }).run(conn);
       expect(res.inserted).toBe(2000);
     }
-    const batchesBefore = (await serverStats(server.url)).server.driverBatches;
+    const batchesBefore = (await serverStats(server().url)).server.driverBatches;
     const cursor = await r.table('big').run(conn);
     const seen = new Set<number>();
     let previous = -1;
@@ -86,7 +83,7 @@ describe('official rethinkdb driver', () => {
       seen.add(row.id);
     }
     expect(seen.size).toBe(10_000);
-    const batches = (await serverStats(server.url)).server.driverBatches - batchesBefore;
+    const batches = (await serverStats(server().url)).server.driverBatches - batchesBefore;
     expect(batches).toBeGreaterThan(2);
 
     const partial = await r.table('big').run(conn);
@@ -218,19 +215,10 @@ describe('official rethinkdb driver', () => {
 });
 
 describe('official rethinkdb driver, with a password', () => {
-  let server: SpawnedServer;
-
-  beforeAll(async () => {
-    server = await spawnServer({ env: { WHARF_PASSWORD: 's3cret' } });
-  });
-
-  afterAll(async () => {
-    await server?.stop('SIGKILL');
-    if (server) removeDir(server.dataDir);
-  });
+  const server = serverForSuite({ env: { WHARF_PASSWORD: 's3cret' } });
 
   it('rejects a wrong password with ReqlAuthError and accepts the right one', async () => {
-    const opts = { host: server.driver.host, port: server.driver.port };
+    const opts = { host: server().driver.host, port: server().driver.port };
     await expect(r.connect({ ...opts, password: 'wrong' })).rejects.toMatchObject({ name: 'ReqlAuthError', msg: 'Wrong password' });
     await expect(r.connect(opts)).rejects.toMatchObject({ name: 'ReqlAuthError' });
     await expect(r.connect({ ...opts, user: 'root', password: 's3cret' })).rejects.toMatchObject({ name: 'ReqlAuthError', msg: 'Unknown user' });
