@@ -17,10 +17,7 @@ describe('rethinkdb-ts driver', () => {
   beforeAll(async () => {
     conn = await connect();
   });
-
-  afterAll(async () => {
-    await conn?.close().catch(() => {});
-  });
+  afterAll(() => conn?.close().catch(() => {}));
 
   it("seed 000's loop: 1000 sequential hard inserts, each acknowledged and all readable", async () => {
     await r.tableCreate('seq000').run(conn);

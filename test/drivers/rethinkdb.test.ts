@@ -21,10 +21,7 @@ describe('official rethinkdb driver', () => {
   beforeAll(async () => {
     conn = await connect();
   });
-
-  afterAll(async () => {
-    await conn?.close({ noreplyWait: false }).catch(() => {});
-  });
+  afterAll(() => conn?.close({ noreplyWait: false }).catch(() => {}));
 
   it("seed 000's loop: 1000 sequential hard inserts, each acknowledged and all readable", async () => {
     await r.tableCreate('seq000').run(conn);

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import { Database, type OpenOptions } from '@wharf/engine';
+import { Database, type Document, type OpenOptions, type Table } from '@wharf/engine';
 
 /** A fresh directory under the OS temp dir, removed when the current test ends. */
 export async function tempDir(prefix = 'wharf-test-'): Promise<string> {
@@ -26,4 +26,24 @@ export async function openTemp(options?: OpenOptions): Promise<{ db: Database; d
   // Registered after tempDir's hook, so it runs first (vitest runs these hooks in reverse order).
   onTestFinished(() => db.close());
   return { db, dir };
+}
+
+/** A database in a fresh directory (as `openTemp`) with one empty table, `t` unless named. */
+export async function openTempTable<Doc extends object = Document>(
+  name = 't',
+  options?: OpenOptions,
+): Promise<{ db: Database; dir: string; t: Table<Doc> }> {
+  const { db, dir } = await openTemp(options);
+  await db.createTable(name);
+  return { db, dir, t: db.table<Doc>(name) };
+}
+
+/** Opens the database in `dir` (e.g. again, after a close), runs `fn` on it, and closes it. */
+export async function withDb<T>(dir: string, fn: (db: Database) => Promise<T>, options?: OpenOptions): Promise<T> {
+  const db = await Database.open(dir, options);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
 }

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { ANSWER_FIELDS, ANSWER_OFFSET, ANSWER_SLOTS, binding, CONFLICT_CODE, DURABILITY_CODE, POLLING_WORD, SEALED_WORD } from '../src/binding.ts';
 import { Database } from '../src/index.ts';
-import { openTemp, tempDir } from './helpers.ts';
+import { openTemp, tempDir, withDb } from './helpers.ts';
 import { until } from '../../../test/helpers/until.ts';
 
 // Long enough that the background flush never runs during a test, so "not yet durable" is stable.
@@ -90,12 +90,7 @@ describe('durability', () => {
     for (let i = 0; i < 50; i++) await t.insert({ id: i }, { durability: 'soft' });
     await db.sync();
     await db.close();
-    const again = await Database.open(dir);
-    try {
-      expect(await again.table('t').count()).toBe(50);
-    } finally {
-      await again.close();
-    }
+    expect(await withDb(dir, (again) => again.table('t').count())).toBe(50);
   });
 });
 

@@ -1,5 +1,5 @@
 /** Shared by the engine's tests: real databases in fresh temporary directories (test/helpers). */
-export { openTemp, tempDir } from '../../../test/helpers/temp-database.ts';
+export { openTemp, openTempTable, tempDir, withDb } from '../../../test/helpers/temp-database.ts';
 
 /** Runs `promise` and returns what it rejected with; fails if it resolved. */
 export async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
