@@ -47,7 +47,7 @@ export class EngineTarget implements Target {
     return new EngineTarget(db);
   }
 
-  open(opts: { concurrency: number }): Promise<void> {
+  open(): Promise<void> {
     return this.#embedded.open();
   }
 
@@ -99,7 +99,7 @@ export class EngineTarget implements Target {
     }
   }
 
-  async sync(table: string): Promise<void> {
+  async sync(): Promise<void> {
     this.syncs++;
     await this.#embedded.sync();
   }
@@ -108,7 +108,8 @@ export class EngineTarget implements Target {
     return this.#embedded.stats();
   }
 
-  isTransient(err: unknown): boolean {
+  /** The in-process engine has no transient failures (nor does this target add any). */
+  isTransient(): boolean {
     return this.#embedded.isTransient();
   }
 
