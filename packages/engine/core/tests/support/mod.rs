@@ -53,6 +53,7 @@ pub fn one_hard_write(vfs: &Arc<SimVfs>) -> Database {
 pub const NEVER: Duration = Duration::from_secs(30);
 
 /// Polls `condition` until it holds; fails naming `what` if it still does not after [`NEVER`].
+#[track_caller]
 pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + NEVER;
     while !condition() {
