@@ -4,6 +4,5 @@ export { startServer, type ServerHandle, type ListenAddress } from './start.js';
 export { resolveOptions, type ServerOptions, type ResolvedOptions } from './options.js';
 export { defaultLimits, type Limits } from './limits.js';
 export { catalog as errorCatalog, WharfServerError, type ErrorCode } from './errors.js';
-export type { EngineDatabase, EngineTable } from './engine-types.js';
 export { parseArgs, main } from './main.js';
 export { tuneHeapForIngest } from './heap.js';

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import { closeCodes, decodeFrame, encodeServerMessage, WireError, type ClientMessage, type ServerMessage, type WriteResult } from '@wharf/wire';
-import type { EngineTable } from '../engine-types.js';
+import type { Table } from '@wharf/engine';
 import { fromEngineError, fromInsertError, engineCodeOf, WharfServerError, type ErrorCode } from '../errors.js';
 import { describeTooDeep, findTooDeep } from '../depth.js';
 import { MAX_DOCUMENT_DEPTH } from '../limits.js';
@@ -85,7 +85,7 @@ export class IngestConnection {
         break;
       case 'insert': {
         const opts = { ...(header.durability ? { durability: header.durability } : {}), ...(header.conflict ? { conflict: header.conflict } : {}) };
-        let table: EngineTable;
+        let table: Table;
         try {
           table = app.db.table(header.table); // checks the name synchronously
         } catch (err) {

@@ -5,7 +5,7 @@
  * source for a cursor).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { BetweenOptions, Durability, EngineDatabase, IndexInfo, IndexValue, Key, ScanOptions } from '../../engine-types.js';
+import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
 import { engineCodeOf } from '../../errors.js';
 import {
   internalError, nonExistence, opFailed, queryLogic, ReqlError, ReqlRuntimeError, resourceLimit,
@@ -19,13 +19,13 @@ import {
   type TimeDatum,
 } from './datum.js';
 import { T, termName } from './names.js';
-import { checkIndexName, hasIndexes, indexes, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
+import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
 import { buildSelector, deepMerge, getField, hasFields, matchesObject, pluck, without } from './objects.js';
 import { Bound, DbRef, Env, Func, isDatumValue, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
 import { deleteRows, insert, replaceRows, updateRows } from './writes.js';
 
 export interface EvaluatorDeps {
-  db: EngineDatabase;
+  db: Database;
   catalog: Catalog;
   serverName: string;
   serverId: string;
@@ -321,7 +321,7 @@ export class Evaluator {
         const index = await this.secondaryIndex(node, t, env);
         const evaluator = this;
         if (index !== null) {
-          const api = indexes(t, index);
+          const api = t.engine;
           const values: IndexValue[] = [];
           for (const n of a.slice(1)) values.push(indexValue(await this.evalDatum(n, env)));
           return Seq.fromStream(async function* () {
@@ -527,12 +527,10 @@ export class Evaluator {
         }
         if (!(t instanceof TableRef)) expectType(t, 'TABLE');
         const config = this.tableConfig(t);
-        if (hasIndexes(t)) {
-          try {
-            config.indexes = (await indexes(t).listIndexes()).map((i) => i.name).sort();
-          } catch (err) {
-            throw this.engineError(err, t);
-          }
+        try {
+          config.indexes = (await t.engine.listIndexes()).map((i) => i.name).sort();
+        } catch (err) {
+          throw this.engineError(err, t);
         }
         return config;
       }
@@ -674,8 +672,7 @@ export class Evaluator {
     const a = node.args;
     const t = await this.eval(a[0] as Node, env);
     if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-    if (!hasIndexes(t) && node.type !== T.INDEX_CREATE && node.args.length === 1) return [];
-    const api = indexes(t);
+    const api = t.engine;
     switch (node.type) {
       case T.INDEX_CREATE: {
         const name = checkIndexName(await this.evalDatum(a[1] as Node, env));
@@ -912,7 +909,7 @@ export class Evaluator {
 
   /** Rows of a secondary index between two values (null: unbounded), in index order. */
   indexSeq(t: TableRef, index: string, lower: IndexValue | null, upper: IndexValue | null, opts: BetweenOptions): Seq {
-    const api = indexes(t, index);
+    const api = t.engine;
     const evaluator = this;
     return Seq.fromStream(async function* () {
       let rows: object[];
