@@ -2,6 +2,7 @@
  * Every command-line option, defined once. parse.ts builds the parser from these tables and
  * docs.ts renders them as docs/reference/cli.md, so the two cannot drift apart.
  */
+import type { BenchSuiteOptions } from '@wharf/bench';
 import type { CsvTypes, Format } from './commands/import/formats/index.js';
 
 /** One `--index name=field[:multi]`. */
@@ -63,22 +64,8 @@ export interface ServeOptions {
   allowedHosts?: string[];
 }
 
-export interface BenchOptions {
-  /** A scenario (limit, seed000, group-commit, bulk, sustained, kv), several separated by commas, or all. */
-  scenario: string;
-  quick: boolean;
-  out?: string;
-  dir?: string;
-  rounds?: number;
-  minutes?: number;
-  memoryBudgetMb?: number;
-  docs?: number;
-  blocks?: number;
-  kvPuts?: number;
-  kvJsPuts?: number;
-  /** The raw fdatasync loop: 'rust' (the default in a clone with cargo) or 'node'. */
-  fsyncLoop?: 'rust' | 'node';
-}
+/** `wharf bench`'s options: the suite's (@wharf/bench), the scratch directory as `--dir`. */
+export type BenchOptions = Omit<BenchSuiteOptions, 'dataDir' | 'cliBin'> & { dir?: string };
 
 export interface OptionDef<T> {
   /** Long flag without the dashes, e.g. 'batch-size' (a boolean default-true flag: 'no-final-sync'). */

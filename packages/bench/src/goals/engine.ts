@@ -41,7 +41,7 @@ import { moduleArgv, NODE_FLAGS, runJsonChild, type ChildResult } from '../lib/c
 import { buildFsyncLimit, findRepoRoot, runFsyncLimit, type FsyncLimitOutput, type OpStats } from '../lib/fsync-limit.js';
 import { interleave } from '../lib/interleave.js';
 import { machineInfo, writeResults } from '../lib/results.js';
-import { median, pairRatios, round } from '../lib/stats.js';
+import { median, pairRatios, round, type Distribution } from '../lib/stats.js';
 import { straceSupport, syncCalls, type StraceSummary } from '../lib/strace.js';
 import { fmtMs, fmtRate, fmtRatio, formatTable } from '../lib/table.js';
 
@@ -53,15 +53,7 @@ const log = (line: string) => process.stderr.write(line + '\n');
 
 // ---- what the workers print -------------------------------------------------------------------
 
-interface Latency {
-  n: number;
-  min: number;
-  median: number;
-  mean: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
+type Latency = Distribution;
 interface SeqOut {
   n: number;
   total_ms: number;

@@ -74,19 +74,8 @@ export interface ScenarioResult {
   skipped?: string;
 }
 
-export interface ContextOptions {
-  repo?: string;
-  cliBin?: string;
-  /** scratch data directory */
-  dir: string;
-  quick: boolean;
-  rounds: number;
-  minutes: number;
-  memoryBudgetMb?: number;
-  log: (line: string) => void;
-  /** 'node' runs the Node fdatasync loop even where the Rust example can be built */
-  limitLoop?: 'rust' | 'node';
-}
+/** What makeContext needs: the context's settings, and which fdatasync loop ('node' even where the Rust one can be built). */
+export type ContextOptions = Pick<BenchContext, 'repo' | 'cliBin' | 'dir' | 'quick' | 'rounds' | 'minutes' | 'memoryBudgetMb' | 'log'> & { fsyncLoop?: 'rust' | 'node' };
 
 export function makeContext(o: ContextOptions): BenchContext {
   const { repo, cliBin, dir, quick, rounds, minutes, memoryBudgetMb, log } = o;
@@ -94,7 +83,7 @@ export function makeContext(o: ContextOptions): BenchContext {
   const notes: string[] = [];
   return {
     repo, cliBin, dir, quick, rounds, minutes, memoryBudgetMb, log, notes,
-    limit: fsyncLimitRunner({ repo, prefer: o.limitLoop, log }),
+    limit: fsyncLimitRunner({ repo, prefer: o.fsyncLoop, log }),
     async close() {
       const c = pg ? await pg : undefined;
       c?.stop();

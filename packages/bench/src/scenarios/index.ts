@@ -71,7 +71,7 @@ export interface BenchSuiteOptions {
   /** the `wharf` command's entry file, for the scenarios that run `wharf import` (bulk) */
   cliBin?: string;
   /** 'node': the Node fdatasync loop as the reference even where the Rust example can be built */
-  limitLoop?: 'rust' | 'node';
+  fsyncLoop?: 'rust' | 'node';
 }
 
 export interface BenchSuiteOutput {
@@ -141,7 +141,7 @@ export async function runBenchSuite(o: BenchSuiteOptions, io: { stdout: NodeJS.W
   const minutes = o.minutes ?? (o.quick ? 1 : 10);
   const memoryBudgetMb = benchMemoryBudgetMb(o.memoryBudgetMb);
   const repo = findRepoRoot();
-  const ctx = makeContext({ repo, cliBin: o.cliBin, dir: dataDir, quick: o.quick, rounds, minutes, memoryBudgetMb, log, limitLoop: o.limitLoop });
+  const ctx = makeContext({ repo, cliBin: o.cliBin, dir: dataDir, quick: o.quick, rounds, minutes, memoryBudgetMb, log, fsyncLoop: o.fsyncLoop });
   const machine = machineInfo(dataDir);
   log(`wharf bench ${names.join(', ')}${o.quick ? ' --quick' : ''}: data in ${dataDir}, results in ${out}`);
   log(`machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.filesystem ?? '?'}, load ${machine.loadavg.join(' ')}`);

@@ -21,22 +21,6 @@ export async function runBench(
     io.stderr.write(`wharf bench: ${(err as Error).message}\n`);
     return 2;
   }
-  return suite.runBenchSuite(
-    {
-      scenario: options.scenario,
-      quick: options.quick,
-      out: options.out,
-      dataDir: options.dir,
-      rounds: options.rounds,
-      minutes: options.minutes,
-      memoryBudgetMb: options.memoryBudgetMb,
-      docs: options.docs,
-      blocks: options.blocks,
-      kvPuts: options.kvPuts,
-      kvJsPuts: options.kvJsPuts,
-      limitLoop: options.fsyncLoop,
-      cliBin: WHARF_BIN,
-    },
-    io,
-  );
+  const { dir, ...rest } = options;
+  return suite.runBenchSuite({ ...rest, dataDir: dir, cliBin: WHARF_BIN }, io);
 }
