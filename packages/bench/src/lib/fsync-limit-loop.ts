@@ -26,10 +26,18 @@ function fsyncDir(dir: string): void {
   }
 }
 
-/** Different bytes every op, so no layer can skip an identical write (as the Rust example does). */
+/**
+ * Different bytes every op, so no layer can skip an identical write: i and !i as little-endian
+ * u64 at the start and the end, as the Rust example writes them (in 32-bit halves: no BigInt in
+ * the timed loop).
+ */
 function fill(buf: Buffer, i: number): void {
-  buf.writeBigUInt64LE(BigInt(i), 0);
-  buf.writeBigUInt64LE(~BigInt(i) & 0xffff_ffff_ffff_ffffn, buf.length - 8);
+  const lo = i >>> 0;
+  const hi = Math.floor(i / 2 ** 32) >>> 0;
+  buf.writeUInt32LE(lo, 0);
+  buf.writeUInt32LE(hi, 4);
+  buf.writeUInt32LE(~lo >>> 0, buf.length - 8);
+  buf.writeUInt32LE(~hi >>> 0, buf.length - 4);
 }
 
 interface OpTimes {
