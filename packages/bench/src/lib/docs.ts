@@ -1,16 +1,7 @@
-// Deterministic test documents (~150 bytes of JSON each), the same for every engine compared.
+// Deterministic test documents (~150 bytes of JSON each), the same for every engine compared:
+// drawn from mulberry32 (../random.ts), so every run and every engine gets byte-identical documents.
 
-/** mulberry32: a tiny seeded PRNG, so every run and every engine gets byte-identical documents. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../random.js';
 
 const CITIES = ['Lisbon', 'Oslo', 'Kyoto', 'Lagos', 'Quito', 'Perth', 'Tallinn', 'Recife', 'Hanoi', 'Tunis'];
 const TAGS = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa', 'theta'];
@@ -26,7 +17,7 @@ const LINE_SCRATCH = Buffer.alloc(256);
  * Document i as one JSON line (no newline), about 150 bytes. The key is the "id" field:
  * `{"id":"k000000042","name":"user 42","email":"user42@example.com","age":37,"city":"Oslo",
  * "score":12.3456,"tags":["beta","omega"],"active":true}`. Written by writeDocLine, the one
- * definition of these documents. `rand` must come from prng() and be called in order for
+ * definition of these documents. `rand` must come from mulberry32() and be called in order for
  * i = 0, 1, 2, …
  */
 export function docLine(i: number, rand: () => number): string {
@@ -98,7 +89,7 @@ export function writeDocLine(buf: Buffer, pos: number, i: number, rand: () => nu
 
 /** Documents [0, n) as lines, in order. */
 export function* docLines(n: number, seed = 42): Generator<{ key: string; line: string }> {
-  const rand = prng(seed);
+  const rand = mulberry32(seed);
   for (let i = 0; i < n; i++) yield { key: docKey(i), line: docLine(i, rand) };
 }
 

@@ -1,13 +1,18 @@
 // What every `wharf bench` scenario shares: the run's context, the rows of the summary table, and
 // the runners of the worker processes.
 
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { runJsonChild, tsxArgv, type ChildResult } from '../lib/child.js';
-import { buildFsyncLimit, runFsyncLimit, type OpStats } from '../lib/fsync-limit.js';
+import { moduleArgv, runJsonChild, type ChildResult } from '../lib/child.js';
+import { fsyncLimitRunner, type FsyncLimitRunner, type OpStats } from '../lib/fsync-limit.js';
 import { findPostgres, startPostgres, PG_MISSING, type PgCluster } from './postgres.js';
 
 export interface BenchContext {
-  root: string;
+  /** the Wharf repository this package runs from, or undefined in an npm install */
+  repo?: string;
+  /** the `wharf` command's entry file (the CLI passes it; the bulk scenario runs `wharf import`) */
+  cliBin?: string;
   /** scratch directory for data (on the disk being measured) */
   dir: string;
   quick: boolean;
@@ -18,8 +23,8 @@ export interface BenchContext {
   /** sustained: the engine's memory budget (MiB) for both targets; undefined: the scenario's default (64) */
   memoryBudgetMb?: number;
   log: (line: string) => void;
-  /** built once, on first use */
-  fsyncBin(): string;
+  /** the raw fdatasync loop: the Rust example in a clone with cargo, else the Node loop */
+  limit: FsyncLimitRunner;
   /** a PostgreSQL cluster started on first use (undefined when not installed; the note says so) */
   postgres(): Promise<PgCluster | undefined>;
   notes: string[];
@@ -65,29 +70,33 @@ export interface ScenarioResult {
   samples: Record<string, unknown>;
   seconds?: number;
   error?: string;
+  /** why the scenario did not run (a reference not installed) */
+  skipped?: string;
 }
 
-export function makeContext(root: string, dir: string, quick: boolean, rounds: number, minutes: number, log: (l: string) => void, memoryBudgetMb?: number): BenchContext {
-  let bin: string | undefined;
+/** What makeContext needs: the context's settings, and which fdatasync loop ('node' even where the Rust one can be built). */
+export type ContextOptions = Pick<BenchContext, 'repo' | 'cliBin' | 'dir' | 'quick' | 'rounds' | 'minutes' | 'memoryBudgetMb' | 'log'> & { fsyncLoop?: 'rust' | 'node' };
+
+export function makeContext(o: ContextOptions): BenchContext {
+  const { repo, cliBin, dir, quick, rounds, minutes, memoryBudgetMb, log } = o;
   let pg: Promise<PgCluster | undefined> | undefined;
   const notes: string[] = [];
   return {
-    root, dir, quick, rounds, minutes, memoryBudgetMb, log, notes,
+    repo, cliBin, dir, quick, rounds, minutes, memoryBudgetMb, log, notes,
+    limit: fsyncLimitRunner({ repo, prefer: o.fsyncLoop, log }),
     async close() {
       const c = pg ? await pg : undefined;
       c?.stop();
     },
-    fsyncBin() {
-      if (!bin) {
-        log('building the fdatasync reference (cargo build --release --example fsync_limit) …');
-        bin = buildFsyncLimit(root);
-      }
-      return bin;
-    },
     postgres() {
       if (!pg) {
         const inst = findPostgres();
-        if (!inst) {
+        if (!isInstalled('pg')) {
+          const msg = 'PostgreSQL: skipped, the pg module is not installed (npm install pg)';
+          log(msg);
+          notes.push(msg);
+          pg = Promise.resolve(undefined);
+        } else if (!inst) {
           log(PG_MISSING);
           notes.push(PG_MISSING);
           pg = Promise.resolve(undefined);
@@ -112,25 +121,30 @@ export function makeContext(root: string, dir: string, quick: boolean, rounds: n
   };
 }
 
-const WORKERS = 'scripts/bench/scenarios/workers.ts';
-const ENGINE_WORKER = 'scripts/bench/lib/engine-worker.ts';
-const SQLITE_WORKER = 'scripts/bench/lib/sqlite-worker.ts';
-
-function tsxChild<T>(ctx: BenchContext, file: string, args: string[]): Promise<ChildResult<T>> {
-  const [cmd, argv] = tsxArgv(join(ctx.root, file), args);
-  return runJsonChild<T>(cmd, argv, { cwd: ctx.root, timeoutMs: 60 * 60_000 });
+/** Whether a module resolves from this package (an optional peer dependency, say). */
+export function isInstalled(name: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-export const worker = <T>(ctx: BenchContext, args: string[]) => tsxChild<T>(ctx, WORKERS, args).then((r) => r.json);
-export const engineWorker = <T>(ctx: BenchContext, args: string[]) => tsxChild<T>(ctx, ENGINE_WORKER, args).then((r) => r.json);
-export const sqliteWorker = <T>(ctx: BenchContext, args: string[]) => tsxChild<T>(ctx, SQLITE_WORKER, args).then((r) => r.json);
+function child<T>(module: string, args: string[]): Promise<ChildResult<T>> {
+  const [cmd, argv] = moduleArgv(module, args);
+  return runJsonChild<T>(cmd, argv, { cwd: process.cwd(), timeoutMs: 60 * 60_000 });
+}
 
-/** One run of the Rust reference: N × (4 KiB + fdatasync), overwrite or append, in ctx.dir/limit. */
+export const worker = <T>(_ctx: BenchContext, args: string[]) => child<T>('scenarios/workers', args).then((r) => r.json);
+export const engineWorker = <T>(_ctx: BenchContext, args: string[]) => child<T>('lib/engine-worker', args).then((r) => r.json);
+export const sqliteWorker = <T>(_ctx: BenchContext, args: string[]) => child<T>('lib/sqlite-worker', args).then((r) => r.json);
+
+/** One run of the raw loop (ctx.limit): N × (4 KiB + fdatasync), overwrite or append, in ctx.dir/limit. */
 export async function limitRun(ctx: BenchContext, n: number, mode: 'overwrite' | 'append'): Promise<OpStats> {
   const dir = join(ctx.dir, 'limit');
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(dir, { recursive: true });
-  const r = await runFsyncLimit(ctx.fsyncBin(), dir, n, mode, { cwd: ctx.root });
+  const r = await ctx.limit.run(dir, n, mode);
   return r.json.results[mode]!;
 }
 

@@ -1,18 +1,16 @@
 // The self-contained HTML report of `wharf bench`: the summary table, the machine, and the charts
 // (throughput per interval, latency percentiles, the group-commit curve) drawn with uPlot, whose JS
-// and CSS are inlined from the `uplot` package (a dependency of @wharf/cli): no network needed.
+// and CSS are inlined from the `uplot` package (a dependency of this package): no network needed.
 //
-//   npx tsx scripts/bench/report-html.ts results/bench-<timestamp>/results.json [out.html]
+//   npx tsx packages/bench/src/report-html.ts results/bench-<timestamp>/results.json [out.html]
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ChartSpec, Row, ScenarioResult } from './scenarios/common.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-// uplot is a dependency of @wharf/cli: resolve it from there (hoisted or not).
-const require = createRequire(join(ROOT, 'apps/cli/package.json'));
+const require = createRequire(import.meta.url);
 const asset = (p: string) => readFileSync(require.resolve(p), 'utf8');
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
@@ -96,7 +94,7 @@ for (const c of charts) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const file = process.argv[2];
   if (!file) {
-    process.stderr.write('usage: npx tsx scripts/bench/report-html.ts results.json [out.html]\n');
+    process.stderr.write('usage: npx tsx packages/bench/src/report-html.ts results.json [out.html]\n');
     process.exit(2);
   }
   const data = JSON.parse(readFileSync(file, 'utf8')) as ReportData;

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readStraceSummary, straceArgv, type StraceSummary } from './strace.js';
 
 export interface ChildOptions {
@@ -79,12 +80,36 @@ export async function runJsonChild<T>(cmd: string, args: string[], opts: ChildOp
 }
 
 /**
- * Node flags that run the repository's TypeScript as it is: tsx, and the workspace packages
- * resolved to their sources (the "wharf-source" export condition), not their built dist/.
+ * This package runs either from its TypeScript sources (in a clone: vitest, tsx, `npm run bench`)
+ * or from its built dist/ (an npm install, or `npx wharf bench` in a clone). Its child processes
+ * run the same way as the parent.
  */
-export const FROM_SOURCE = ['--conditions=wharf-source', '--import', 'tsx'];
+export const FROM_SOURCE_TREE = import.meta.url.endsWith('.ts');
 
-/** argv to run a TypeScript file from source in a plain node process. */
-export function tsxArgv(file: string, args: string[]): [string, string[]] {
-  return [process.execPath, [...FROM_SOURCE, file, ...args]];
+/**
+ * Node flags that run the repository's TypeScript as it is: tsx, and the workspace packages
+ * resolved to their sources (the "wharf-source" export condition), not their built dist/. tsx is
+ * given as the URL this module resolves it to, so a child finds it whatever its working directory.
+ */
+export const FROM_SOURCE = ['--conditions=wharf-source', '--import', FROM_SOURCE_TREE ? tsxUrl() : 'tsx'];
+
+function tsxUrl(): string {
+  try {
+    return import.meta.resolve('tsx');
+  } catch {
+    return 'tsx'; // a runner without import.meta.resolve: from the working directory
+  }
+}
+
+/** Node flags for a child that runs like this process: FROM_SOURCE in the sources, none from dist/. */
+export const NODE_FLAGS: readonly string[] = FROM_SOURCE_TREE ? FROM_SOURCE : [];
+
+/** Absolute path of one of this package's modules, `rel` from src/ without extension ('lib/engine-worker'). */
+export function packageModule(rel: string): string {
+  return fileURLToPath(new URL(`../${rel}${FROM_SOURCE_TREE ? '.ts' : '.js'}`, import.meta.url));
+}
+
+/** argv to run one of this package's modules (see packageModule) as a child node process. */
+export function moduleArgv(rel: string, args: string[]): [string, string[]] {
+  return [process.execPath, [...NODE_FLAGS, packageModule(rel), ...args]];
 }

@@ -1,23 +1,25 @@
 // Child processes of `wharf bench` that are not in lib/engine-worker.ts / lib/sqlite-worker.ts:
 // one measurement on a fresh store, printed as one JSON line on stdout.
 //
-//   node --import tsx scripts/bench/scenarios/workers.ts <mode> --dir D [...]
+//   node [--conditions=wharf-source --import tsx] workers.{ts,js} <mode> --dir D [...]
 //
 // modes: sqlite-seq, sqlite-blocks, wharf-blocks, driver-seq, driver-blocks, pg-seq, pg-copy,
 //        kv-js, sustained (--target embedded|server --memory-budget-mb N)
 
-import Sqlite from 'better-sqlite3';
+import type Sqlite from 'better-sqlite3';
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { constants as perf, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { join, resolve, dirname } from 'node:path';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Database } from '@wharf/engine';
 import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
 import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
-import { docKey, docLines, prng, smallDoc, writeDocLine } from '../lib/docs.js';
+import { FROM_SOURCE_TREE, packageModule } from '../lib/child.js';
+import { docKey, docLines, smallDoc, writeDocLine } from '../lib/docs.js';
+import { mulberry32 } from '../random.js';
 import { procMajorFaults, procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
 import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
@@ -25,7 +27,6 @@ import { blockLine } from './blocks.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const r: any = rethinkdb;
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const now = () => performance.now();
 
 function fresh(dir: string): void {
@@ -35,9 +36,11 @@ function fresh(dir: string): void {
 
 // ---- SQLite ---------------------------------------------------------------------------------
 
-function openSqlite(dir: string): Sqlite.Database {
+/** better-sqlite3 is an optional peer dependency: loaded only by the modes that use it. */
+async function openSqlite(dir: string): Promise<Sqlite.Database> {
+  const { default: Database } = await import('better-sqlite3');
   fresh(dir);
-  const db = new Sqlite(join(dir, 'bench.sqlite'));
+  const db = new Database(join(dir, 'bench.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec('CREATE TABLE docs (id TEXT PRIMARY KEY, doc TEXT NOT NULL)');
@@ -45,8 +48,8 @@ function openSqlite(dir: string): Sqlite.Database {
 }
 
 /** Seed 000's loop on SQLite: one autocommit INSERT per document (each COMMIT fsyncs the WAL). */
-function sqliteSeq(dir: string, n: number) {
-  const db = openSqlite(dir);
+async function sqliteSeq(dir: string, n: number) {
+  const db = await openSqlite(dir);
   const stmt = db.prepare('INSERT INTO docs (id, doc) VALUES (?, ?)');
   const lat: number[] = new Array(n);
   const t0 = now();
@@ -61,8 +64,8 @@ function sqliteSeq(dir: string, n: number) {
   return { total_ms: totalMs, docs_per_s: n / (totalMs / 1000), latency_us: summarize(lat) };
 }
 
-function sqliteBlocks(dir: string, blocks: number) {
-  const db = openSqlite(dir);
+async function sqliteBlocks(dir: string, blocks: number) {
+  const db = await openSqlite(dir);
   db.pragma('wal_autocheckpoint = 0');
   const stmt = db.prepare('INSERT INTO docs (id, doc) VALUES (?, ?)');
   let bytes = 0;
@@ -113,7 +116,7 @@ async function wharfBlocks(dir: string, blocks: number) {
 /** Seed 000's loop: 1000 sequential hard inserts through the driver port of a server process. */
 async function driverSeq(dir: string, n: number) {
   fresh(dir);
-  const server = await startServerProc(ROOT, dir);
+  const server = await startServerProc(dir);
   try {
     const conn = await r.connect({ host: '127.0.0.1', port: server.driverPort });
     await r.tableCreate('bench').run(conn);
@@ -138,7 +141,7 @@ async function driverSeq(dir: string, n: number) {
 /** Seed 002's loop: r.table(t).insert(r.json(BLOCK), {durability: 'soft'}) one at a time, then sync. */
 async function driverBlocks(dir: string, blocks: number) {
   fresh(dir);
-  const server = await startServerProc(ROOT, dir);
+  const server = await startServerProc(dir);
   try {
     const conn = await r.connect({ host: '127.0.0.1', port: server.driverPort });
     await r.tableCreate('blocks').run(conn);
@@ -306,7 +309,7 @@ interface Reader { acknowledged(n: number): void; stop(): Promise<ReadResult> }
 /** Point gets on this thread's event loop (the embedded target). */
 function startLocalReader(tgt: SustainedTarget, rate: number): Reader {
   const hist = createHistogram();
-  const rand = prng(7);
+  const rand = mulberry32(7);
   let n = 0, gets = 0, misses = 0, errors = 0, inFlight = 0, skipped = 0, issued = 0, t0 = -1;
   const timer = setInterval(() => {
     if (n <= 0) return;
@@ -337,9 +340,12 @@ function startLocalReader(tgt: SustainedTarget, rate: number): Reader {
 /** Point gets over HTTP from a worker thread (lib/http-reader.ts): a separate client. Resolves once it is loaded. */
 async function startHttpReader(url: string, rate: number): Promise<Reader> {
   const acked = new Int32Array(new SharedArrayBuffer(4));
-  // A worker does not inherit `--import tsx` (Node 20): it registers tsx, then loads the TS file.
-  const file = pathToFileURL(join(ROOT, 'scripts/bench/lib/http-reader.ts')).href;
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`;
+  // A worker does not inherit `--import tsx` (Node 20): from the sources it registers tsx, then
+  // loads the TS file.
+  const file = pathToFileURL(packageModule('lib/http-reader')).href;
+  const boot = FROM_SOURCE_TREE
+    ? `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`
+    : `import(${JSON.stringify(file)})`;
   const worker = new Worker(boot, { eval: true, workerData: { url, rate, acked } });
   await new Promise<void>((res, rej) => {
     worker.once('message', () => res()); // 'ready'
@@ -387,7 +393,7 @@ async function embeddedTarget(dir: string, memoryBudget: number): Promise<Sustai
 }
 
 async function serverTarget(dir: string, memoryBudgetMb: number): Promise<SustainedTarget> {
-  const server = await startServerProc(ROOT, dir, { memoryBudgetMb });
+  const server = await startServerProc(dir, { memoryBudgetMb });
   const budget = (await serverEngineStats(server.url)).memoryBudget;
   if (budget !== undefined && Math.abs(budget - memoryBudgetMb * 2 ** 20) > 1) {
     await server.stop();
@@ -530,7 +536,7 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   });
   gcObserver.observe({ entryTypes: ['gc'] });
 
-  const rand = prng(42);
+  const rand = mulberry32(42);
   const chunk = Buffer.allocUnsafe(256);
   const deadline = now() + seconds * 1000;
   let i = 0;
@@ -655,8 +661,8 @@ async function main() {
   const user = strOpt(opts, 'user', 'postgres');
   let out: unknown;
   switch (positional[0]) {
-    case 'sqlite-seq': out = sqliteSeq(dir, numOpt(opts, 'n', 1000)); break;
-    case 'sqlite-blocks': out = sqliteBlocks(dir, numOpt(opts, 'blocks', 100)); break;
+    case 'sqlite-seq': out = await sqliteSeq(dir, numOpt(opts, 'n', 1000)); break;
+    case 'sqlite-blocks': out = await sqliteBlocks(dir, numOpt(opts, 'blocks', 100)); break;
     case 'wharf-blocks': out = await wharfBlocks(dir, numOpt(opts, 'blocks', 100)); break;
     case 'driver-seq': out = await driverSeq(dir, numOpt(opts, 'n', 1000)); break;
     case 'driver-blocks': out = await driverBlocks(dir, numOpt(opts, 'blocks', 100)); break;

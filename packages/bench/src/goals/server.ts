@@ -1,7 +1,7 @@
 // Wharf server benchmark: the driver-port goals of the server issue, each a ratio measured in the
-// same run (see scripts/bench/README.md for why: fdatasync time swings 10× within minutes).
+// same run (see packages/bench/README.md for why: fdatasync time swings 10× within minutes).
 //
-//   npx tsx scripts/bench/server.ts [--pairs 5] [--n 1000] [--writers 64] [--per-writer 100]
+//   npx tsx packages/bench/src/goals/server.ts [--pairs 5] [--n 1000] [--writers 64] [--per-writer 100]
 //        [--conc-rounds 3] [--dir DIR]
 //
 // a. The official `rethinkdb` driver, seed 000's loop: 1000 sequential single-document hard inserts
@@ -16,27 +16,26 @@
 // shutdown are outside the timers. Prints a table and writes results/server-<timestamp>.json.
 
 import { mkdirSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import rethinkdb from 'rethinkdb';
-import { numOpt, parseArgs, strOpt } from './lib/args.js';
-import { runJsonChild, tsxArgv } from './lib/child.js';
-import { buildFsyncLimit, runFsyncLimit } from './lib/fsync-limit.js';
-import { interleave } from './lib/interleave.js';
-import { machineInfo, writeResults } from './lib/results.js';
-import { median, pairRatios, round, summarize } from './lib/stats.js';
-import { fmtMs, fmtRate, fmtRatio, formatTable } from './lib/table.js';
-import { startServerProc, type ServerProc } from './lib/server-proc.js';
+import { numOpt, parseArgs, strOpt } from '../lib/args.js';
+import { moduleArgv, runJsonChild } from '../lib/child.js';
+import { buildFsyncLimit, findRepoRoot, runFsyncLimit } from '../lib/fsync-limit.js';
+import { interleave } from '../lib/interleave.js';
+import { machineInfo, writeResults } from '../lib/results.js';
+import { median, pairRatios, round, summarize } from '../lib/stats.js';
+import { fmtMs, fmtRate, fmtRatio, formatTable } from '../lib/table.js';
+import { startServerProc, type ServerProc } from '../lib/server-proc.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const r: any = rethinkdb;
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const ENGINE_WORKER = join(ROOT, 'scripts/bench/lib/engine-worker.ts');
+// A repository script: results and scratch data go under the clone (findRepoRoot), else the cwd.
+const ROOT = findRepoRoot() ?? process.cwd();
 const log = (line: string): void => {
   process.stderr.write(`${line}\n`);
 };
 
-const startServer = (dataDir: string): Promise<ServerProc> => startServerProc(ROOT, dataDir);
+const startServer = (dataDir: string): Promise<ServerProc> => startServerProc(dataDir);
 
 async function engineStats(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/stats`);
@@ -111,7 +110,7 @@ async function rawLoop(bin: string, dir: string, n: number): Promise<RawSample> 
 
 /** The same 1000 hard inserts straight into the engine (no server, no driver), for attribution. */
 async function engineDirect(dir: string, n: number): Promise<RawSample> {
-  const [cmd, args] = tsxArgv(ENGINE_WORKER, ['seq', '--dir', dir, '--n', String(n)]);
+  const [cmd, args] = moduleArgv('lib/engine-worker', ['seq', '--dir', dir, '--n', String(n)]);
   const res = await runJsonChild<{ total_ms: number }>(cmd, args, { cwd: ROOT });
   return { total_ms: round(res.json.total_ms, 2), per_op_us: round((res.json.total_ms * 1000) / n, 1) };
 }

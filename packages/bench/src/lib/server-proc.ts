@@ -1,10 +1,12 @@
-// A real Wharf server process (packages/server/src/main.ts) on a data directory, on free ports of
-// 127.0.0.1, for the benchmarks that go through the driver port or the wharf:// ingest path.
+// A real Wharf server process (@wharf/server's main: src/main.ts from the sources, dist/main.js
+// installed) on a data directory, on free ports of 127.0.0.1, for the benchmarks that go through
+// the driver port or the wharf:// ingest path.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { FROM_SOURCE } from './child.js';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { FROM_SOURCE_TREE, NODE_FLAGS } from './child.js';
 
 export interface ServerProc {
   proc: ChildProcess;
@@ -21,12 +23,17 @@ export interface ServerProcOptions {
   env?: Record<string, string>;
 }
 
-export async function startServerProc(root: string, dataDir: string, o: ServerProcOptions = {}): Promise<ServerProc> {
-  const main = join(root, 'packages/server/src/main.ts');
+/** The server's entry point, resolved as this package resolves @wharf/server (an optional peer). */
+function serverMain(): string {
+  const dir = dirname(createRequire(import.meta.url).resolve('@wharf/server/package.json'));
+  return FROM_SOURCE_TREE ? join(dir, 'src/main.ts') : join(dir, 'dist/main.js');
+}
+
+export async function startServerProc(dataDir: string, o: ServerProcOptions = {}): Promise<ServerProc> {
+  const main = serverMain();
   const env: NodeJS.ProcessEnv = { ...process.env, WHARF_PASSWORD: '', ...o.env };
   if (o.memoryBudgetMb !== undefined) env.WHARF_MEMORY_BUDGET_MB = String(o.memoryBudgetMb);
-  const proc = spawn(process.execPath, [...FROM_SOURCE, main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
-    cwd: root,
+  const proc = spawn(process.execPath, [...NODE_FLAGS, main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

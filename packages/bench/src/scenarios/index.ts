@@ -1,17 +1,20 @@
 // `wharf bench <scenario|all> [--quick]`: runs the scenarios, prints one table, writes
 // results.json and report.html into the results folder (default ./results/bench-<timestamp>/).
-// apps/cli/src/commands/bench calls runBenchSuite(); see docs/BENCHMARKS.md.
+// apps/cli/src/commands/bench calls runBenchSuite(); see docs/BENCHMARKS.md. A scenario whose
+// reference system is not installed (an optional peer dependency) is skipped with one line
+// saying what to install.
 
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
+import { findRepoRoot, hasCargo } from '../lib/fsync-limit.js';
 import { machineInfo, timestamp } from '../lib/results.js';
 import { round } from '../lib/stats.js';
 import { straceSupport } from '../lib/strace.js';
 import { formatTable, fmtRatio } from '../lib/table.js';
 import { renderReportHtml } from '../report-html.js';
 import { bulk } from './bulk.js';
-import { makeContext, type Row, type ScenarioResult } from './common.js';
+import { isInstalled, makeContext, type Row, type ScenarioResult } from './common.js';
 import { groupCommit } from './group-commit.js';
 import { kv } from './kv.js';
 import { limit } from './limit.js';
@@ -20,6 +23,30 @@ import { sustained, SUSTAINED_MEMORY_BUDGET_MB } from './sustained.js';
 
 export const SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/**
+ * What each scenario needs beyond this package: modules (optional peer dependencies), a clone
+ * with cargo (the Rust core's examples), the `wharf` command (passed by the CLI).
+ */
+const NEEDS: Record<ScenarioName, { modules?: string[]; cargo?: boolean; cli?: boolean }> = {
+  limit: {},
+  'group-commit': { modules: ['@wharf/engine'] },
+  seed000: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'] },
+  bulk: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'], cli: true },
+  sustained: { modules: ['@wharf/engine', '@wharf/server'] },
+  kv: { modules: ['@wharf/engine'], cargo: true },
+};
+
+/** What a scenario needs and does not have here, in a few words, or undefined when it can run. */
+export function missingFor(name: ScenarioName, o: { repo?: string; cliBin?: string; installed?: (m: string) => boolean; cargo?: () => boolean } = {}): string | undefined {
+  const need = NEEDS[name];
+  const installed = o.installed ?? isInstalled;
+  const modules = (need.modules ?? []).filter((m) => !installed(m));
+  if (modules.length) return `needs ${modules.join(', ')} (npm install ${modules.join(' ')})`;
+  if (need.cargo && !(o.repo && (o.cargo ?? hasCargo)())) return "needs a clone of the Wharf repository and cargo (it runs the Rust core's examples)";
+  if (need.cli && !o.cliBin) return `runs \`wharf import\`: start it with \`npx wharf bench ${name}\``;
+  return undefined;
+}
 
 export interface BenchSuiteOptions {
   /** a scenario name, 'all', or several separated by commas */
@@ -41,6 +68,10 @@ export interface BenchSuiteOptions {
   /** kv: puts through the Rust core (default 100M, quick 10M) and the JS API (10M, quick 1M) */
   kvPuts?: number;
   kvJsPuts?: number;
+  /** the `wharf` command's entry file, for the scenarios that run `wharf import` (bulk) */
+  cliBin?: string;
+  /** 'node': the Node fdatasync loop as the reference even where the Rust example can be built */
+  fsyncLoop?: 'rust' | 'node';
 }
 
 export interface BenchSuiteOutput {
@@ -88,7 +119,7 @@ export function benchMemoryBudgetMb(option?: number): number | undefined {
 }
 
 /** Runs the suite; returns the process exit status (0, or 1 when a scenario failed). */
-export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
+export async function runBenchSuite(o: BenchSuiteOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
   const names = parseScenarios(o.scenario);
   const started = new Date();
   const t0 = performance.now();
@@ -109,10 +140,12 @@ export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { st
   const rounds = Math.max(3, o.rounds ?? (o.quick ? 3 : 5));
   const minutes = o.minutes ?? (o.quick ? 1 : 10);
   const memoryBudgetMb = benchMemoryBudgetMb(o.memoryBudgetMb);
-  const ctx = makeContext(root, dataDir, o.quick, rounds, minutes, log, memoryBudgetMb);
+  const repo = findRepoRoot();
+  const ctx = makeContext({ repo, cliBin: o.cliBin, dir: dataDir, quick: o.quick, rounds, minutes, memoryBudgetMb, log, fsyncLoop: o.fsyncLoop });
   const machine = machineInfo(dataDir);
   log(`wharf bench ${names.join(', ')}${o.quick ? ' --quick' : ''}: data in ${dataDir}, results in ${out}`);
   log(`machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.filesystem ?? '?'}, load ${machine.loadavg.join(' ')}`);
+  log(`fdatasync reference: ${ctx.limit.describe}`);
 
   const results: ScenarioResult[] = [];
   let failed = false;
@@ -124,7 +157,7 @@ export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { st
       finished: new Date().toISOString(),
       seconds: round((performance.now() - t0) / 1000, 1),
       quick: o.quick,
-      config: { scenarios: names, rounds, minutes, memoryBudgetMb: memoryBudgetMb ?? SUSTAINED_MEMORY_BUDGET_MB, docs: o.docs, blocks: o.blocks, kvPuts: o.kvPuts, kvJsPuts: o.kvJsPuts, dataDir, complete: finished },
+      config: { scenarios: names, fsyncReference: ctx.limit.kind, rounds, minutes, memoryBudgetMb: memoryBudgetMb ?? SUSTAINED_MEMORY_BUDGET_MB, docs: o.docs, blocks: o.blocks, kvPuts: o.kvPuts, kvJsPuts: o.kvJsPuts, dataDir, complete: finished },
       machine: { ...machine, loadavgEnd: os.loadavg().map((x) => round(x, 2)), strace: straceSupport().ok },
       notes: ctx.notes,
       rows: results.flatMap((r) => r.rows),
@@ -139,6 +172,15 @@ export async function runBenchSuite(root: string, o: BenchSuiteOptions, io: { st
       const s0 = performance.now();
       log(`\n== ${name} ==`);
       let res: ScenarioResult;
+      const missing = missingFor(name, { repo, cliBin: o.cliBin });
+      if (missing) {
+        const line = `${name}: skipped, ${missing}`;
+        log(line);
+        ctx.notes.push(line);
+        results.push({ name, rows: [{ scenario: name, measure: 'skipped', value: missing }], charts: [], samples: {}, skipped: missing });
+        save(false);
+        continue;
+      }
       try {
         switch (name) {
           case 'limit': res = await limit(ctx); break;

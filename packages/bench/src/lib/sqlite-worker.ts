@@ -1,6 +1,6 @@
-// Child process for scripts/bench/engine.ts: the better-sqlite3 side of the bulk comparison.
+// Child process for goals/engine.ts and the scenarios: the better-sqlite3 side of the bulk comparison.
 //
-//   node --import tsx scripts/bench/lib/sqlite-worker.ts bulk --dir D --docs 1000000 [--without-rowid]
+//   node [--conditions=wharf-source --import tsx] lib/sqlite-worker.{ts,js} bulk --dir D --docs 1000000 [--without-rowid]
 //
 // The same documents as the Wharf side (lib/docs.ts), stored as TEXT with the key as PRIMARY KEY,
 // journal_mode=WAL, synchronous=FULL, all rows in one transaction through one prepared statement.

@@ -6,11 +6,12 @@
 import { Agent, get } from 'node:http';
 import { createHistogram } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { docKey, prng } from './docs.js';
+import { docKey } from './docs.js';
+import { mulberry32 } from '../random.js';
 
 const { url, rate, acked } = workerData as { url: string; rate: number; acked: Int32Array };
 const hist = createHistogram();
-const rand = prng(7);
+const rand = mulberry32(7);
 let gets = 0, misses = 0, errors = 0, inFlight = 0, skipped = 0, issued = 0, t0 = -1, stop = false;
 
 // node:http on kept-alive connections, not fetch: undici's fetch cost ~1 ms of CPU per GET here,

@@ -12,7 +12,7 @@
  * the modes in a rotated order, after a `sync` that flushes the previous mode's writeback, so no
  * mode always follows the same neighbour.
  *
- *   npx tsx scripts/bench/loader.ts [--docs 100000] [--naive-docs 2000] [--size 1000] [--rounds 3]
+ *   npx tsx packages/bench/src/goals/loader.ts [--docs 100000] [--naive-docs 2000] [--size 1000] [--rounds 3]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from '@wharf/engine';
 import { createLoader, type LoadSummary } from '@wharf/client';
-import { generate } from '@wharf/cli';
+import { generate } from '../ycsb.js';
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -30,7 +30,7 @@ interface BlockSample { blocks: number; total_ms: number; blocks_per_s: number; 
 
 function runCli(ctx: BenchContext, args: string[]): Promise<void> {
   return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [join(ctx.root, 'apps/cli/bin/wharf.mjs'), ...args], { cwd: ctx.root, stdio: ['ignore', 'ignore', 'pipe'] });
+    const p = spawn(process.execPath, [ctx.cliBin!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     p.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     p.on('error', rej);
@@ -42,7 +42,7 @@ function runCli(ctx: BenchContext, args: string[]): Promise<void> {
 async function cliImport(ctx: BenchContext, file: string, docs: number, scheme: 'wharf' | 'rethinkdb'): Promise<BulkSample> {
   const data = join(ctx.dir, `srv-${scheme}`);
   rmSync(data, { recursive: true, force: true });
-  const server = await startServerProc(ctx.root, data);
+  const server = await startServerProc(data);
   const report = join(ctx.dir, `import-${scheme}.json`);
   try {
     const target = scheme === 'wharf' ? `wharf://127.0.0.1:${server.httpPort}` : `rethinkdb://admin@127.0.0.1:${server.driverPort}/test`;

@@ -1,9 +1,9 @@
-// Child process for scripts/bench/engine.ts: one measurement on a fresh Wharf database, printed
+// Child process for goals/engine.ts and the scenarios: one measurement on a fresh Wharf database, printed
 // as one JSON line on stdout. Run by the orchestrator (optionally under strace), not by hand:
 //
-//   node --import tsx scripts/bench/lib/engine-worker.ts seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N] [--warmup N] [--raw BIN --raw-dir D]
-//   node --import tsx scripts/bench/lib/engine-worker.ts concurrent --dir D --writers 64 --per-writer 100 [--single 1000] [--warmup N]
-//   node --import tsx scripts/bench/lib/engine-worker.ts bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
+//   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N] [--warmup N] [--raw BIN --raw-dir D]
+//   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} concurrent --dir D --writers 64 --per-writer 100 [--single 1000] [--warmup N]
+//   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
 
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';

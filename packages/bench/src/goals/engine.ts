@@ -2,7 +2,7 @@
 // to a reference run interleaved with it in the same run (A B A B …, median of the pairs' ratios),
 // because this kind of machine's fdatasync time swings 10× within minutes.
 //
-//   npx tsx scripts/bench/engine.ts [--quick] [--only a,b,c] [--pairs N] [--bulk-pairs N]
+//   npx tsx packages/bench/src/goals/engine.ts [--quick] [--only a,b,c] [--pairs N] [--bulk-pairs N]
 //        [--dir DIR] [--n 1000] [--writers 64] [--per-writer 500] [--single 1000] [--warmup 10000] [--docs 1000000]
 //        [--batch 10000] [--inflight 4] [--no-strace] [--syscalls] [--sqlite-without-rowid] [--settle-ms 0]
 //        [--spin-wait-us N]
@@ -30,40 +30,30 @@
 // c. 1M documents (~150 B) through insertNdjson, soft, + one final sync(), vs better-sqlite3 (WAL,
 //    synchronous=FULL, one transaction): rate ≥ 2.5×.
 //
-// Prints a table and writes results/engine-<timestamp>.json. See scripts/bench/README.md.
+// Prints a table and writes results/engine-<timestamp>.json. See packages/bench/README.md.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { numOpt, parseArgs, strOpt } from './lib/args.js';
-import { FROM_SOURCE, runJsonChild, tsxArgv, type ChildResult } from './lib/child.js';
-import { buildFsyncLimit, runFsyncLimit, type FsyncLimitOutput, type OpStats } from './lib/fsync-limit.js';
-import { interleave } from './lib/interleave.js';
-import { machineInfo, writeResults } from './lib/results.js';
-import { median, pairRatios, round } from './lib/stats.js';
-import { straceSupport, syncCalls, type StraceSummary } from './lib/strace.js';
-import { fmtMs, fmtRate, fmtRatio, formatTable } from './lib/table.js';
+import { join, resolve } from 'node:path';
+import { numOpt, parseArgs, strOpt } from '../lib/args.js';
+import { moduleArgv, NODE_FLAGS, runJsonChild, type ChildResult } from '../lib/child.js';
+import { buildFsyncLimit, findRepoRoot, runFsyncLimit, type FsyncLimitOutput, type OpStats } from '../lib/fsync-limit.js';
+import { interleave } from '../lib/interleave.js';
+import { machineInfo, writeResults } from '../lib/results.js';
+import { median, pairRatios, round, type Distribution } from '../lib/stats.js';
+import { straceSupport, syncCalls, type StraceSummary } from '../lib/strace.js';
+import { fmtMs, fmtRate, fmtRatio, formatTable } from '../lib/table.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const ENGINE_WORKER = join(ROOT, 'scripts/bench/lib/engine-worker.ts');
-const SQLITE_WORKER = join(ROOT, 'scripts/bench/lib/sqlite-worker.ts');
+// A repository script: results and scratch data go under the clone (findRepoRoot), else the cwd.
+const ROOT = findRepoRoot() ?? process.cwd();
 const SYNC_SYSCALLS = ['fdatasync', 'fsync'];
 
 const log = (line: string) => process.stderr.write(line + '\n');
 
 // ---- what the workers print -------------------------------------------------------------------
 
-interface Latency {
-  n: number;
-  min: number;
-  median: number;
-  mean: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
+type Latency = Distribution;
 interface SeqOut {
   n: number;
   total_ms: number;
@@ -142,19 +132,19 @@ function concurrentWarmup(cfg: { warmup: number; writers: number; perWriter: num
 const workerArgs: string[] = [];
 
 function engine<T>(args: string[], strace?: { syscalls?: string[] }): Promise<ChildResult<T>> {
-  const [cmd, argv] = tsxArgv(ENGINE_WORKER, [...args, ...workerArgs]);
+  const [cmd, argv] = moduleArgv('lib/engine-worker', [...args, ...workerArgs]);
   return runJsonChild<T>(cmd, argv, { cwd: ROOT, strace, timeoutMs: 30 * 60_000 });
 }
 
 function sqlite<T>(args: string[]): Promise<ChildResult<T>> {
-  const [cmd, argv] = tsxArgv(SQLITE_WORKER, args);
+  const [cmd, argv] = moduleArgv('lib/sqlite-worker', args);
   return runJsonChild<T>(cmd, argv, { cwd: ROOT, timeoutMs: 30 * 60_000 });
 }
 
 function preflight(needSqlite: boolean): void {
   const probe = spawnSync(
     process.execPath,
-    [...FROM_SOURCE, '--input-type=module', '-e', "await import('@wharf/engine')"],
+    [...NODE_FLAGS, '--input-type=module', '-e', "await import('@wharf/engine')"],
     { cwd: ROOT, encoding: 'utf8' },
   );
   if (probe.status !== 0) {

@@ -20,12 +20,12 @@ export async function kv(ctx: BenchContext, opts: { rustPuts?: number; jsPuts?: 
   const jsN = opts.jsPuts ?? (ctx.quick ? 1_000_000 : 10_000_000);
   const batch = 10_000;
   ctx.log('building packages/engine/core/examples/kv.rs (cargo build --release --example kv) …');
-  const bin = buildExample(ctx.root, 'kv');
+  const bin = buildExample(ctx.repo!, 'kv');
   ctx.log(`kv: JS API, ${jsN.toLocaleString('en-US')} puts in ${jsN / batch} hard transactions …`);
   const js = await worker<JsKv>(ctx, ['kv-js', '--dir', join(ctx.dir, 'kv-js'), '--n', String(jsN), '--batch', String(batch)]);
   ctx.log(`  ${fmtRate(js.puts_per_s, 'puts/s')} (${(js.total_ms / 1000).toFixed(1)} s)`);
   ctx.log(`kv: Rust core, ${rustN.toLocaleString('en-US')} puts in ${rustN / batch} hard transactions …`);
-  const rust = (await runJsonChild<RustKv>(bin, [join(ctx.dir, 'kv-rust'), String(rustN), '--batch', String(batch)], { cwd: ctx.root, timeoutMs: 60 * 60_000 })).json;
+  const rust = (await runJsonChild<RustKv>(bin, [join(ctx.dir, 'kv-rust'), String(rustN), '--batch', String(batch)], { cwd: process.cwd(), timeoutMs: 60 * 60_000 })).json;
   ctx.log(`  ${fmtRate(rust.puts_per_s, 'puts/s')} (${rust.seconds.toFixed(1)} s)`);
   return {
     name: 'kv',
