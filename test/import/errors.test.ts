@@ -43,7 +43,7 @@ describe('wharf import: bad rows', () => {
     const report = JSON.parse(readFileSync(join(cwd, 'm.json'), 'utf8'));
     expect(report.status).toBe('failed');
     expect(report.ok).toBe(false);
-    expect(report.error.code).toBe('WHARF_MAX_ERRORS');
+    expect(report.error.code).toBe('WHARF_ERR_MAX_ERRORS');
     expect(report.documents.rejected).toBeGreaterThan(3);
     expect(report.documents.read).toBeLessThan(20000);
     expect(report.checkpoint.complete).toBe(false);

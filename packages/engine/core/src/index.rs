@@ -448,6 +448,8 @@ impl Index {
 
 pub(crate) fn not_found(table: &str, name: &str) -> Error {
     Error::new(ErrorCode::IndexNotFound, format!("index `{name}` does not exist on table `{table}`"))
+        .with_table(table)
+        .with_index(name)
 }
 
 pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
@@ -458,6 +460,8 @@ pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
             info.name, info.indexed
         ),
     )
+    .with_table(table)
+    .with_index(&info.name)
 }
 
 #[cfg(test)]

@@ -373,7 +373,9 @@ impl Catalog {
             return Err(Error::new(
                 crate::ErrorCode::IndexExists,
                 format!("index `{name}` already exists on table `{}`", table.name),
-            ));
+            )
+            .with_table(&table.name)
+            .with_index(name));
         }
         let id = self.next_index_tree_id;
         self.next_index_tree_id += 1;
