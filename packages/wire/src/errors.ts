@@ -52,7 +52,7 @@ export interface ErrorSpec {
   readonly meaning: string;
   /** The message the server sends; `%s` placeholders are filled in order. */
   readonly message: string;
-  /** The HTTP status of the server's answer (also the status of the ws `error` message's cause). */
+  /** The HTTP status of the server's answer (ws `error` messages carry the code only). */
   readonly status: number;
   /** The ReQL error type a driver query fails with, or null when the ReQL port never answers it. */
   readonly reql: ReqlErrorType | null;
