@@ -6,7 +6,6 @@
  */
 import { errorCatalogue, errorCodesOf, formatErrorMessage, isErrorCode, type ErrorCodeOf, type WharfErrorCode } from '@wharf/wire';
 
-export { errorCatalogue as catalog };
 export type ErrorCode = WharfErrorCode;
 export type EngineErrorCode = ErrorCodeOf<'engine'>;
 

@@ -70,6 +70,7 @@ export interface SyncedMessage {
 export interface ErrorMessage {
   type: 'error';
   id: number | null;
+  /** A code of the error catalogue (errors.ts, docs/ERRORS.md). */
   code: string;
   message: string;
 }
