@@ -29,9 +29,9 @@ describe('per-document errors', () => {
     } catch (e) {
       writeError = e;
     }
-    expect((writeError as LoaderError).code).toBe('WHARF_MAX_ERRORS');
+    expect((writeError as LoaderError).code).toBe('WHARF_ERR_MAX_ERRORS');
     const e = (await loader.end().catch((x) => x)) as LoaderError;
-    expect(e.code).toBe('WHARF_MAX_ERRORS');
+    expect(e.code).toBe('WHARF_ERR_MAX_ERRORS');
     expect(e.summary!.ok).toBe(false);
     expect(e.summary!.documents.rejected).toBeGreaterThan(2);
   });
@@ -43,7 +43,7 @@ describe('per-document errors', () => {
     await loader.write({ id: 1 }).catch(() => {});
     const e = (await loader.end().catch((x) => x)) as LoaderError;
     expect(e).toBeInstanceOf(LoaderError);
-    expect(e.code).toBe('WHARF_IO');
+    expect(e.code).toBe('WHARF_ERR_IO');
     expect(e.summary!.ok).toBe(false);
     expect(e.summary!.documents.missing).toBe(1);
   });
@@ -94,7 +94,7 @@ describe('per-document errors', () => {
   it('write after end is refused', async () => {
     const loader = createLoader({ target: new MemoryTarget(), table: 't' });
     await loader.end();
-    await expect(loader.write({ id: 1 })).rejects.toMatchObject({ code: 'WHARF_LOADER_CLOSED' });
+    await expect(loader.write({ id: 1 })).rejects.toMatchObject({ code: 'WHARF_ERR_LOADER_CLOSED' });
   });
 
   it('checks options', () => {
@@ -133,6 +133,6 @@ describe('targets', () => {
       () => 'loaded',
       (e: LoaderError) => e.code,
     );
-    expect(['loaded', 'WHARF_ENGINE_MISSING']).toContain(result);
+    expect(['loaded', 'WHARF_ERR_ENGINE_MISSING']).toContain(result);
   });
 });

@@ -66,7 +66,7 @@ export class MemoryTarget implements Target {
         this.#serial = turn;
         await turn;
       }
-      if (this.fatal) throw Object.assign(new Error('disk on fire'), { code: 'WHARF_IO' });
+      if (this.fatal) throw Object.assign(new Error('disk on fire'), { code: 'WHARF_ERR_IO' });
       const text = payload.bytes.toString('utf8');
       this.calls.push({ payload: text, count: payload.count, opts });
       const items = payload.format === 'ndjson' ? text.split('\n').slice(0, -1) : splitArray(text);
@@ -97,7 +97,7 @@ export class MemoryTarget implements Target {
       });
       if (this.failAfterWrite > 0) {
         this.failAfterWrite--;
-        throw Object.assign(new Error('connection reset'), { code: 'WHARF_TRANSPORT' });
+        throw Object.assign(new Error('connection reset'), { code: 'WHARF_ERR_TRANSPORT' });
       }
       return res;
     } finally {
@@ -114,7 +114,7 @@ export class MemoryTarget implements Target {
   }
 
   isTransient(err: unknown): boolean {
-    return (err as { code?: string }).code === 'WHARF_TRANSPORT';
+    return (err as { code?: string }).code === 'WHARF_ERR_TRANSPORT';
   }
 
   async close(): Promise<void> {

@@ -49,7 +49,7 @@ describe('tables', () => {
       () => ghost.insertNdjson('{"id":1}\n'),
       () => ghost.delete(1),
     ]) {
-      expect((await rejection(op())).code).toBe('WHARF_TABLE_NOT_FOUND');
+      expect((await rejection(op())).code).toBe('WHARF_ERR_TABLE_NOT_FOUND');
     }
   });
 });
@@ -286,7 +286,7 @@ describe('single-document inserts made in one tick', () => {
       db.table('ghost').insert({ id: 2 }),
     ]);
     expect(ok).toMatchObject({ status: 'fulfilled', value: { inserted: 1 } });
-    for (const g of ghosts) expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_TABLE_NOT_FOUND' } });
+    for (const g of ghosts) expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_ERR_TABLE_NOT_FOUND' } });
   });
 
   it('made just before close are written before it', async () => {

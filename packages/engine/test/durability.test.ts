@@ -169,7 +169,7 @@ describe('waiting for durable answers (spinWaitUs)', () => {
       expect(rings).toBe(2);
       expect(native.deliverAnswers()).toBe(1);
       expect([slots[0], slots[7]]).toEqual([11, 0]);
-      expect(native.answerDetails()).toEqual(['WHARF_TABLE_EXISTS', 'table `t` already exists']);
+      expect(native.answerDetails()).toEqual(['WHARF_ERR_TABLE_EXISTS', 'table `t` already exists']);
 
       // More answers than slots: taken in turns, in order.
       for (let id = 100; id < 700; id++) native.sync(id);

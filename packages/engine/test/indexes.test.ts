@@ -60,10 +60,10 @@ describe('secondary indexes', () => {
   it('reports unknown, duplicate and bad indexes clearly', async () => {
     const { db, t } = await openTempTable();
     await t.createIndex('a', 'a');
-    expect(await rejection(t.createIndex('a', 'b'))).toMatchObject({ code: 'WHARF_INDEX_EXISTS', message: expect.stringContaining('`a`') });
-    expect(await rejection(t.getAll('nope', [1]))).toMatchObject({ code: 'WHARF_INDEX_NOT_FOUND', message: expect.stringContaining('`nope`') });
-    expect(await rejection(t.createIndex('b', 'a..b'))).toMatchObject({ code: 'WHARF_INVALID_ARGUMENT' });
-    expect(await rejection(t.getAll('a', [{}] as never))).toMatchObject({ code: 'WHARF_INVALID_ARGUMENT', message: expect.stringContaining('values[0]') });
+    expect(await rejection(t.createIndex('a', 'b'))).toMatchObject({ code: 'WHARF_ERR_INDEX_EXISTS', message: expect.stringContaining('`a`') });
+    expect(await rejection(t.getAll('nope', [1]))).toMatchObject({ code: 'WHARF_ERR_INDEX_NOT_FOUND', message: expect.stringContaining('`nope`') });
+    expect(await rejection(t.createIndex('b', 'a..b'))).toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
+    expect(await rejection(t.getAll('a', [{}] as never))).toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT', message: expect.stringContaining('values[0]') });
     await t.dropIndex('a');
     expect(await t.listIndexes()).toEqual([]);
     await db.close();

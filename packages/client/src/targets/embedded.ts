@@ -34,7 +34,7 @@ export async function loadEngine(): Promise<EngineModule> {
   } catch (err) {
     const missing = errorCode(err) === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(ENGINE_PACKAGE);
     throw new LoaderError(
-      'WHARF_ENGINE_MISSING',
+      'WHARF_ERR_ENGINE_MISSING',
       missing
         ? 'the embedded: target needs the optional package @wharf/engine (npm install @wharf/engine), ' +
             'or use a remote target (wharf://host:port, rethinkdb://host/db)'
@@ -68,7 +68,7 @@ export class EmbeddedTarget implements Target {
   }
 
   #handle(): EngineDatabase {
-    if (!this.#db) throw new LoaderError('WHARF_LOADER_CLOSED', 'embedded target is not open');
+    if (!this.#db) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'embedded target is not open');
     return this.#db;
   }
 
@@ -82,7 +82,7 @@ export class EmbeddedTarget implements Target {
     try {
       await this.#handle().createTable(table, { primaryKey });
     } catch (err) {
-      if (errorCode(err) !== 'WHARF_TABLE_EXISTS') throw err;
+      if (errorCode(err) !== 'WHARF_ERR_TABLE_EXISTS') throw err;
     }
   }
 
@@ -97,13 +97,13 @@ export class EmbeddedTarget implements Target {
   async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
     const t = this.#handle().table(table);
     if (typeof t.createIndex !== 'function') {
-      throw new LoaderError('WHARF_TARGET_ERROR', 'this version of @wharf/engine has no secondary indexes');
+      throw new LoaderError('WHARF_ERR_TARGET', 'this version of @wharf/engine has no secondary indexes');
     }
     try {
       await t.createIndex(spec.name, spec.field, { multi: spec.multi === true });
       return { existed: false };
     } catch (err) {
-      if (errorCode(err) === 'WHARF_INDEX_EXISTS') return { existed: true };
+      if (errorCode(err) === 'WHARF_ERR_INDEX_EXISTS') return { existed: true };
       throw err;
     }
   }

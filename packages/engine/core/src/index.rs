@@ -415,6 +415,8 @@ pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
             info.name, info.indexed
         ),
     )
+    .with_table(table)
+    .with_index(&info.name)
 }
 
 #[cfg(test)]

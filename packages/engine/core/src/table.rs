@@ -356,6 +356,8 @@ fn parse_path(field: &str) -> Result<Vec<String>> {
 /// The error for an index `name` that `table` does not have.
 pub(crate) fn index_not_found(table: &str, name: &str) -> Error {
     Error::new(ErrorCode::IndexNotFound, format!("index `{name}` does not exist on table `{table}`"))
+        .with_table(table)
+        .with_index(name)
 }
 
 fn same_document(old: &str, new: &str) -> bool {
@@ -424,7 +426,9 @@ impl Catalog {
             return Err(Error::new(
                 ErrorCode::IndexExists,
                 format!("index `{name}` already exists on table `{}`", table.name),
-            ));
+            )
+            .with_table(&table.name)
+            .with_index(name));
         }
         let id = self.next_index_tree_id;
         self.next_index_tree_id += 1;

@@ -44,7 +44,7 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
     // A poisoned engine is a known state, not a crash: note it (one line, no stack) and still
     // close; the process exits non-zero (main.ts) and a restart replays the journal.
     const poisoned = (err: unknown): boolean => {
-      if (engineCodeOf(err) !== 'WHARF_POISONED') return false;
+      if (engineCodeOf(err) !== 'WHARF_ERR_POISONED') return false;
       state.poisonedAtClose ??= (err as Error).message;
       return true;
     };
@@ -67,7 +67,7 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
     }
     state.eventLoop.close();
     state.gc.close();
-    if (state.poisonedAtClose !== null) app.log.error({ code: 'WHARF_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
+    if (state.poisonedAtClose !== null) app.log.error({ code: 'WHARF_ERR_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
     else app.log.info('database synced and closed');
   });
 }

@@ -78,7 +78,7 @@ export class IngestConnection {
         work = app.db.createTable(header.table, header.primaryKey ? { primaryKey: header.primaryKey } : {}).then(
           () => ({ type: 'ack', id: header.id, result: { ...EMPTY_RESULT } }),
           (err: unknown) => {
-            if (engineCodeOf(err) === 'WHARF_TABLE_EXISTS') return { type: 'ack', id: header.id, result: { ...EMPTY_RESULT } };
+            if (engineCodeOf(err) === 'WHARF_ERR_TABLE_EXISTS') return { type: 'ack', id: header.id, result: { ...EMPTY_RESULT } };
             throw err;
           },
         );

@@ -6,7 +6,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
-import { engineCodeOf } from '../../errors.js';
+import { errorCatalogue } from '@wharf/wire';
+import { engineCodeOf, engineErrorNames } from '../../errors.js';
 import {
   internalError, nonExistence, opFailed, queryLogic, ReqlError, ReqlRuntimeError, resourceLimit,
 } from '../errors.js';
@@ -245,32 +246,34 @@ export class Evaluator {
     return new TableRef(db, name, engineName, info.primaryKey, this.deps.db.table(engineName));
   }
 
-  /** Map an engine failure to a ReQL error naming the table. */
+  /**
+   * Map an engine failure to a ReQL error naming the table (RethinkDB's wording), of the ReQL
+   * error type the catalogue gives the code. The index name is the engine error's own field.
+   */
   engineError(err: unknown, ref?: { fullName: string }, index?: string): ReqlError {
     if (err instanceof ReqlError) return err;
     const code = engineCodeOf(err);
     const message = err instanceof Error ? err.message : String(err);
-    const indexName = index ?? /index [`'"]([^`'"]+)[`'"]/i.exec(message)?.[1] ?? '?';
+    if (code === undefined) return internalError(message);
+    const indexName = engineErrorNames(err, { index }).index ?? '?';
+    const table = ref?.fullName ?? '?';
+    const errorType = ErrorType[errorCatalogue[code].reql];
     switch (code) {
-      case 'WHARF_INDEX_NOT_FOUND':
-        return opFailed(`Index \`${indexName}\` was not found on table \`${ref?.fullName ?? '?'}\`.`);
-      case 'WHARF_INDEX_EXISTS':
-        return opFailed(`Index \`${indexName}\` already exists on table \`${ref?.fullName ?? '?'}\`.`);
-      case 'WHARF_INDEX_NOT_READY':
-        return opFailed(`Index \`${indexName}\` on table \`${ref?.fullName ?? '?'}\` was accessed before its construction was finished.`);
-      case 'WHARF_TABLE_NOT_FOUND':
+      case 'WHARF_ERR_INDEX_NOT_FOUND':
+        return new ReqlRuntimeError(`Index \`${indexName}\` was not found on table \`${table}\`.`, errorType);
+      case 'WHARF_ERR_INDEX_EXISTS':
+        return new ReqlRuntimeError(`Index \`${indexName}\` already exists on table \`${table}\`.`, errorType);
+      case 'WHARF_ERR_INDEX_NOT_READY':
+        return new ReqlRuntimeError(`Index \`${indexName}\` on table \`${table}\` was accessed before its construction was finished.`, errorType);
+      case 'WHARF_ERR_TABLE_NOT_FOUND':
         this.deps.catalog.invalidate();
-        return opFailed(`Table \`${ref?.fullName ?? '?'}\` does not exist.`);
-      case 'WHARF_TABLE_EXISTS':
-        return opFailed(`Table \`${ref?.fullName ?? '?'}\` already exists.`);
-      case 'WHARF_INVALID_ARGUMENT':
-        return queryLogic(message);
-      case 'WHARF_POISONED':
-      case 'WHARF_CLOSED':
-      case 'WHARF_IO':
-        return new ReqlRuntimeError(`${code}: ${message}`, ErrorType.OP_FAILED);
+        return new ReqlRuntimeError(`Table \`${table}\` does not exist.`, errorType);
+      case 'WHARF_ERR_TABLE_EXISTS':
+        return new ReqlRuntimeError(`Table \`${table}\` already exists.`, errorType);
+      case 'WHARF_ERR_INVALID_ARGUMENT':
+        return new ReqlRuntimeError(message, errorType);
       default:
-        return internalError(code ? `${code}: ${message}` : message);
+        return new ReqlRuntimeError(`${code}: ${message}`, errorType);
     }
   }
 
