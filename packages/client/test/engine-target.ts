@@ -7,6 +7,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from '@wharf/engine';
+import { LoaderError } from '../src/errors.js';
 import { EmbeddedTarget } from '../src/targets/embedded.js';
 import type { InsertOptions, Payload, Target } from '../src/targets/target.js';
 import type { TargetStats, WriteResult } from '../src/types.js';
@@ -32,6 +33,11 @@ export class EngineTarget implements Target {
   syncs = 0;
   /** While set, each insert waits before it reaches the engine until `release()` lets it through. */
   hold = false;
+  /**
+   * How many of the next inserts lose their answer after the engine wrote them: the connection of
+   * a remote target dropping before the acknowledgement arrived (a transient failure).
+   */
+  loseAnswers = 0;
   #held: (() => void)[] = [];
   #onHeld: (() => void)[] = [];
 
@@ -92,8 +98,15 @@ export class EngineTarget implements Target {
         for (const f of this.#onHeld.splice(0)) f();
         await released;
       }
-      if (payload.format === 'json') return await this.db.table(table).insertJsonArray(payload.bytes, opts);
-      return await this.#embedded.insert(table, payload, opts);
+      const result =
+        payload.format === 'json'
+          ? await this.db.table(table).insertJsonArray(payload.bytes, opts)
+          : await this.#embedded.insert(table, payload, opts);
+      if (this.loseAnswers > 0) {
+        this.loseAnswers--;
+        throw new LoaderError('WHARF_ERR_TRANSPORT', 'connection lost before the acknowledgement (test)');
+      }
+      return result;
     } finally {
       this.active--;
     }
@@ -108,9 +121,9 @@ export class EngineTarget implements Target {
     return this.#embedded.stats();
   }
 
-  /** The in-process engine has no transient failures (nor does this target add any). */
-  isTransient(): boolean {
-    return this.#embedded.isTransient();
+  /** The engine's transient failures, and the lost answers this target adds. */
+  isTransient(err: unknown): boolean {
+    return (err instanceof LoaderError && err.code === 'WHARF_ERR_TRANSPORT') || this.#embedded.isTransient();
   }
 
   /** The database stays open: the test's cleanup closes it. */

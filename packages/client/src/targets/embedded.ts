@@ -7,12 +7,15 @@ import { LoaderError, errorCode } from '../errors.js';
 import type { IndexSpec, TargetStats, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
-/** The part of @wharf/engine's API this target uses (docs/CONTRACTS.md §1). */
+/**
+ * The part of @wharf/engine's API this target uses (docs/CONTRACTS.md §1), declared here rather
+ * than imported: @wharf/engine is an optional peer, and a remote-only install must typecheck
+ * without it. `Database` of @wharf/engine is assignable to it.
+ */
 export interface EngineTable {
   insertNdjson(buf: Buffer | string, opts: InsertOptions): Promise<WriteResult>;
-  /** Secondary indexes (optional: only needed for the loader's `indexes` option). */
-  createIndex?(name: string, field: string, options?: { multi?: boolean }): Promise<void>;
-  indexWait?(names?: string[], options?: { timeoutMs?: number }): Promise<unknown>;
+  createIndex(name: string, field: string, options?: { multi?: boolean }): Promise<void>;
+  indexWait(names?: string[], options?: { timeoutMs?: number }): Promise<unknown>;
 }
 export interface EngineDatabase {
   createTable(name: string, opts?: { primaryKey?: string }): Promise<unknown>;
@@ -96,9 +99,6 @@ export class EmbeddedTarget implements Target {
 
   async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
     const t = this.#handle().table(table);
-    if (typeof t.createIndex !== 'function') {
-      throw new LoaderError('WHARF_ERR_TARGET', 'this version of @wharf/engine has no secondary indexes');
-    }
     try {
       await t.createIndex(spec.name, spec.field, { multi: spec.multi === true });
       return { existed: false };
@@ -109,7 +109,7 @@ export class EmbeddedTarget implements Target {
   }
 
   async waitIndex(table: string, name: string): Promise<void> {
-    await this.#handle().table(table).indexWait!([name]);
+    await this.#handle().table(table).indexWait([name]);
   }
 
   async stats(): Promise<TargetStats | null> {
