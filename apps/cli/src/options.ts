@@ -3,6 +3,7 @@
  * docs.ts renders them as docs/reference/cli.md, so the two cannot drift apart.
  */
 import type { BenchSuiteOptions } from '@wharf/bench';
+import { SCENARIOS } from '@wharf/bench/names';
 import type { CsvTypes, Format } from './commands/import/formats/index.js';
 
 /** One `--index name=field[:multi]`. */
@@ -241,12 +242,11 @@ export const serveCommand: CommandDef<ServeOptions> = {
 
 // ── wharf bench ───────────────────────────────────────────────────────────────────────────────
 
-export const BENCH_SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
 
 export const benchCommand: CommandDef<BenchOptions> = {
   name: 'bench',
   summary: 'Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds\' ratios): the fdatasync limit, seed 000\'s sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg) is skipped with one line saying what to install (docs/BENCHMARKS.md).',
-  argument: { name: '<scenario>', key: 'scenario', description: `One of ${BENCH_SCENARIOS.join(', ')}; several separated by commas; or all.` },
+  argument: { name: '<scenario>', key: 'scenario', description: `One of ${SCENARIOS.join(', ')}; several separated by commas; or all.` },
   options: [
     { flag: 'quick', key: 'quick', default: false, description: 'Smaller runs (3 rounds, 100k bulk documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.' },
     { flag: 'out', short: 'o', key: 'out', arg: '<dir>', defaultText: './results/bench-<timestamp>', description: 'Results folder: results.json and the self-contained report.html.' },

@@ -21,8 +21,9 @@ import { limit } from './limit.js';
 import { seed000 } from './seed000.js';
 import { sustained, SUSTAINED_MEMORY_BUDGET_MB } from './sustained.js';
 
-export const SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
-export type ScenarioName = (typeof SCENARIOS)[number];
+import { SCENARIOS, type ScenarioName } from '../names.js';
+
+export { SCENARIOS, type ScenarioName };
 
 /**
  * What each scenario needs beyond this package: modules (optional peer dependencies), a clone
