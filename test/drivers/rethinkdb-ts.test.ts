@@ -3,8 +3,9 @@
  * string global optarg and an explicit DB term in every TABLE term, reads server-first by
  * position, and does not send NOREPLY_WAIT on close.
  */
+
+import { type Connection, r } from 'rethinkdb-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { r, type Connection } from 'rethinkdb-ts';
 import { serverForSuite } from '../helpers/server-suite.js';
 import { makeBlock, serverStats } from './shared.js';
 
@@ -22,7 +23,10 @@ describe('rethinkdb-ts driver', () => {
   it("seed 000's loop: 1000 sequential hard inserts, each acknowledged and all readable", async () => {
     await r.tableCreate('seq000').run(conn);
     for (let i = 0; i < 1000; i++) {
-      const res = await r.table('seq000').insert({ id: i, name: `user-${i}` }, { durability: 'hard' }).run(conn);
+      const res = await r
+        .table('seq000')
+        .insert({ id: i, name: `user-${i}` }, { durability: 'hard' })
+        .run(conn);
       expect(res).toEqual({ deleted: 0, errors: 0, inserted: 1, replaced: 0, skipped: 0, unchanged: 0 });
     }
     expect(await r.table('seq000').count().run(conn)).toBe(1000);
@@ -101,7 +105,7 @@ describe('rethinkdb-ts driver', () => {
     await r.table('events').insert({ id: 'e1', at }).run(c);
     const row = await r.table('events').get('e1').run(c);
     expect(row?.at).toBeInstanceOf(Date);
-    expect((row?.at as Date).toISOString()).toBe(at.toISOString());
+    expect((row!.at as Date).toISOString()).toBe(at.toISOString());
     expect(await r.db('tsdb').tableList().run(conn)).toEqual(['events']);
     expect(await r.tableList().run(c)).toEqual(['events']);
     await c.close();

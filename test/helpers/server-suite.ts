@@ -3,7 +3,7 @@
  * before them (spawn-server.ts), killed after them with its data directory removed.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { removeDir, spawnServer, type SpawnedServer, type SpawnOptions } from './spawn-server.js';
+import { removeDir, type SpawnedServer, type SpawnOptions, spawnServer } from './spawn-server.js';
 
 /** Registers the hooks; returns the server, available once the block's tests run. */
 export function serverForSuite(opts?: SpawnOptions): () => SpawnedServer {

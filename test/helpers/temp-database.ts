@@ -6,8 +6,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onTestFinished } from 'vitest';
 import { Database, type Document, type OpenOptions, type Table } from '@wharf/engine';
+import { onTestFinished } from 'vitest';
 
 /** A fresh directory under the OS temp dir, removed when the current test ends. */
 export async function tempDir(prefix = 'wharf-test-'): Promise<string> {

@@ -1,5 +1,5 @@
 /** Helpers for the import tests: run the real `wharf` bin, make temp dirs, read tables back. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';

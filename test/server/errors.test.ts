@@ -4,13 +4,13 @@
  * gives it, and a query through the official driver fails with the driver class of the code's
  * ReQL type. A server on 127.0.0.1 with the real engine in a temporary directory.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import rethinkdb from 'rethinkdb';
+
 import { errorCatalogue, reqlErrorClasses, type WharfErrorCode } from '@wharf/wire';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import rethinkdb from 'rethinkdb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 
 // @types/rethinkdb lags the driver: use it untyped.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 const r: Any = rethinkdb;
 
@@ -60,13 +60,22 @@ describe('error codes as the catalogue says, from a real server', () => {
     expectCatalogued(noIndex, 'WHARF_ERR_INDEX_NOT_FOUND');
     expect(noIndex.body.message).toBe('Index `by_zip` does not exist on table `people`');
 
-    expectCatalogued(await call('POST', '/api/tables', JSON.stringify({ name: 'bad name' })), 'WHARF_ERR_INVALID_ARGUMENT');
+    expectCatalogued(
+      await call('POST', '/api/tables', JSON.stringify({ name: 'bad name' })),
+      'WHARF_ERR_INVALID_ARGUMENT',
+    );
   });
 
   it("HTTP: the server's own codes", async () => {
     expectCatalogued(await call('GET', '/api/nothing-here'), 'WHARF_ERR_NOT_FOUND');
-    expectCatalogued(await call('POST', '/api/tables/people/documents', '[{"id":1},', 'application/json'), 'WHARF_ERR_MALFORMED_JSON');
-    expectCatalogued(await call('POST', '/api/tables/people/documents', 'id=1', 'text/plain'), 'WHARF_ERR_UNSUPPORTED_MEDIA_TYPE');
+    expectCatalogued(
+      await call('POST', '/api/tables/people/documents', '[{"id":1},', 'application/json'),
+      'WHARF_ERR_MALFORMED_JSON',
+    );
+    expectCatalogued(
+      await call('POST', '/api/tables/people/documents', 'id=1', 'text/plain'),
+      'WHARF_ERR_UNSUPPORTED_MEDIA_TYPE',
+    );
     const big = JSON.stringify([{ id: 1, pad: 'x'.repeat(BODY_LIMIT) }]);
     const tooLarge = await call('POST', '/api/tables/people/documents', big, 'application/json');
     expectCatalogued(tooLarge, 'WHARF_ERR_BODY_TOO_LARGE');

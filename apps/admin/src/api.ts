@@ -11,10 +11,23 @@ export type Doc = Record<string, unknown>;
  * counters: the shapes `@wharf/wire` defines once for the engine, the server and this app.
  */
 export type { Conflict, Durability, EngineStats, TableInfo, WriteResult } from '@wharf/wire';
-import type { Conflict, Durability, EngineStats, ImportRun, ServerCounters as WireServerCounters, TableInfo, WriteResult } from '@wharf/wire';
+
+import type {
+  Conflict,
+  Durability,
+  EngineStats,
+  ImportRun,
+  TableInfo,
+  ServerCounters as WireServerCounters,
+  WriteResult,
+} from '@wharf/wire';
 
 /** The server's counters (shape from `@wharf/wire`), plus what the snapshot adds. */
-export type ServerCounters = WireServerCounters & { uptimeMs: number; inflightWrites: number; [other: string]: unknown };
+export type ServerCounters = WireServerCounters & {
+  uptimeMs: number;
+  inflightWrites: number;
+  [other: string]: unknown;
+};
 
 export interface StatsSnapshot {
   time: number;
@@ -39,8 +52,12 @@ export interface ScanPage {
 
 export type { ImportFormat, ImportRun } from '@wharf/wire';
 
-export type ImportRunStart = Pick<ImportRun, 'table' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'> & { source?: string };
-export type ImportRunUpdate = Partial<Omit<ImportRun, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>>;
+export type ImportRunStart = Pick<ImportRun, 'table' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'> & {
+  source?: string;
+};
+export type ImportRunUpdate = Partial<
+  Omit<ImportRun, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>
+>;
 
 /** A failed request: the server's error body when it sent one, else a network/HTTP description. */
 export class ApiError extends Error {
@@ -113,9 +130,16 @@ export class WharfApi {
     this.base = base.replace(/\/$/, '');
   }
 
-  async request<T>(method: string, path: string, body?: { json: unknown } | { text: string; type: string }): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    body?: { json: unknown } | { text: string; type: string },
+  ): Promise<T> {
     const password = currentPassword();
-    const init: RequestInit = { method, headers: { accept: 'application/json', ...(password !== null ? { authorization: `Bearer ${password}` } : {}) } };
+    const init: RequestInit = {
+      method,
+      headers: { accept: 'application/json', ...(password !== null ? { authorization: `Bearer ${password}` } : {}) },
+    };
     if (body && 'json' in body) {
       init.body = JSON.stringify(body.json);
       init.headers = { ...init.headers, 'content-type': 'application/json' };
@@ -127,7 +151,11 @@ export class WharfApi {
     try {
       res = await fetch(`${this.base}${path}`, init);
     } catch (err) {
-      throw new ApiError(0, 'NETWORK_ERROR', `${method} ${path}: the server did not answer (${err instanceof Error ? err.message : String(err)})`);
+      throw new ApiError(
+        0,
+        'NETWORK_ERROR',
+        `${method} ${path}: the server did not answer (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
     const text = await res.text();
     let parsed: unknown;
@@ -139,9 +167,14 @@ export class WharfApi {
     if (res.status === 401 && typeof window !== 'undefined') window.dispatchEvent(new Event(UNAUTHORIZED_EVENT));
     if (!res.ok) {
       const e = parsed as { code?: string; message?: string } | undefined;
-      throw new ApiError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 300) || res.statusText));
+      throw new ApiError(
+        res.status,
+        e?.code ?? `HTTP_${res.status}`,
+        e?.message ?? (text.slice(0, 300) || res.statusText),
+      );
     }
-    if (parsed === undefined && text !== '') throw new ApiError(res.status, 'BAD_RESPONSE', `${method} ${path}: the answer is not JSON`);
+    if (parsed === undefined && text !== '')
+      throw new ApiError(res.status, 'BAD_RESPONSE', `${method} ${path}: the answer is not JSON`);
     return parsed as T;
   }
 
@@ -174,17 +207,33 @@ export class WharfApi {
   }
 
   /** Insert one document or an array (JSON body). */
-  insert(table: string, docs: Doc | Doc[], opts: { durability?: Durability; conflict?: Conflict } = {}): Promise<WriteResult> {
+  insert(
+    table: string,
+    docs: Doc | Doc[],
+    opts: { durability?: Durability; conflict?: Conflict } = {},
+  ): Promise<WriteResult> {
     return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, { json: docs });
   }
 
   /** Insert raw NDJSON text (parsed by the engine). */
-  insertNdjson(table: string, ndjson: string, opts: { durability?: Durability; conflict?: Conflict } = {}): Promise<WriteResult> {
-    return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, { text: ndjson, type: 'application/x-ndjson' });
+  insertNdjson(
+    table: string,
+    ndjson: string,
+    opts: { durability?: Durability; conflict?: Conflict } = {},
+  ): Promise<WriteResult> {
+    return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, {
+      text: ndjson,
+      type: 'application/x-ndjson',
+    });
   }
 
   /** Insert a batch already serialized: NDJSON text or a JSON array text. */
-  insertRaw(table: string, body: string, kind: 'ndjson' | 'json', opts: { durability?: Durability; conflict?: Conflict } = {}): Promise<WriteResult> {
+  insertRaw(
+    table: string,
+    body: string,
+    kind: 'ndjson' | 'json',
+    opts: { durability?: Durability; conflict?: Conflict } = {},
+  ): Promise<WriteResult> {
     const type = kind === 'ndjson' ? 'application/x-ndjson' : 'application/json';
     return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, { text: body, type });
   }
@@ -243,7 +292,11 @@ export class StatsFeed {
   #onSnapshot: (s: StatsSnapshot) => void;
   #onState: (s: FeedState, detail?: string) => void;
 
-  constructor(onSnapshot: (s: StatsSnapshot) => void, onState: (s: FeedState, detail?: string) => void, url = defaultStatsUrl()) {
+  constructor(
+    onSnapshot: (s: StatsSnapshot) => void,
+    onState: (s: FeedState, detail?: string) => void,
+    url = defaultStatsUrl(),
+  ) {
     this.#url = url;
     this.#onSnapshot = onSnapshot;
     this.#onState = onState;

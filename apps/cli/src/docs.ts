@@ -1,6 +1,7 @@
 /** Renders the option tables (options.ts) as docs/reference/cli.md. */
-import { benchCommand, genCommand, importCommand, serveCommand, type CommandDef } from './options.js';
+
 import { EXIT } from './commands/import/report.js';
+import { benchCommand, type CommandDef, genCommand, importCommand, serveCommand } from './options.js';
 
 function defaultOf<T>(o: CommandDef<T>['options'][number]): string {
   if (o.defaultText !== undefined) return o.defaultText;

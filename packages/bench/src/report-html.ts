@@ -43,7 +43,9 @@ export function renderReportHtml(d: ReportData): string {
     })
     .join('\n');
   const m = d.machine;
-  const machine = Object.entries(m).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(Array.isArray(v) ? v.join(' ') : String(v))}</td></tr>`).join('');
+  const machine = Object.entries(m)
+    .map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(Array.isArray(v) ? v.join(' ') : String(v))}</td></tr>`)
+    .join('');
   const times = d.scenarios.map((s) => `${esc(s.name)} ${s.seconds ?? '?'} s`).join(', ');
   const json = JSON.stringify(charts).replace(/<\//g, '<\\/');
   return `<!doctype html>

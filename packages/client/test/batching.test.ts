@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createLoader } from '../src/index.js';
-import { BatchBuilder, rawOf, toJsonText } from '../src/batcher.js';
-import { EngineTarget } from './engine-target.js';
 import { until } from '../../../test/helpers/until.js';
+import { BatchBuilder, rawOf, toJsonText } from '../src/batcher.js';
+import { createLoader } from '../src/index.js';
+import { EngineTarget } from './engine-target.js';
 
 const doc = (i: number) => ({ id: i, pad: 'x'.repeat(10) });
 
@@ -55,7 +55,11 @@ describe('batch triggers', () => {
   it('soft by default, with one final sync timed apart', async () => {
     const target = await EngineTarget.create();
     const loader = createLoader({ target, table: 't' });
-    await loader.load((function* () { for (let i = 0; i < 2500; i++) yield doc(i); })());
+    await loader.load(
+      (function* () {
+        for (let i = 0; i < 2500; i++) yield doc(i);
+      })(),
+    );
     const s = await loader.end();
     expect(target.calls.every((c) => c.opts.durability === 'soft')).toBe(true);
     expect(target.syncs).toBe(1);

@@ -7,11 +7,11 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from '@wharf/engine';
+import { openTemp } from '../../../test/helpers/temp-database.js';
 import { LoaderError } from '../src/errors.js';
 import { EmbeddedTarget } from '../src/targets/embedded.js';
 import type { InsertOptions, Payload, Target } from '../src/targets/target.js';
 import type { TargetStats, WriteResult } from '../src/types.js';
-import { openTemp } from '../../../test/helpers/temp-database.js';
 
 export interface Call {
   payload: string;

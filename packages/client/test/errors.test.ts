@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoaderError, createLoader, parseTarget, redact, type DocumentError, type Mark } from '../src/index.js';
+import { createLoader, type DocumentError, LoaderError, type Mark, parseTarget, redact } from '../src/index.js';
 import { EngineTarget } from './engine-target.js';
 
 describe('per-document errors', () => {
@@ -108,7 +108,12 @@ describe('per-document errors', () => {
 describe('targets', () => {
   it('parses target strings', () => {
     expect(parseTarget('embedded:/tmp/x')).toEqual({ kind: 'embedded', dir: '/tmp/x' });
-    expect(parseTarget('wharf://localhost:9000')).toEqual({ kind: 'wharf', host: 'localhost', port: 9000, secure: false });
+    expect(parseTarget('wharf://localhost:9000')).toEqual({
+      kind: 'wharf',
+      host: 'localhost',
+      port: 9000,
+      secure: false,
+    });
     expect(parseTarget('wharf://localhost')).toMatchObject({ port: 8080 });
     expect(parseTarget('rethinkdb://admin:s3cr%40t@a:1,b,[::1]:3/mydb')).toEqual({
       kind: 'rethinkdb',

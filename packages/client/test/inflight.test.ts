@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Inflight, createLoader, type Mark } from '../src/index.js';
+import { createLoader, Inflight, type Mark } from '../src/index.js';
 import { EngineTarget } from './engine-target.js';
 
 describe('Inflight (low-water mark)', () => {

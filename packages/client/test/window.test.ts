@@ -88,7 +88,14 @@ describe('loader: batches in flight', () => {
     // the real engine, that the loader hands it each batch and follows its answer.
     const onAck = vi.spyOn(InflightWindow.prototype, 'onAck'); // records, and calls the real one
     const target = await EngineTarget.create();
-    const loader = createLoader({ target, table: 't', batchSize: 10, concurrency: 4, flushMs: 0, adaptiveConcurrency: true });
+    const loader = createLoader({
+      target,
+      table: 't',
+      batchSize: 10,
+      concurrency: 4,
+      flushMs: 0,
+      adaptiveConcurrency: true,
+    });
     for (let i = 0; i < 600; i++) {
       await loader.write({ id: i });
       const answered = onAck.mock.results.at(-1)?.value as number | undefined;
@@ -111,7 +118,14 @@ describe('loader: batches in flight', () => {
     const onAck = vi.spyOn(InflightWindow.prototype, 'onAck');
     const target = await EngineTarget.create();
     target.hold = true;
-    const loader = createLoader({ target, table: 't', batchSize: 10, concurrency: 4, flushMs: 0, adaptiveConcurrency: false });
+    const loader = createLoader({
+      target,
+      table: 't',
+      batchSize: 10,
+      concurrency: 4,
+      flushMs: 0,
+      adaptiveConcurrency: false,
+    });
     const writes = (async () => {
       for (let i = 0; i < 600; i++) await loader.write({ id: i });
     })();

@@ -44,7 +44,13 @@ export const SHARED_BYTES = OUTBOX_OFFSET + OUTBOX_SLOTS * 4;
 /** The open options the engine itself takes (the rest are the JS handle's). */
 export type NativeOpenOptions = Pick<
   OpenOptions,
-  'segmentSize' | 'checkpointBytes' | 'flushIntervalMs' | 'groupCommitWindowMs' | 'memoryBudget' | 'mergeFanIn' | 'backgroundDelayPerMibMs'
+  | 'segmentSize'
+  | 'checkpointBytes'
+  | 'flushIntervalMs'
+  | 'groupCommitWindowMs'
+  | 'memoryBudget'
+  | 'mergeFanIn'
+  | 'backgroundDelayPerMibMs'
 >;
 
 /** One open database. Reads resolve to JSON text; requests with an `id` answer through the callback. */
@@ -74,7 +80,14 @@ export interface NativeDatabase {
    * Single-document inserts sent together: line i of `ndjson` is the document of the i-th of the
    * `count` request ids written into the shared memory's outbox.
    */
-  insertEach(count: number, table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
+  insertEach(
+    count: number,
+    table: string,
+    ndjson: string,
+    durability: number,
+    conflict: number,
+    waitForIndexes: boolean,
+  ): void;
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
   getMany(table: string, keys: Key[]): Promise<string>;

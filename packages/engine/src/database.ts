@@ -7,15 +7,15 @@
  */
 import { Handle } from './handle.ts';
 import {
+  type CreateTableOptions,
   checkDir,
   createTableOptions,
+  type OpenOptions,
   openOptions,
   tableName,
-  type CreateTableOptions,
-  type OpenOptions,
 } from './options.ts';
-import { statsFromJson, tableInfosFromJson, type EngineStats, type TableInfo } from './results.ts';
-import { Table, type Document } from './table.ts';
+import { type EngineStats, statsFromJson, type TableInfo, tableInfosFromJson } from './results.ts';
+import { type Document, Table } from './table.ts';
 
 export class Database {
   readonly dir: string;

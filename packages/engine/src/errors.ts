@@ -3,7 +3,7 @@
  * engine's (`core/src/error.rs`, passed through unchanged by the native binding) and are entries
  * of Wharf's one error catalogue (`@wharf/wire`, docs/ERRORS.md); a test keeps the two equal.
  */
-import { errorCodesOf, isErrorCode, type ErrorCodeOf, type WharfErrorCode } from '@wharf/wire';
+import { type ErrorCodeOf, errorCodesOf, isErrorCode, type WharfErrorCode } from '@wharf/wire';
 
 /** The codes the engine raises, from the catalogue (docs/ERRORS.md says what each means). */
 export const ERROR_CODES: readonly ErrorCode[] = errorCodesOf('engine');

@@ -17,18 +17,18 @@ import {
   ANSWER_SLOTS,
   binding,
   CONFLICT_CODE,
+  type Conflict,
   DURABILITY_CODE,
+  type Durability,
+  type NativeDatabase,
+  type NativeOpenOptions,
   OUTBOX_OFFSET,
   OUTBOX_SLOTS,
   POLLING_WORD,
   SEALED_WORD,
   SHARED_BYTES,
-  type Conflict,
-  type Durability,
-  type NativeDatabase,
-  type NativeOpenOptions,
 } from './binding.ts';
-import { toWharfError, WharfError, type ErrorCode } from './errors.ts';
+import { type ErrorCode, toWharfError, WharfError } from './errors.ts';
 import { Gate } from './gate.ts';
 import type { HandleOptions } from './options.ts';
 import type { WriteResult } from './results.ts';
@@ -127,7 +127,9 @@ export class Handle {
     try {
       memory = handle.#native.sharedMemory();
       if (memory.byteLength !== SHARED_BYTES) {
-        throw new Error(`the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`);
+        throw new Error(
+          `the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`,
+        );
       }
     } catch (error) {
       await handle.#native.close();
@@ -177,7 +179,13 @@ export class Handle {
    * one group's answers send their next writes together, and the engine gathers those into one
    * group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
    */
-  insertOne(table: string, doc: string, durability: Durability, conflict: Conflict, waitForIndexes: boolean): Promise<WriteResult> {
+  insertOne(
+    table: string,
+    doc: string,
+    durability: Durability,
+    conflict: Conflict,
+    waitForIndexes: boolean,
+  ): Promise<WriteResult> {
     this.native();
     let batch = this.#batch;
     if (

@@ -4,7 +4,7 @@
  */
 import type { EngineStats, IndexInfo, TableInfo } from '@wharf/wire';
 
-export type { WriteResult, TableInfo, EngineStats, WriteStages, LatencySummary, IndexInfo } from '@wharf/wire';
+export type { EngineStats, IndexInfo, LatencySummary, TableInfo, WriteResult, WriteStages } from '@wharf/wire';
 
 export function indexInfos(raw: unknown): IndexInfo[] {
   return (raw as IndexInfo[]).map(({ name, field, multi, ready, indexed }) => ({ name, field, multi, ready, indexed }));

@@ -79,7 +79,9 @@ describe('documents', () => {
     const dir = await tempDir();
     const db = await Database.open(dir);
     await db.createTable('t');
-    await db.table('t').insertNdjson(Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, v: 'x'.repeat(50) })).join('\n'));
+    await db
+      .table('t')
+      .insertNdjson(Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, v: 'x'.repeat(50) })).join('\n'));
     const before = db.stats().readsFromMemory;
     expect(await db.table('t').get(7)).toEqual({ id: 7, v: 'x'.repeat(50) });
     expect(await db.table('t').getMany([8, 'none'])).toEqual([{ id: 8, v: 'x'.repeat(50) }, null]);
@@ -91,7 +93,11 @@ describe('documents', () => {
     await withDb(dir, async (again) => {
       expect(again.stats().runs).toBeGreaterThan(0);
       expect(await again.table('t').get(2999)).toEqual({ id: 2999, v: 'x'.repeat(50) });
-      expect(await again.table('t').getMany([0, 1500, 3000])).toEqual([{ id: 0, v: 'x'.repeat(50) }, { id: 1500, v: 'x'.repeat(50) }, null]);
+      expect(await again.table('t').getMany([0, 1500, 3000])).toEqual([
+        { id: 0, v: 'x'.repeat(50) },
+        { id: 1500, v: 'x'.repeat(50) },
+        null,
+      ]);
       expect(again.stats().reads).toBe(2);
     });
   });
@@ -286,7 +292,8 @@ describe('single-document inserts made in one tick', () => {
       db.table('ghost').insert({ id: 2 }),
     ]);
     expect(ok).toMatchObject({ status: 'fulfilled', value: { inserted: 1 } });
-    for (const g of ghosts) expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_ERR_TABLE_NOT_FOUND' } });
+    for (const g of ghosts)
+      expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_ERR_TABLE_NOT_FOUND' } });
   });
 
   it('made just before close are written before it', async () => {

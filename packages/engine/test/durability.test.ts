@@ -3,13 +3,23 @@
  * read from the engine's own watermarks (appliedSeq: newest visible group, durableSeq: newest
  * group known on disk after its fdatasync).
  */
-import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+
 import { performance } from 'node:perf_hooks';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { ANSWER_FIELDS, ANSWER_OFFSET, ANSWER_SLOTS, binding, CONFLICT_CODE, DURABILITY_CODE, POLLING_WORD, SEALED_WORD } from '../src/binding.ts';
+import { until } from '../../../test/helpers/until.ts';
+import {
+  ANSWER_FIELDS,
+  ANSWER_OFFSET,
+  ANSWER_SLOTS,
+  binding,
+  CONFLICT_CODE,
+  DURABILITY_CODE,
+  POLLING_WORD,
+  SEALED_WORD,
+} from '../src/binding.ts';
 import { Database } from '../src/index.ts';
 import { openTemp, tempDir, withDb } from './helpers.ts';
-import { until } from '../../../test/helpers/until.ts';
 
 // Long enough that the background flush never runs during a test, so "not yet durable" is stable.
 const NO_BACKGROUND_FLUSH = { flushIntervalMs: 3_600_000 };
@@ -177,7 +187,9 @@ describe('waiting for durable answers (spinWaitUs)', () => {
       expect(native.deliverAnswers()).toBe(ANSWER_SLOTS);
       expect(slots[0]).toBe(100);
       expect(native.deliverAnswers()).toBe(600 - ANSWER_SLOTS);
-      expect(ids(600 - ANSWER_SLOTS)).toEqual(Array.from({ length: 600 - ANSWER_SLOTS }, (_, i) => 100 + ANSWER_SLOTS + i));
+      expect(ids(600 - ANSWER_SLOTS)).toEqual(
+        Array.from({ length: 600 - ANSWER_SLOTS }, (_, i) => 100 + ANSWER_SLOTS + i),
+      );
     } finally {
       await native.close();
     }
@@ -188,7 +200,8 @@ describe('waiting for durable answers (spinWaitUs)', () => {
     const words = new Int32Array(native.sharedMemory(), 0, ANSWER_OFFSET / 4);
     // Groups with durable answers: each adds one commit latency (a group of syncs only, with
     // nothing to fdatasync, adds no fdatasync).
-    const durableGroups = (): number => (JSON.parse(native.stats()).commit_latency_histogram_us as number[]).reduce((a, b) => a + b, 0);
+    const durableGroups = (): number =>
+      (JSON.parse(native.stats()).commit_latency_histogram_us as number[]).reduce((a, b) => a + b, 0);
     const syncs = 32;
     let delivered = 0;
     const partial: { seen: number[]; groups: number }[] = [];
@@ -198,7 +211,8 @@ describe('waiting for durable answers (spinWaitUs)', () => {
       delivered += native.deliverAnswers();
       // Over 64 KiB: parsed on the pool, so the syncs made after it wait for it in the binding's
       // sequencer and reach the engine right behind it, a group or two answered one by one.
-      const batch = (round: number) => Array.from({ length: 1200 }, (_, i) => JSON.stringify({ id: `${round}-${i}`, pad: 'x'.repeat(48) })).join('\n');
+      const batch = (round: number) =>
+        Array.from({ length: 1200 }, (_, i) => JSON.stringify({ id: `${round}-${i}`, pad: 'x'.repeat(48) })).join('\n');
       for (let round = 0; round < 10; round++) {
         const big = batch(round);
         const before = durableGroups();

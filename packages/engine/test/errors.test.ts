@@ -57,7 +57,11 @@ describe('error codes', () => {
   });
 
   it('the engine rejects what JS does not check, with WHARF_ERR_INVALID_ARGUMENT', async () => {
-    await expectCode(Database.open(await tempDir(), { segmentSize: 4096 }), 'WHARF_ERR_INVALID_ARGUMENT', /segment_size/);
+    await expectCode(
+      Database.open(await tempDir(), { segmentSize: 4096 }),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /segment_size/,
+    );
   });
 });
 
@@ -69,14 +73,26 @@ describe('argument validation names the argument', () => {
     await expectCode(Database.open(dir, 'x' as never), 'WHARF_ERR_INVALID_ARGUMENT', /^options must be an object/);
     await expectCode(Database.open(dir, { segmentSize: -1 }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.segmentSize/);
     await expectCode(Database.open(dir, { segmentSize: 1.5 }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.segmentSize/);
-    await expectCode(Database.open(dir, { checkpointBytes: 0 }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.checkpointBytes/);
+    await expectCode(
+      Database.open(dir, { checkpointBytes: 0 }),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /options\.checkpointBytes/,
+    );
     await expectCode(
       Database.open(dir, { flushIntervalMs: Number.NaN }),
       'WHARF_ERR_INVALID_ARGUMENT',
       /options\.flushIntervalMs/,
     );
-    await expectCode(Database.open(dir, { durability: 'firm' as never }), 'WHARF_ERR_INVALID_ARGUMENT', /'hard' or 'soft'/);
-    await expectCode(Database.open(dir, { poolReads: 0 }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.poolReads must be a positive integer; got 0/);
+    await expectCode(
+      Database.open(dir, { durability: 'firm' as never }),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /'hard' or 'soft'/,
+    );
+    await expectCode(
+      Database.open(dir, { poolReads: 0 }),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /options\.poolReads must be a positive integer; got 0/,
+    );
     await expectCode(
       Database.open(dir, { flushInterval: 5 } as never),
       'WHARF_ERR_INVALID_ARGUMENT',
@@ -93,10 +109,22 @@ describe('argument validation names the argument', () => {
     await db.createTable('t');
     const t = db.table('t');
     await expectCode(t.insert(undefined as never), 'WHARF_ERR_INVALID_ARGUMENT', /^docs must be/);
-    await expectCode(t.insert({ id: 1 }, { durability: 'HARD' as never }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.durability/);
-    await expectCode(t.insert({ id: 1 }, { conflict: 'merge' as never }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.conflict/);
+    await expectCode(
+      t.insert({ id: 1 }, { durability: 'HARD' as never }),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /options\.durability/,
+    );
+    await expectCode(
+      t.insert({ id: 1 }, { conflict: 'merge' as never }),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /options\.conflict/,
+    );
     await expectCode(t.insert({ id: 1 }, { durable: true } as never), 'WHARF_ERR_INVALID_ARGUMENT', /options\.durable/);
-    await expectCode(t.insert([{ id: 1 }, { id: 2, n: 1n }]), 'WHARF_ERR_INVALID_ARGUMENT', /^docs\[1\] cannot be serialized/);
+    await expectCode(
+      t.insert([{ id: 1 }, { id: 2, n: 1n }]),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /^docs\[1\] cannot be serialized/,
+    );
     await expectCode(t.insertNdjson(42 as never), 'WHARF_ERR_INVALID_ARGUMENT', /^data must be a Buffer/);
     await expectCode(t.delete({} as never), 'WHARF_ERR_INVALID_ARGUMENT', /^keys must be/);
     await expectCode(t.delete([1, null] as never), 'WHARF_ERR_INVALID_ARGUMENT', /^keys\[1\] must be/);
@@ -109,7 +137,11 @@ describe('argument validation names the argument', () => {
     const t = db.table('t');
     await expectCode(t.get(Number.POSITIVE_INFINITY), 'WHARF_ERR_INVALID_ARGUMENT', /^key must be a finite number/);
     await expectCode(t.get({} as never), 'WHARF_ERR_INVALID_ARGUMENT', /^key must be/);
-    await expectCode(t.get('é'.repeat(64)), 'WHARF_ERR_INVALID_ARGUMENT', /128 bytes long in UTF-8, over the limit of 127/);
+    await expectCode(
+      t.get('é'.repeat(64)),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /128 bytes long in UTF-8, over the limit of 127/,
+    );
     await expectCode(t.getMany('a' as never), 'WHARF_ERR_INVALID_ARGUMENT', /^keys must be an array/);
     await expectCode(t.scan({ gt: 1, gte: 1 }), 'WHARF_ERR_INVALID_ARGUMENT', /gt and options\.gte/);
     await expectCode(t.scan({ lt: 1, lte: 1 }), 'WHARF_ERR_INVALID_ARGUMENT', /lt and options\.lte/);
@@ -118,9 +150,21 @@ describe('argument validation names the argument', () => {
     await expectCode(t.scan({ reverse: 1 as never }), 'WHARF_ERR_INVALID_ARGUMENT', /options\.reverse/);
     await expectCode(t.scan({ from: 1 } as never), 'WHARF_ERR_INVALID_ARGUMENT', /unknown option options\.from/);
     // Write options: an unknown one is named, and nothing is written.
-    await expectCode(t.insert({ id: 1 }, { wait_for_indexes: true } as never), 'WHARF_ERR_INVALID_ARGUMENT', /unknown option options\.wait_for_indexes; did you mean waitForIndexes\?/);
-    await expectCode(t.insert({ id: 1 }, { sync: true } as never), 'WHARF_ERR_INVALID_ARGUMENT', /unknown option options\.sync; known options: durability, conflict, waitForIndexes/);
-    await expectCode(t.insert({ id: 1 }, { conflict: 'merge' } as never), 'WHARF_ERR_INVALID_ARGUMENT', /^options\.conflict must be/);
+    await expectCode(
+      t.insert({ id: 1 }, { wait_for_indexes: true } as never),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /unknown option options\.wait_for_indexes; did you mean waitForIndexes\?/,
+    );
+    await expectCode(
+      t.insert({ id: 1 }, { sync: true } as never),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /unknown option options\.sync; known options: durability, conflict, waitForIndexes/,
+    );
+    await expectCode(
+      t.insert({ id: 1 }, { conflict: 'merge' } as never),
+      'WHARF_ERR_INVALID_ARGUMENT',
+      /^options\.conflict must be/,
+    );
     expect(await t.count()).toBe(0);
   });
 });
@@ -174,7 +218,13 @@ describe('after close', () => {
     // Over 64 KiB: parsed on the libuv pool, so its native task is still pending at close.
     const big = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: i, pad: 'x'.repeat(60) })).join('\n');
     // Settled into a value right away: the insert may be refused before close returns.
-    const outcome = db.table('t').insertNdjson(big, { durability: 'soft' }).then((r) => r.inserted, (e: { code?: string }) => e.code);
+    const outcome = db
+      .table('t')
+      .insertNdjson(big, { durability: 'soft' })
+      .then(
+        (r) => r.inserted,
+        (e: { code?: string }) => e.code,
+      );
     await db.close();
     expect([2000, 'WHARF_ERR_CLOSED']).toContain(await outcome);
   });

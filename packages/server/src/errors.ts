@@ -4,7 +4,14 @@
  * docs/ERRORS.md), which gives its message template, HTTP status and ReQL error type. Engine
  * failures keep their code: the engine's codes are entries of the same catalogue.
  */
-import { errorCatalogue, errorCodesOf, formatErrorMessage, isErrorCode, type ErrorCodeOf, type WharfErrorCode } from '@wharf/wire';
+import {
+  type ErrorCodeOf,
+  errorCatalogue,
+  errorCodesOf,
+  formatErrorMessage,
+  isErrorCode,
+  type WharfErrorCode,
+} from '@wharf/wire';
 
 export type ErrorCode = WharfErrorCode;
 export type EngineErrorCode = ErrorCodeOf<'engine'>;
@@ -35,7 +42,10 @@ export function engineCodeOf(err: unknown): EngineErrorCode | undefined {
  * The table and index an engine error concerns: the engine's own fields (set from core's error
  * by the binding), else what the caller knows from its request.
  */
-export function engineErrorNames(err: unknown, context: { table?: string; index?: string } = {}): { table?: string; index?: string } {
+export function engineErrorNames(
+  err: unknown,
+  context: { table?: string; index?: string } = {},
+): { table?: string; index?: string } {
   const { table, index } = (err ?? {}) as { table?: unknown; index?: unknown };
   return {
     table: typeof table === 'string' ? table : context.table,

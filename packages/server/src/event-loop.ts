@@ -7,7 +7,7 @@
  * `windowMs`; the figures cover the current window and the one before it, so a reader that polls
  * now and then does not miss a spike.
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** What the monitor reads of perf_hooks' histogram (nanoseconds); tests pass their own recordings. */
 export type DelayHistogram = Pick<IntervalHistogram, 'count' | 'max' | 'percentile' | 'reset' | 'enable' | 'disable'>;

@@ -1,5 +1,5 @@
-import type { LoggerOptions } from 'pino';
 import type { Database, OpenOptions } from '@wharf/engine';
+import type { LoggerOptions } from 'pino';
 import { defaultLimits, type Limits } from './limits.js';
 
 /** See `groupCommitWindowMs` in @wharf/engine: a network round trip is a few milliseconds. */
@@ -81,9 +81,12 @@ function checkPort(name: string, value: unknown): number {
 /** `memoryBudgetMb` (or env WHARF_MEMORY_BUDGET_MB) as bytes; undefined when neither is set. */
 function memoryBudgetBytes(opts: ServerOptions): number | undefined {
   const env = process.env.WHARF_MEMORY_BUDGET_MB;
-  const [mb, name] = opts.memoryBudgetMb !== undefined
-    ? [opts.memoryBudgetMb, 'memoryBudgetMb (--memory-budget-mb)']
-    : env !== undefined && env.trim() !== '' ? [Number(env), 'WHARF_MEMORY_BUDGET_MB'] : [undefined, ''];
+  const [mb, name] =
+    opts.memoryBudgetMb !== undefined
+      ? [opts.memoryBudgetMb, 'memoryBudgetMb (--memory-budget-mb)']
+      : env !== undefined && env.trim() !== ''
+        ? [Number(env), 'WHARF_MEMORY_BUDGET_MB']
+        : [undefined, ''];
   if (mb === undefined) return undefined;
   if (typeof mb !== 'number' || !Number.isFinite(mb) || mb < MIN_MEMORY_BUDGET_MB) {
     throw new TypeError(`${name} must be a number of MiB, at least ${MIN_MEMORY_BUDGET_MB}; got ${String(mb)}`);
@@ -99,8 +102,10 @@ export function isLoopbackHost(host: string): boolean {
 
 /** The one line a bind beyond loopback without a password is refused with. */
 export function openBindRefusal(host: string): string {
-  return `refusing to listen on ${host} without a password: anyone who can reach it could read, write and drop tables. ` +
-    'Set one (env WHARF_PASSWORD or --password), or listen on 127.0.0.1.';
+  return (
+    `refusing to listen on ${host} without a password: anyone who can reach it could read, write and drop tables. ` +
+    'Set one (env WHARF_PASSWORD or --password), or listen on 127.0.0.1.'
+  );
 }
 
 /** Validate options and fill in defaults. Throws TypeError naming the bad option. */
@@ -110,7 +115,8 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
   }
   const limits: Limits = { ...defaultLimits };
   for (const [k, v] of Object.entries(opts.limits ?? {})) {
-    if (!(k in defaultLimits)) throw new TypeError(`unknown limit \`${k}\` (known: ${Object.keys(defaultLimits).join(', ')})`);
+    if (!(k in defaultLimits))
+      throw new TypeError(`unknown limit \`${k}\` (known: ${Object.keys(defaultLimits).join(', ')})`);
     if (typeof v !== 'number' || !(v > 0)) throw new TypeError(`limit \`${k}\` must be a positive number`);
     limits[k as keyof Limits] = v;
   }

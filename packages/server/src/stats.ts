@@ -10,7 +10,9 @@ import type { ServerCounters, ServerState } from './state.js';
 export interface StatsSnapshot {
   time: number;
   engine: EngineStats;
-  server: ServerCounters & EventLoopDelay & GcPauses & { uptimeMs: number; inflightWrites: number; openConnections: number; bufferedBodyBytes: number };
+  server: ServerCounters &
+    EventLoopDelay &
+    GcPauses & { uptimeMs: number; inflightWrites: number; openConnections: number; bufferedBodyBytes: number };
 }
 
 export function statsSnapshot(db: Database, state: ServerState): StatsSnapshot {
@@ -35,14 +37,33 @@ export function statsSnapshot(db: Database, state: ServerState): StatsSnapshot {
  * runs, measured rates, ratios, sequence numbers).
  */
 const ENGINE_COUNTERS = new Set([
-  'commits', 'documentsWritten', 'groups', 'fdatasyncs', 'segmentRotations', 'bytesJournaled', 'checkpoints',
-  'merges', 'segmentsCreated', 'segmentsRecycled', 'recordsReplayed', 'reads', 'documentsRead', 'readsFromMemory',
+  'commits',
+  'documentsWritten',
+  'groups',
+  'fdatasyncs',
+  'segmentRotations',
+  'bytesJournaled',
+  'checkpoints',
+  'merges',
+  'segmentsCreated',
+  'segmentsRecycled',
+  'recordsReplayed',
+  'reads',
+  'documentsRead',
+  'readsFromMemory',
   // block cache
-  'cacheHits', 'cacheMisses',
+  'cacheHits',
+  'cacheMisses',
   // adaptive write pacing
-  'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
+  'pacedGroups',
+  'pacingDelayMs',
+  'stallsAvoided',
+  'writeStops',
+  'writeStopMs',
   // journal compression
-  'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved',
+  'groupsCompressed',
+  'journalBytesUncompressed',
+  'journalBytesSaved',
 ]);
 
 /** # HELP lines for the memory, pacing and compression metrics (names as exported). */
@@ -83,9 +104,22 @@ const SERVER_HELP: Record<string, string> = {
 };
 
 const SERVER_COUNTERS = new Set([
-  'httpRequests', 'httpInsertBatches', 'wsConnectionsTotal', 'wsBatches', 'wsDocuments', 'wsErrors',
-  'driverConnectionsTotal', 'driverHandshakeFailures', 'driverQueries', 'driverBatches', 'driverErrors', 'documentsInserted',
-  'gcMajor', 'gcMajorMs', 'gcMinor', 'gcMinorMs',
+  'httpRequests',
+  'httpInsertBatches',
+  'wsConnectionsTotal',
+  'wsBatches',
+  'wsDocuments',
+  'wsErrors',
+  'driverConnectionsTotal',
+  'driverHandshakeFailures',
+  'driverQueries',
+  'driverBatches',
+  'driverErrors',
+  'documentsInserted',
+  'gcMajor',
+  'gcMajorMs',
+  'gcMinor',
+  'gcMinorMs',
 ]);
 
 function snake(name: string): string {
@@ -109,11 +143,20 @@ export function prometheusText(s: StatsSnapshot): string {
   emit('wharf_engine', ENGINE_COUNTERS, s.engine);
   lines.push('# HELP wharf_engine_groups_by_ops Groups committed, by operations merged (bucket i: 2^i to 2^(i+1)-1).');
   lines.push('# TYPE wharf_engine_groups_by_ops gauge');
-  s.engine.groupOpsHistogram.forEach((n, i) => lines.push(`wharf_engine_groups_by_ops{min_ops="${2 ** i}",max_ops="${2 ** (i + 1) - 1}"} ${n}`));
-  lines.push('# HELP wharf_engine_write_stage_us Write latency by stage since open, µs (upper bound of the power-of-two bucket holding the quantile).');
+  for (const [i, n] of s.engine.groupOpsHistogram.entries()) {
+    lines.push(`wharf_engine_groups_by_ops{min_ops="${2 ** i}",max_ops="${2 ** (i + 1) - 1}"} ${n}`);
+  }
+  lines.push(
+    '# HELP wharf_engine_write_stage_us Write latency by stage since open, µs (upper bound of the power-of-two bucket holding the quantile).',
+  );
   lines.push('# TYPE wharf_engine_write_stage_us gauge');
   for (const [stage, q] of Object.entries(s.engine.writeStages)) {
-    for (const [quantile, us] of [['0.5', q.p50Us], ['0.99', q.p99Us], ['0.999', q.p999Us], ['1', q.maxUs]] as const) {
+    for (const [quantile, us] of [
+      ['0.5', q.p50Us],
+      ['0.99', q.p99Us],
+      ['0.999', q.p999Us],
+      ['1', q.maxUs],
+    ] as const) {
       lines.push(`wharf_engine_write_stage_us{stage="${snake(stage)}",quantile="${quantile}"} ${us}`);
     }
   }

@@ -6,9 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '@wharf/engine';
 import { errorCatalogue } from '@wharf/wire';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromEngineError } from '../src/errors.js';
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {

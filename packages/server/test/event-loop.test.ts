@@ -4,7 +4,7 @@
  * loop is Node's part; the served figures are checked on a real server in test/server/http.test.ts.)
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EventLoopMonitor, type DelayHistogram } from '../src/event-loop.js';
+import { type DelayHistogram, EventLoopMonitor } from '../src/event-loop.js';
 
 const NS_PER_MS = 1e6;
 const WINDOW_MS = 200;

@@ -1,8 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { GcMonitor } from '../src/heap.js';
 import { until } from '../../../test/helpers/until.js';
+import { GcMonitor } from '../src/heap.js';
 
 // A gc() function without restarting the worker with --expose-gc.
 setFlagsFromString('--expose-gc');
@@ -19,7 +19,11 @@ describe('GcMonitor', () => {
       gc();
       gc({ type: 'minor' });
       // GC entries reach observers asynchronously, a few event-loop turns after the collection.
-      await until('the three collections to be observed', () => monitor.current().gcMajor - before.gcMajor >= 2 && monitor.current().gcMinor > before.gcMinor, 1);
+      await until(
+        'the three collections to be observed',
+        () => monitor.current().gcMajor - before.gcMajor >= 2 && monitor.current().gcMinor > before.gcMinor,
+        1,
+      );
       const after = monitor.current();
       expect(after.gcMajor - before.gcMajor).toBe(2);
       expect(after.gcMinor - before.gcMinor).toBeGreaterThanOrEqual(1);

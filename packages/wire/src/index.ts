@@ -1,7 +1,6 @@
-export { encodeFrame, encodeFrameParts, decodeFrame, validateClientMessage, encodeServerMessage, decodeServerMessage, HEADER_LENGTH_SIZE } from './frame.js';
-export type { DecodedFrame } from './frame.js';
+export type { EngineStats, IndexInfo, LatencySummary, TableInfo, WriteStages } from './engine-shapes.js';
+export type { ErrorCodeOf, ErrorLayer, ErrorSpec, ReqlErrorType, WharfErrorCode, WireErrorCode } from './errors.js';
 export {
-  WireError,
   errorCatalogue,
   errorCodes,
   errorCodesOf,
@@ -11,22 +10,31 @@ export {
   formatErrorMessage,
   isErrorCode,
   reqlErrorClasses,
+  WireError,
 } from './errors.js';
-export type { ErrorCodeOf, ErrorLayer, ErrorSpec, ReqlErrorType, WharfErrorCode, WireErrorCode } from './errors.js';
-export type { EngineStats, IndexInfo, LatencySummary, TableInfo, WriteStages } from './engine-shapes.js';
-export { limits, closeCodes, paths } from './messages.js';
+export type { DecodedFrame } from './frame.js';
+export {
+  decodeFrame,
+  decodeServerMessage,
+  encodeFrame,
+  encodeFrameParts,
+  encodeServerMessage,
+  HEADER_LENGTH_SIZE,
+  validateClientMessage,
+} from './frame.js';
+export type { ImportFormat, ImportRun, ServerCounters } from './http-types.js';
 export type {
-  Durability,
-  Conflict,
-  PayloadFormat,
-  WriteResult,
-  EnsureTableMessage,
-  InsertMessage,
-  SyncMessage,
-  ClientMessage,
   AckMessage,
-  SyncedMessage,
+  ClientMessage,
+  Conflict,
+  Durability,
+  EnsureTableMessage,
   ErrorMessage,
+  InsertMessage,
+  PayloadFormat,
   ServerMessage,
+  SyncedMessage,
+  SyncMessage,
+  WriteResult,
 } from './messages.js';
-export type { ServerCounters, ImportFormat, ImportRun } from './http-types.js';
+export { closeCodes, limits, paths } from './messages.js';

@@ -8,7 +8,15 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERRORS_DOC_PATH, renderErrorReference } from '../../../scripts/errors-doc.ts';
-import { errorCatalogue, errorCodes, exitCodeOf, exitCodes, formatErrorMessage, isErrorCode, reqlErrorClasses } from '../src/index.ts';
+import {
+  errorCatalogue,
+  errorCodes,
+  exitCodeOf,
+  exitCodes,
+  formatErrorMessage,
+  isErrorCode,
+  reqlErrorClasses,
+} from '../src/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -17,7 +25,8 @@ function sources(): string[] {
   const files: string[] = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(dir)) {
-      if (name === 'node_modules' || name === 'dist' || name === 'target' || name === 'test' || name === 'tests') continue;
+      if (name === 'node_modules' || name === 'dist' || name === 'target' || name === 'test' || name === 'tests')
+        continue;
       const path = join(dir, name);
       if (statSync(path).isDirectory()) walk(path);
       else if (/\.(ts|rs)$/.test(name)) files.push(path);
@@ -59,7 +68,9 @@ describe('the error catalogue', () => {
   });
 
   it('fills message templates in order and maps codes to exit statuses', () => {
-    expect(formatErrorMessage('WHARF_ERR_INDEX_NOT_FOUND', ['by_city', 'people'])).toBe('Index `by_city` does not exist on table `people`');
+    expect(formatErrorMessage('WHARF_ERR_INDEX_NOT_FOUND', ['by_city', 'people'])).toBe(
+      'Index `by_city` does not exist on table `people`',
+    );
     expect(exitCodeOf('WHARF_ERR_USAGE')).toBe(2);
     expect(exitCodeOf('WHARF_ERR_MAX_ERRORS')).toBe(1);
     expect(exitCodeOf('ENOENT')).toBe(1);
@@ -69,7 +80,11 @@ describe('the error catalogue', () => {
   it('every code the sources raise or compare with is in it, and every code in it is used', () => {
     const used = new Map<string, string>();
     // Quoted codes ('WHARF_ERR_…'), and any quoted WHARF_ string given as an error's code.
-    const patterns = [/['"`](WHARF_ERR_[A-Z_]+)['"`]/g, /code:\s*['"`](WHARF_[A-Z_]+)['"`]/g, /Error\(\s*['"`](WHARF_[A-Z_]+)['"`]/g];
+    const patterns = [
+      /['"`](WHARF_ERR_[A-Z_]+)['"`]/g,
+      /code:\s*['"`](WHARF_[A-Z_]+)['"`]/g,
+      /Error\(\s*['"`](WHARF_[A-Z_]+)['"`]/g,
+    ];
     const files = sources();
     expect(files.length).toBeGreaterThan(50);
     for (const file of files) {

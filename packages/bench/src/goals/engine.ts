@@ -37,19 +37,25 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
-import { moduleArgv, NODE_FLAGS, runJsonChild, type ChildResult } from '../lib/child.js';
-import { buildFsyncLimit, findRepoRoot, runFsyncLimit, type FsyncLimitOutput, type OpStats } from '../lib/fsync-limit.js';
+import { type ChildResult, moduleArgv, NODE_FLAGS, runJsonChild } from '../lib/child.js';
+import {
+  buildFsyncLimit,
+  type FsyncLimitOutput,
+  findRepoRoot,
+  type OpStats,
+  runFsyncLimit,
+} from '../lib/fsync-limit.js';
 import { interleave } from '../lib/interleave.js';
 import { machineInfo, writeResults } from '../lib/results.js';
-import { median, pairRatios, round, type Distribution } from '../lib/stats.js';
-import { straceSupport, syncCalls, type StraceSummary } from '../lib/strace.js';
+import { type Distribution, median, pairRatios, round } from '../lib/stats.js';
+import { type StraceSummary, straceSupport, syncCalls } from '../lib/strace.js';
 import { fmtMs, fmtRate, fmtRatio, formatTable } from '../lib/table.js';
 
 // A repository script: results and scratch data go under the clone (findRepoRoot), else the cwd.
 const ROOT = findRepoRoot() ?? process.cwd();
 const SYNC_SYSCALLS = ['fdatasync', 'fsync'];
 
-const log = (line: string) => process.stderr.write(line + '\n');
+const log = (line: string) => process.stderr.write(`${line}\n`);
 
 // ---- what the workers print -------------------------------------------------------------------
 
@@ -166,7 +172,11 @@ const mark = (met: boolean | null) => (met === null ? 'n/a' : met ? 'met' : 'NOT
 async function main() {
   const { opts } = parseArgs(process.argv.slice(2));
   const quick = opts.has('quick');
-  const only = new Set(strOpt(opts, 'only', 'a,b,c').split(',').map((s) => s.trim().toLowerCase()));
+  const only = new Set(
+    strOpt(opts, 'only', 'a,b,c')
+      .split(',')
+      .map((s) => s.trim().toLowerCase()),
+  );
   const runAB = only.has('a') || only.has('b');
   const runC = only.has('c');
   const cfg = {
@@ -202,7 +212,8 @@ async function main() {
   }
   preflight(runC);
   const st = straceSupport();
-  if (cfg.strace && !st.ok) log('  strace not usable here: fdatasync counts come from db.stats() only (apt-get install -y strace)');
+  if (cfg.strace && !st.ok)
+    log('  strace not usable here: fdatasync counts come from db.stats() only (apt-get install -y strace)');
   const useStrace = cfg.strace && st.ok;
 
   const goals: Goal[] = [];
@@ -217,8 +228,10 @@ async function main() {
     const limitDir = join(baseDir, 'limit');
     mkdirSync(limitDir, { recursive: true });
 
-    log(`a/b: ${cfg.pairs} rounds of [${cfg.n} sequential hard inserts between raw overwrite+fdatasync ×${cfg.n} before and after, ` +
-        `${cfg.writers} writers × ${cfg.perWriter} hard inserts between 1 writer × ${cfg.single} before and after, raw append+fdatasync ×${cfg.n}]`);
+    log(
+      `a/b: ${cfg.pairs} rounds of [${cfg.n} sequential hard inserts between raw overwrite+fdatasync ×${cfg.n} before and after, ` +
+        `${cfg.writers} writers × ${cfg.perWriter} hard inserts between 1 writer × ${cfg.single} before and after, raw append+fdatasync ×${cfg.n}]`,
+    );
     type AB = FsyncLimitOutput | SeqOut | ConcOut;
     const r = await interleave<AB>(cfg.pairs, [
       {
@@ -226,8 +239,20 @@ async function main() {
         run: async () =>
           (
             await engine<SeqOut>([
-              'seq', '--dir', join(baseDir, 'seq'), '--n', String(cfg.n), '--warmup', String(cfg.warmup), '--soft-probe',
-              '--settle-ms', String(cfg.settleMs), '--raw', fsyncBin, '--raw-dir', limitDir,
+              'seq',
+              '--dir',
+              join(baseDir, 'seq'),
+              '--n',
+              String(cfg.n),
+              '--warmup',
+              String(cfg.warmup),
+              '--soft-probe',
+              '--settle-ms',
+              String(cfg.settleMs),
+              '--raw',
+              fsyncBin,
+              '--raw-dir',
+              limitDir,
             ])
           ).json,
         describe: (s) => {
@@ -240,8 +265,19 @@ async function main() {
         run: async () =>
           (
             await engine<ConcOut>([
-              'concurrent', '--dir', join(baseDir, 'conc'), '--writers', String(cfg.writers),
-              '--per-writer', String(cfg.perWriter), '--single', String(cfg.single), '--warmup', String(concurrentWarmup(cfg)), '--settle-ms', String(cfg.settleMs),
+              'concurrent',
+              '--dir',
+              join(baseDir, 'conc'),
+              '--writers',
+              String(cfg.writers),
+              '--per-writer',
+              String(cfg.perWriter),
+              '--single',
+              String(cfg.single),
+              '--warmup',
+              String(concurrentWarmup(cfg)),
+              '--settle-ms',
+              String(cfg.settleMs),
             ])
           ).json,
         describe: (s) => {
@@ -271,7 +307,9 @@ async function main() {
     let seqStrace: { calls: ReturnType<typeof syncCalls>; out: SeqOut; summary: StraceSummary } | undefined;
     let concStrace: { calls: ReturnType<typeof syncCalls>; out: ConcOut; summary: StraceSummary } | undefined;
     if (useStrace) {
-      log(`strace -f -c -e trace=${SYNC_SYSCALLS.join(',')}${st.seccomp ? ' --seccomp-bpf' : ''}: raw loop, sequential writer, ${cfg.writers} writers …`);
+      log(
+        `strace -f -c -e trace=${SYNC_SYSCALLS.join(',')}${st.seccomp ? ' --seccomp-bpf' : ''}: raw loop, sequential writer, ${cfg.writers} writers …`,
+      );
       const rawS = await runFsyncLimit(fsyncBin, limitDir, cfg.n, 'overwrite', {
         cwd: ROOT,
         strace: { syscalls: SYNC_SYSCALLS },
@@ -280,20 +318,44 @@ async function main() {
         syscalls: SYNC_SYSCALLS,
       });
       const s2 = await engine<ConcOut>(
-        ['concurrent', '--dir', join(baseDir, 'conc-strace'), '--writers', String(cfg.writers), '--per-writer', String(cfg.perWriter), '--single', '0'],
+        [
+          'concurrent',
+          '--dir',
+          join(baseDir, 'conc-strace'),
+          '--writers',
+          String(cfg.writers),
+          '--per-writer',
+          String(cfg.perWriter),
+          '--single',
+          '0',
+        ],
         { syscalls: SYNC_SYSCALLS },
       );
       seqStrace = { calls: syncCalls(s1.strace!), out: s1.json, summary: s1.strace! };
       concStrace = { calls: syncCalls(s2.strace!), out: s2.json, summary: s2.strace! };
       straceOut.limit_overwrite = { calls: syncCalls(rawS.strace!), table: rawS.strace!.raw };
-      straceOut.wharf_seq = { calls: seqStrace.calls, table: s1.strace!.raw, engine_stats_fdatasyncs: s1.json.stats_at_end.fdatasyncs, during_inserts: s1.json.engine.fdatasyncs };
-      straceOut.wharf_concurrent = { calls: concStrace.calls, table: s2.strace!.raw, engine: s2.json.engine, docs: s2.json.docs };
-      log(`  raw loop: ${JSON.stringify(syncCalls(rawS.strace!))}; sequential: ${JSON.stringify(seqStrace.calls)}; ${cfg.writers} writers: ${JSON.stringify(concStrace.calls)}`);
+      straceOut.wharf_seq = {
+        calls: seqStrace.calls,
+        table: s1.strace!.raw,
+        engine_stats_fdatasyncs: s1.json.stats_at_end.fdatasyncs,
+        during_inserts: s1.json.engine.fdatasyncs,
+      };
+      straceOut.wharf_concurrent = {
+        calls: concStrace.calls,
+        table: s2.strace!.raw,
+        engine: s2.json.engine,
+        docs: s2.json.docs,
+      };
+      log(
+        `  raw loop: ${JSON.stringify(syncCalls(rawS.strace!))}; sequential: ${JSON.stringify(seqStrace.calls)}; ${cfg.writers} writers: ${JSON.stringify(concStrace.calls)}`,
+      );
       if (cfg.syscalls) {
         log('strace -f -c (all syscalls) on the sequential writer …');
         const all = await engine<SeqOut>(['seq', '--dir', join(baseDir, 'seq-syscalls'), '--n', String(cfg.n)], {});
         straceOut.wharf_seq_all_syscalls = all.strace!.raw;
-        details.push(`strace -f -c, all syscalls, ${cfg.n} sequential hard inserts (whole process):\n${all.strace!.raw}`);
+        details.push(
+          `strace -f -c, all syscalls, ${cfg.n} sequential hard inserts (whole process):\n${all.strace!.raw}`,
+        );
       }
     }
 
@@ -310,7 +372,14 @@ async function main() {
       ratio: fmtRatio(medA),
       goal: '≤ 1.10×',
       met: medA <= 1.1,
-      figures: { median_ratio: round(medA, 4), pair_ratios: ratioA.map((x) => round(x, 4)), wharf_ms: seqMs, raw_ms: rawMs, raw_before_ms: raw.map((s) => s.total_ms), raw_after_ms: rawAfter.map((s) => s.total_ms) },
+      figures: {
+        median_ratio: round(medA, 4),
+        pair_ratios: ratioA.map((x) => round(x, 4)),
+        wharf_ms: seqMs,
+        raw_ms: rawMs,
+        raw_before_ms: raw.map((s) => s.total_ms),
+        raw_after_ms: rawAfter.map((s) => s.total_ms),
+      },
     });
     // a. fdatasync count
     const budget = cfg.n + 10;
@@ -325,7 +394,11 @@ async function main() {
         ratio: '—',
         goal: `≤ ${budget.toLocaleString('en-US')}`,
         met: seqStrace.calls.fdatasync <= budget,
-        figures: { strace: seqStrace.calls, engine_stats_fdatasyncs: engineSyncs, during_inserts: seqStrace.out.engine.fdatasyncs },
+        figures: {
+          strace: seqStrace.calls,
+          engine_stats_fdatasyncs: engineSyncs,
+          during_inserts: seqStrace.out.engine.fdatasyncs,
+        },
       });
       goals.push({
         id: 'a.fdatasyncs_and_fsyncs',
@@ -362,7 +435,12 @@ async function main() {
       ratio: '—',
       goal: '≤ 1/32 = 0.0313',
       met: worstPerDoc <= 1 / 32,
-      figures: { median_per_doc: round(medPerDoc, 5), per_round: perDoc.map((x) => round(x, 5)), strace_per_doc: stracePerDoc, docs_per_group: conc.map((c) => round(c.docs_per_group, 2)) },
+      figures: {
+        median_per_doc: round(medPerDoc, 5),
+        per_round: perDoc.map((x) => round(x, 5)),
+        strace_per_doc: stracePerDoc,
+        docs_per_group: conc.map((c) => round(c.docs_per_group, 2)),
+      },
     });
     // b. throughput ratio
     const concRate = conc.map((c) => c.docs_per_s);
@@ -370,7 +448,10 @@ async function main() {
     const ratioB = pairRatios(concRate, singleRate);
     const medB = median(ratioB);
     // Against (a)'s writer in the same round too, for comparison with earlier runs.
-    const ratioBvsSeq = pairRatios(concRate, seq.map((s) => s.docs_per_s));
+    const ratioBvsSeq = pairRatios(
+      concRate,
+      seq.map((s) => s.docs_per_s),
+    );
     goals.push({
       id: 'b.throughput',
       what: `b. ${cfg.writers} hard writers: throughput`,
@@ -410,28 +491,53 @@ async function main() {
         `  raw loop totals per round, before / after: ${raw.map((x, i) => `${fmtMs(x.total_ms)} / ${fmtMs(rawAfter[i]!.total_ms)}`).join(', ')}`,
       ].join('\n'),
     );
-    if (seqStrace) details.push(`strace -f -c -e trace=fdatasync,fsync, ${cfg.n} sequential hard inserts (whole process, open … close):\n${seqStrace.summary.raw}`);
-    if (concStrace) details.push(`strace -f -c -e trace=fdatasync,fsync, ${cfg.writers} writers × ${cfg.perWriter} (whole process):\n${concStrace.summary.raw}`);
+    if (seqStrace)
+      details.push(
+        `strace -f -c -e trace=fdatasync,fsync, ${cfg.n} sequential hard inserts (whole process, open … close):\n${seqStrace.summary.raw}`,
+      );
+    if (concStrace)
+      details.push(
+        `strace -f -c -e trace=fdatasync,fsync, ${cfg.writers} writers × ${cfg.perWriter} (whole process):\n${concStrace.summary.raw}`,
+      );
   }
 
   // ---- c: bulk NDJSON vs better-sqlite3 — interleaved -------------------------------------------
   if (runC) {
-    log(`c: ${cfg.bulkPairs} rounds of [better-sqlite3 ${cfg.docs.toLocaleString('en-US')} rows in one transaction, ` +
-        `wharf insertNdjson ${cfg.docs.toLocaleString('en-US')} docs (batches of ${cfg.batch}, ${cfg.inflight} in flight) + sync()]`);
+    log(
+      `c: ${cfg.bulkPairs} rounds of [better-sqlite3 ${cfg.docs.toLocaleString('en-US')} rows in one transaction, ` +
+        `wharf insertNdjson ${cfg.docs.toLocaleString('en-US')} docs (batches of ${cfg.batch}, ${cfg.inflight} in flight) + sync()]`,
+    );
     const r = await interleave<SqliteOut | BulkOut>(cfg.bulkPairs, [
       {
         name: 'sqlite',
         run: async () =>
-          (await sqlite<SqliteOut>(['bulk', '--dir', join(baseDir, 'sqlite'), '--docs', String(cfg.docs), ...(cfg.sqliteWithoutRowid ? ['--without-rowid'] : [])])).json,
-        describe: (s) => `${fmtRate(s.docs_per_s)} (${fmtMs(s.total_ms)}; checkpoint after: ${fmtMs((s as SqliteOut).checkpoint_ms)})`,
+          (
+            await sqlite<SqliteOut>([
+              'bulk',
+              '--dir',
+              join(baseDir, 'sqlite'),
+              '--docs',
+              String(cfg.docs),
+              ...(cfg.sqliteWithoutRowid ? ['--without-rowid'] : []),
+            ])
+          ).json,
+        describe: (s) =>
+          `${fmtRate(s.docs_per_s)} (${fmtMs(s.total_ms)}; checkpoint after: ${fmtMs((s as SqliteOut).checkpoint_ms)})`,
       },
       {
         name: 'wharf-bulk',
         run: async () =>
           (
             await engine<BulkOut>([
-              'bulk', '--dir', join(baseDir, 'bulk'), '--docs', String(cfg.docs),
-              '--batch', String(cfg.batch), '--inflight', String(cfg.inflight),
+              'bulk',
+              '--dir',
+              join(baseDir, 'bulk'),
+              '--docs',
+              String(cfg.docs),
+              '--batch',
+              String(cfg.batch),
+              '--inflight',
+              String(cfg.inflight),
             ])
           ).json,
         describe: (s) => {
@@ -444,7 +550,10 @@ async function main() {
     const wb = r['wharf-bulk'] as BulkOut[];
     samples.sqlite_bulk = sq;
     samples.wharf_bulk = wb;
-    const ratioC = pairRatios(wb.map((x) => x.docs_per_s), sq.map((x) => x.docs_per_s));
+    const ratioC = pairRatios(
+      wb.map((x) => x.docs_per_s),
+      sq.map((x) => x.docs_per_s),
+    );
     const medC = median(ratioC);
     goals.push({
       id: 'c.bulk',
@@ -492,24 +601,29 @@ async function main() {
     ),
   );
   console.log('');
-  for (const d of details) console.log(d + '\n');
+  for (const d of details) console.log(`${d}\n`);
 
-  const file = writeResults(ROOT, 'engine', {
-    bench: 'engine',
-    started: started.toISOString(),
-    duration_s: round(durationS, 1),
-    config: cfg,
-    dir: baseDir,
-    machine,
-    loadavg_start: loadavgStart,
-    goals,
-    strace: straceOut,
-    samples,
-  }, started);
+  const file = writeResults(
+    ROOT,
+    'engine',
+    {
+      bench: 'engine',
+      started: started.toISOString(),
+      duration_s: round(durationS, 1),
+      config: cfg,
+      dir: baseDir,
+      machine,
+      loadavg_start: loadavgStart,
+      goals,
+      strace: straceOut,
+      samples,
+    },
+    started,
+  );
   console.log(`results: ${file} (${durationS.toFixed(0)} s)`);
 }
 
 main().catch((e) => {
-  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.stderr.write(`${String(e?.stack ?? e)}\n`);
   process.exit(1);
 });

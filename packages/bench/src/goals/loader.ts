@@ -18,8 +18,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database } from '@wharf/engine';
 import { createLoader, type LoadSummary } from '@wharf/client';
+import { Database } from '@wharf/engine';
 import { generate } from '../ycsb.js';
 
 function arg(name: string, dflt: number): number {
@@ -130,12 +130,19 @@ async function main() {
     }
   }
   const m = Object.fromEntries(Object.entries(rates).map(([k, v]) => [k, median(v)])) as Record<string, number>;
-  console.log('\nmedian docs/s:', Object.entries(m).map(([k, v]) => `${k} ${Math.round(v).toLocaleString('en-US')}`).join(', '));
+  console.log(
+    '\nmedian docs/s:',
+    Object.entries(m)
+      .map(([k, v]) => `${k} ${Math.round(v).toLocaleString('en-US')}`)
+      .join(', '),
+  );
   // Ratios within each round (the modes of a round ran back to back), then their median.
   const ratio = (a: string, b: string) => rates[a]!.map((x, i) => x / rates[b]![i]!);
   const show = (a: string, b: string, digits: number, note: string) => {
     const per = ratio(a, b);
-    console.log(`${`${a} / ${b}`.padEnd(17)}= ${median(per).toFixed(digits)}  (rounds: ${per.map((x) => x.toFixed(digits)).join(', ')})  ${note}`);
+    console.log(
+      `${`${a} / ${b}`.padEnd(17)}= ${median(per).toFixed(digits)}  (rounds: ${per.map((x) => x.toFixed(digits)).join(', ')})  ${note}`,
+    );
   };
   show('default', 'naive', 1, `goal ≥ 100×; naive on ${NAIVE_DOCS} docs, default on ${DOCS}`);
   show('default', 'hard', 2, 'batched hard durability');

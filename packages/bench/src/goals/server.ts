@@ -23,11 +23,11 @@ import { moduleArgv, runJsonChild } from '../lib/child.js';
 import { buildFsyncLimit, findRepoRoot, runFsyncLimit } from '../lib/fsync-limit.js';
 import { interleave } from '../lib/interleave.js';
 import { machineInfo, writeResults } from '../lib/results.js';
+import { type ServerProc, startServerProc } from '../lib/server-proc.js';
 import { median, pairRatios, round, summarize } from '../lib/stats.js';
 import { fmtMs, fmtRate, fmtRatio, formatTable } from '../lib/table.js';
-import { startServerProc, type ServerProc } from '../lib/server-proc.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the official driver has no types; its results are checked where they are used
 const r: any = rethinkdb;
 // A repository script: results and scratch data go under the clone (findRepoRoot), else the cwd.
 const ROOT = findRepoRoot() ?? process.cwd();
@@ -133,15 +133,19 @@ async function driverConcurrent(dir: string, writers: number, perWriter: number)
     const setup = await r.connect({ host: '127.0.0.1', port: server.driverPort });
     await r.tableCreate('conc').run(setup);
     await setup.close();
-    const conns = await Promise.all(Array.from({ length: writers }, () => r.connect({ host: '127.0.0.1', port: server.driverPort })));
+    const conns = await Promise.all(
+      Array.from({ length: writers }, () => r.connect({ host: '127.0.0.1', port: server.driverPort })),
+    );
     const before = await engineStats(server.url);
     const t0 = performance.now();
-    await Promise.all(conns.map(async (c, w) => {
-      for (let i = 0; i < perWriter; i++) {
-        const res = await r.table('conc').insert(doc(i, w), { durability: 'hard' }).run(c);
-        if (res.inserted !== 1) throw new Error(`writer ${w} insert ${i}: ${JSON.stringify(res)}`);
-      }
-    }));
+    await Promise.all(
+      conns.map(async (c, w) => {
+        for (let i = 0; i < perWriter; i++) {
+          const res = await r.table('conc').insert(doc(i, w), { durability: 'hard' }).run(c);
+          if (res.inserted !== 1) throw new Error(`writer ${w} insert ${i}: ${JSON.stringify(res)}`);
+        }
+      }),
+    );
     const total = performance.now() - t0;
     const after = await engineStats(server.url);
     await Promise.all(conns.map((c) => c.close()));
@@ -178,44 +182,123 @@ async function main(): Promise<void> {
 
   try {
     log('a. official driver, sequential hard inserts vs the raw fdatasync loop');
-    const seq = await interleave<SeqSample | RawSample>(pairs, [
-      { name: 'driver-hard-inserts', run: () => driverSequential(join(base, 'seq'), n), describe: (s) => `${fmtMs((s as SeqSample).total_ms)}` },
-      { name: 'raw-fdatasync-loop', run: () => rawLoop(bin, join(base, 'raw'), n), describe: (s) => `${fmtMs((s as RawSample).total_ms)}` },
-      { name: 'engine-direct', run: () => engineDirect(join(base, 'engine'), n), describe: (s) => `${fmtMs((s as RawSample).total_ms)}` },
-    ], log);
+    const seq = await interleave<SeqSample | RawSample>(
+      pairs,
+      [
+        {
+          name: 'driver-hard-inserts',
+          run: () => driverSequential(join(base, 'seq'), n),
+          describe: (s) => `${fmtMs((s as SeqSample).total_ms)}`,
+        },
+        {
+          name: 'raw-fdatasync-loop',
+          run: () => rawLoop(bin, join(base, 'raw'), n),
+          describe: (s) => `${fmtMs((s as RawSample).total_ms)}`,
+        },
+        {
+          name: 'engine-direct',
+          run: () => engineDirect(join(base, 'engine'), n),
+          describe: (s) => `${fmtMs((s as RawSample).total_ms)}`,
+        },
+      ],
+      log,
+    );
     const engine = seq['engine-direct'] as RawSample[];
     const driver = seq['driver-hard-inserts'] as SeqSample[];
     const raw = seq['raw-fdatasync-loop'] as RawSample[];
-    const ratios = pairRatios(driver.map((s) => s.total_ms), raw.map((s) => s.total_ms));
+    const ratios = pairRatios(
+      driver.map((s) => s.total_ms),
+      raw.map((s) => s.total_ms),
+    );
     const seqRatio = median(ratios);
 
     log(`b. ${writers} driver connections inserting hard concurrently`);
     const conc: ConcSample[] = [];
     for (let i = 0; i < concRounds; i++) {
       const s = await driverConcurrent(join(base, 'conc'), writers, perWriter);
-      log(`  [${i + 1}/${concRounds}] ${s.docs} docs in ${fmtMs(s.total_ms)}, ${s.fdatasyncs} fdatasyncs (${s.fdatasyncs_per_doc}/doc), ${s.groups} groups`);
+      log(
+        `  [${i + 1}/${concRounds}] ${s.docs} docs in ${fmtMs(s.total_ms)}, ${s.fdatasyncs} fdatasyncs (${s.fdatasyncs_per_doc}/doc), ${s.groups} groups`,
+      );
       conc.push(s);
     }
     const perDoc = median(conc.map((s) => s.fdatasyncs_per_doc));
 
-    const engineRatio = median(pairRatios(engine.map((s) => s.total_ms), raw.map((s) => s.total_ms)));
-    const serverRatio = median(pairRatios(driver.map((s) => s.total_ms), engine.map((s) => s.total_ms)));
-    const exprRatio = median(pairRatios(driver.map((s) => s.expr_ms), raw.map((s) => s.total_ms)));
+    const engineRatio = median(
+      pairRatios(
+        engine.map((s) => s.total_ms),
+        raw.map((s) => s.total_ms),
+      ),
+    );
+    const serverRatio = median(
+      pairRatios(
+        driver.map((s) => s.total_ms),
+        engine.map((s) => s.total_ms),
+      ),
+    );
+    const exprRatio = median(
+      pairRatios(
+        driver.map((s) => s.expr_ms),
+        raw.map((s) => s.total_ms),
+      ),
+    );
     const rows = [
-      ['a. driver 1000 hard inserts / raw fdatasync loop', `${fmtMs(median(driver.map((s) => s.total_ms)))} / ${fmtMs(median(raw.map((s) => s.total_ms)))}`, fmtRatio(seqRatio), '≤ 1.25×', seqRatio <= 1.25 ? 'met' : 'NOT MET'],
-      ['   attribution: engine alone / raw loop', `${fmtMs(median(engine.map((s) => s.total_ms)))}`, fmtRatio(engineRatio), '', ''],
+      [
+        'a. driver 1000 hard inserts / raw fdatasync loop',
+        `${fmtMs(median(driver.map((s) => s.total_ms)))} / ${fmtMs(median(raw.map((s) => s.total_ms)))}`,
+        fmtRatio(seqRatio),
+        '≤ 1.25×',
+        seqRatio <= 1.25 ? 'met' : 'NOT MET',
+      ],
+      [
+        '   attribution: engine alone / raw loop',
+        `${fmtMs(median(engine.map((s) => s.total_ms)))}`,
+        fmtRatio(engineRatio),
+        '',
+        '',
+      ],
       ['   attribution: driver + server / engine alone', '', fmtRatio(serverRatio), '', ''],
-      [`   attribution: ${n} r.expr round trips (no engine) / raw loop`, `${fmtMs(median(driver.map((s) => s.expr_ms)))}; driver CPU ${median(driver.map((s) => s.driver_cpu_us))} µs per query`, fmtRatio(exprRatio), '', ''],
-      [`b. ${writers} connections: fdatasyncs per document`, `${median(conc.map((s) => s.fdatasyncs))} / ${conc[0]?.docs ?? 0} docs (${fmtRate(median(conc.map((s) => s.docs_per_s)))})`, String(round(perDoc, 4)), `≤ ${round(1 / 32, 4)}`, perDoc <= 1 / 32 ? 'met' : 'NOT MET'],
+      [
+        `   attribution: ${n} r.expr round trips (no engine) / raw loop`,
+        `${fmtMs(median(driver.map((s) => s.expr_ms)))}; driver CPU ${median(driver.map((s) => s.driver_cpu_us))} µs per query`,
+        fmtRatio(exprRatio),
+        '',
+        '',
+      ],
+      [
+        `b. ${writers} connections: fdatasyncs per document`,
+        `${median(conc.map((s) => s.fdatasyncs))} / ${conc[0]?.docs ?? 0} docs (${fmtRate(median(conc.map((s) => s.docs_per_s)))})`,
+        String(round(perDoc, 4)),
+        `≤ ${round(1 / 32, 4)}`,
+        perDoc <= 1 / 32 ? 'met' : 'NOT MET',
+      ],
     ];
     process.stdout.write(`\n${formatTable(['goal', 'measured', 'figure', 'goal', 'result'], rows)}\n`);
     process.stdout.write(`\nper-round ratios (a): ${ratios.map((x) => round(x, 3)).join(', ')}\n`);
-    process.stdout.write(`per-insert (a): driver median ${median(driver.map((s) => s.per_insert_us))} µs, raw median ${median(raw.map((s) => s.per_op_us))} µs; driver p50 latency ${median(driver.map((s) => s.latency_us.median))} µs\n`);
-    const file = writeResults(ROOT, 'server', {
-      started: started.toISOString(), machine, config: { pairs, n, writers, perWriter, concRounds },
-      sequential: { driver, raw, engine, ratios, median_ratio: seqRatio, goal: 1.25, engine_vs_raw: engineRatio, driver_vs_engine: serverRatio, expr_vs_raw: exprRatio },
-      concurrent: { samples: conc, median_fdatasyncs_per_doc: perDoc, goal: 1 / 32 },
-    }, started);
+    process.stdout.write(
+      `per-insert (a): driver median ${median(driver.map((s) => s.per_insert_us))} µs, raw median ${median(raw.map((s) => s.per_op_us))} µs; driver p50 latency ${median(driver.map((s) => s.latency_us.median))} µs\n`,
+    );
+    const file = writeResults(
+      ROOT,
+      'server',
+      {
+        started: started.toISOString(),
+        machine,
+        config: { pairs, n, writers, perWriter, concRounds },
+        sequential: {
+          driver,
+          raw,
+          engine,
+          ratios,
+          median_ratio: seqRatio,
+          goal: 1.25,
+          engine_vs_raw: engineRatio,
+          driver_vs_engine: serverRatio,
+          expr_vs_raw: exprRatio,
+        },
+        concurrent: { samples: conc, median_fdatasyncs_per_doc: perDoc, goal: 1 / 32 },
+      },
+      started,
+    );
     process.stdout.write(`results: ${file}\n`);
   } finally {
     rmSync(base, { recursive: true, force: true });

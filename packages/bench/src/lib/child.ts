@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readStraceSummary, straceArgv, type StraceSummary } from './strace.js';
+import { readStraceSummary, type StraceSummary, straceArgv } from './strace.js';
 
 export interface ChildOptions {
   cwd: string;
@@ -50,9 +50,7 @@ export async function runJsonChild<T>(cmd: string, args: string[], opts: ChildOp
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      const timer = opts.timeoutMs
-        ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs).unref()
-        : undefined;
+      const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs).unref() : undefined;
       child.on('error', reject);
       child.on('close', (code, signal) => {
         if (timer) clearTimeout(timer);
@@ -62,7 +60,7 @@ export async function runJsonChild<T>(cmd: string, args: string[], opts: ChildOp
     const wallMs = performance.now() - t0;
     if (code !== 0) {
       throw new Error(
-        `${argv.join(' ')} failed (${signal ? 'signal ' + signal : 'exit ' + code}):\n${stderr.slice(-4000)}`,
+        `${argv.join(' ')} failed (${signal ? `signal ${signal}` : `exit ${code}`}):\n${stderr.slice(-4000)}`,
       );
     }
     const line = stdout

@@ -8,7 +8,7 @@ const TAGS = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa', 'the
 
 /** Primary key of document i: sequential, zero-padded strings ("k000000042"). */
 export function docKey(i: number): string {
-  return 'k' + String(i).padStart(9, '0');
+  return `k${String(i).padStart(9, '0')}`;
 }
 
 const LINE_SCRATCH = Buffer.alloc(256);
@@ -29,9 +29,17 @@ const ASCII = (s: string) => Buffer.from(s, 'latin1');
 const CITY_BYTES = CITIES.map(ASCII);
 const TAG_BYTES = TAGS.map(ASCII);
 const PARTS = {
-  id: ASCII('{"id":"k'), name: ASCII('","name":"user '), email: ASCII('","email":"user'), age: ASCII('@example.com","age":'),
-  city: ASCII(',"city":"'), score: ASCII('","score":'), tags: ASCII(',"tags":["'), tagSep: ASCII('","'),
-  active: ASCII('"],"active":'), yes: ASCII('true}'), no: ASCII('false}'),
+  id: ASCII('{"id":"k'),
+  name: ASCII('","name":"user '),
+  email: ASCII('","email":"user'),
+  age: ASCII('@example.com","age":'),
+  city: ASCII(',"city":"'),
+  score: ASCII('","score":'),
+  tags: ASCII(',"tags":["'),
+  tagSep: ASCII('","'),
+  active: ASCII('"],"active":'),
+  yes: ASCII('true}'),
+  no: ASCII('false}'),
 };
 
 function put(buf: Buffer, pos: number, bytes: Buffer): number {
@@ -75,7 +83,10 @@ export function writeDocLine(buf: Buffer, pos: number, i: number, rand: () => nu
   let frac = score % 1e4;
   if (frac !== 0) {
     let width = 4;
-    while (frac % 10 === 0) frac /= 10, width--;
+    while (frac % 10 === 0) {
+      frac /= 10;
+      width--;
+    }
     buf[pos++] = 0x2e; // '.'
     pos = putInt(buf, pos, frac, width);
   }
@@ -101,14 +112,14 @@ export function ndjsonBatches(n: number, batch: number, seed = 42): { buffers: B
   for (const { line } of docLines(n, seed)) {
     lines.push(line);
     if (lines.length === batch) {
-      const b = Buffer.from(lines.join('\n') + '\n');
+      const b = Buffer.from(`${lines.join('\n')}\n`);
       bytes += b.length;
       buffers.push(b);
       lines = [];
     }
   }
   if (lines.length) {
-    const b = Buffer.from(lines.join('\n') + '\n');
+    const b = Buffer.from(`${lines.join('\n')}\n`);
     bytes += b.length;
     buffers.push(b);
   }

@@ -67,7 +67,10 @@ let warmup = 0;
 let raw: { bin: string; dir: string } | undefined;
 
 function rawLoop(n: number): OpStats {
-  const r = spawnSync(raw!.bin, [raw!.dir, String(n), '--mode', 'overwrite'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync(raw!.bin, [raw!.dir, String(n), '--mode', 'overwrite'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   if (r.status !== 0) throw new Error(`${raw!.bin} exited with ${r.status ?? r.signal}`);
   return (JSON.parse(r.stdout) as FsyncLimitOutput).results.overwrite!;
 }
@@ -253,19 +256,29 @@ async function main() {
       out = await seq(dir, numOpt(opts, 'n', 1000), opts.has('soft-probe'));
       break;
     case 'concurrent':
-      out = await concurrent(dir, numOpt(opts, 'writers', 64), numOpt(opts, 'per-writer', 100), numOpt(opts, 'single', 1000));
+      out = await concurrent(
+        dir,
+        numOpt(opts, 'writers', 64),
+        numOpt(opts, 'per-writer', 100),
+        numOpt(opts, 'single', 1000),
+      );
       break;
     case 'bulk':
-      out = await bulk(dir, numOpt(opts, 'docs', 1_000_000), numOpt(opts, 'batch', 10_000), numOpt(opts, 'inflight', 4));
+      out = await bulk(
+        dir,
+        numOpt(opts, 'docs', 1_000_000),
+        numOpt(opts, 'batch', 10_000),
+        numOpt(opts, 'inflight', 4),
+      );
       break;
     default:
       throw new Error(`unknown scenario ${positional[0]}; expected seq | concurrent | bulk`);
   }
   if (!opts.has('keep')) rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(JSON.stringify(out) + '\n');
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 main().catch((e) => {
-  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.stderr.write(`${String(e?.stack ?? e)}\n`);
   process.exit(1);
 });

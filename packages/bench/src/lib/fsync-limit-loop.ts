@@ -139,7 +139,15 @@ function main(argv: string[]): void {
     else positional.push(a);
   }
   const n = positional[1] === undefined ? 1000 : Number(positional[1]);
-  if (positional.length < 1 || positional.length > 2 || !Number.isInteger(n) || n < 0 || !Number.isInteger(block) || block < 16) usage();
+  if (
+    positional.length < 1 ||
+    positional.length > 2 ||
+    !Number.isInteger(n) ||
+    n < 0 ||
+    !Number.isInteger(block) ||
+    block < 16
+  )
+    usage();
   mkdirSync(positional[0]!, { recursive: true });
   const dir = realpathSync(positional[0]!);
   const results: FsyncLimitOutput['results'] = {};

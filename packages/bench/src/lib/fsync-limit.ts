@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { moduleArgv, runJsonChild, type ChildResult } from './child.js';
+import { type ChildResult, moduleArgv, runJsonChild } from './child.js';
 
 export interface OpStats {
   ops: number;
@@ -37,7 +37,12 @@ export function buildExample(repoRoot: string, name: string): string {
   const r = spawnSync(
     'cargo',
     ['build', '--release', '-p', 'wharf-engine', '--example', name, '--message-format=json-render-diagnostics'],
-    { cwd: join(repoRoot, 'packages/engine'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 },
+    {
+      cwd: join(repoRoot, 'packages/engine'),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 << 20,
+    },
   );
   if (r.status !== 0) throw new Error(`cargo build --example ${name} failed`);
   for (const line of r.stdout.split('\n')) {
@@ -56,7 +61,8 @@ export function buildExample(repoRoot: string, name: string): string {
  */
 export function findRepoRoot(from = dirname(fileURLToPath(import.meta.url))): string | undefined {
   for (let d = resolve(from); ; d = dirname(d)) {
-    if (existsSync(join(d, 'packages/engine/Cargo.toml')) && existsSync(join(d, 'packages/engine/core/examples'))) return d;
+    if (existsSync(join(d, 'packages/engine/Cargo.toml')) && existsSync(join(d, 'packages/engine/core/examples')))
+      return d;
     if (dirname(d) === d) return undefined;
   }
 }
@@ -70,7 +76,12 @@ export interface FsyncLimitRunner {
   /** 'rust': examples/fsync_limit.rs; 'node': fsync-limit-loop.ts */
   kind: 'rust' | 'node';
   describe: string;
-  run(dir: string, n: number, mode: 'overwrite' | 'append' | 'both', opts?: { strace?: { syscalls?: string[] } }): Promise<ChildResult<FsyncLimitOutput>>;
+  run(
+    dir: string,
+    n: number,
+    mode: 'overwrite' | 'append' | 'both',
+    opts?: { strace?: { syscalls?: string[] } },
+  ): Promise<ChildResult<FsyncLimitOutput>>;
 }
 
 /**
@@ -78,9 +89,14 @@ export interface FsyncLimitRunner {
  * Node loop), else the Node loop. The Rust one stays the primary where it can be built: it is the
  * floor with no runtime at all between the loop and the syscalls.
  */
-export function fsyncLimitRunner(o: { repo?: string; prefer?: 'rust' | 'node'; log?: (line: string) => void } = {}): FsyncLimitRunner {
+export function fsyncLimitRunner(
+  o: { repo?: string; prefer?: 'rust' | 'node'; log?: (line: string) => void } = {},
+): FsyncLimitRunner {
   const rust = o.prefer !== 'node' && o.repo !== undefined && hasCargo();
-  if (o.prefer === 'rust' && !rust) throw new Error('the Rust fdatasync loop needs a clone of the Wharf repository and cargo; use the Node loop (--fsync-loop node)');
+  if (o.prefer === 'rust' && !rust)
+    throw new Error(
+      'the Rust fdatasync loop needs a clone of the Wharf repository and cargo; use the Node loop (--fsync-loop node)',
+    );
   if (rust) {
     let bin: string | undefined;
     return {

@@ -19,7 +19,7 @@ export type Interleaved<T> = Record<string, T[]>;
 export async function interleave<T>(
   reps: number,
   steps: Step<T>[],
-  log: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+  log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
 ): Promise<Interleaved<T>> {
   const out: Interleaved<T> = {};
   for (const s of steps) out[s.name] = [];

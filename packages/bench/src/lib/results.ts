@@ -51,7 +51,10 @@ export function machineInfo(dir: string): MachineInfo {
 }
 
 export function timestamp(d = new Date()): string {
-  return d.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  return d
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
 }
 
 /** Writes `data` as pretty JSON to <repoRoot>/results/<name>-<timestamp>.json; returns the path. */
@@ -59,6 +62,6 @@ export function writeResults(repoRoot: string, name: string, data: unknown, when
   const dir = join(repoRoot, 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}-${timestamp(when)}.json`);
-  writeFileSync(file, JSON.stringify(data, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
   return file;
 }

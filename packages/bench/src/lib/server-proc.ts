@@ -2,7 +2,7 @@
 // installed) on a data directory, on free ports of 127.0.0.1, for the benchmarks that go through
 // the driver port or the wharf:// ingest path.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -33,10 +33,14 @@ export async function startServerProc(dataDir: string, o: ServerProcOptions = {}
   const main = serverMain();
   const env: NodeJS.ProcessEnv = { ...process.env, WHARF_PASSWORD: '', ...o.env };
   if (o.memoryBudgetMb !== undefined) env.WHARF_MEMORY_BUDGET_MB = String(o.memoryBudgetMb);
-  const proc = spawn(process.execPath, [...NODE_FLAGS, main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'], {
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...NODE_FLAGS, main, '--data', dataDir, '--http-port', '0', '--driver-port', '0'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
   const addr = await new Promise<{ http: { host: string; port: number }; driver: { port: number } }>((res, rej) => {
     let buf = '';

@@ -9,9 +9,9 @@
 // WAL checkpoint (copying the WAL into the database file) is switched off during the transaction
 // and timed apart, as Wharf's own checkpoint is not in its figure either.
 
-import Sqlite from 'better-sqlite3';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import Sqlite from 'better-sqlite3';
 import { numOpt, parseArgs, strOpt } from './args.js';
 import { docLines } from './docs.js';
 
@@ -71,12 +71,12 @@ function main() {
   if (positional[0] !== 'bulk') throw new Error(`unknown scenario ${positional[0]}; expected bulk`);
   const out = bulk(dir, numOpt(opts, 'docs', 1_000_000), opts.has('without-rowid'));
   if (!opts.has('keep')) rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(JSON.stringify(out) + '\n');
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 try {
   main();
 } catch (e) {
-  process.stderr.write(String((e as Error)?.stack ?? e) + '\n');
+  process.stderr.write(`${String((e as Error)?.stack ?? e)}\n`);
   process.exit(1);
 }

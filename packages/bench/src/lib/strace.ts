@@ -23,11 +23,9 @@ export function straceSupport(): { ok: boolean; seccomp: boolean } {
   });
   if (plain.error || plain.status !== 0) return (cached = { ok: false, seccomp: false });
   // --seccomp-bpf stops only at the traced syscalls, so the traced process runs at almost full speed.
-  const bpf = spawnSync(
-    'strace',
-    ['-f', '-c', '--seccomp-bpf', '-e', 'trace=fdatasync', '-o', '/dev/null', 'true'],
-    { stdio: 'ignore' },
-  );
+  const bpf = spawnSync('strace', ['-f', '-c', '--seccomp-bpf', '-e', 'trace=fdatasync', '-o', '/dev/null', 'true'], {
+    stdio: 'ignore',
+  });
   return (cached = { ok: true, seccomp: !bpf.error && bpf.status === 0 });
 }
 

@@ -4,9 +4,9 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { moduleArgv, runJsonChild, type ChildResult } from '../lib/child.js';
-import { fsyncLimitRunner, type FsyncLimitRunner, type OpStats } from '../lib/fsync-limit.js';
-import { findPostgres, startPostgres, PG_MISSING, type PgCluster } from './postgres.js';
+import { type ChildResult, moduleArgv, runJsonChild } from '../lib/child.js';
+import { type FsyncLimitRunner, fsyncLimitRunner, type OpStats } from '../lib/fsync-limit.js';
+import { findPostgres, PG_MISSING, type PgCluster, startPostgres } from './postgres.js';
 
 export interface BenchContext {
   /** the Wharf repository this package runs from, or undefined in an npm install */
@@ -75,14 +75,25 @@ export interface ScenarioResult {
 }
 
 /** What makeContext needs: the context's settings, and which fdatasync loop ('node' even where the Rust one can be built). */
-export type ContextOptions = Pick<BenchContext, 'repo' | 'cliBin' | 'dir' | 'quick' | 'rounds' | 'minutes' | 'memoryBudgetMb' | 'log'> & { fsyncLoop?: 'rust' | 'node' };
+export type ContextOptions = Pick<
+  BenchContext,
+  'repo' | 'cliBin' | 'dir' | 'quick' | 'rounds' | 'minutes' | 'memoryBudgetMb' | 'log'
+> & { fsyncLoop?: 'rust' | 'node' };
 
 export function makeContext(o: ContextOptions): BenchContext {
   const { repo, cliBin, dir, quick, rounds, minutes, memoryBudgetMb, log } = o;
   let pg: Promise<PgCluster | undefined> | undefined;
   const notes: string[] = [];
   return {
-    repo, cliBin, dir, quick, rounds, minutes, memoryBudgetMb, log, notes,
+    repo,
+    cliBin,
+    dir,
+    quick,
+    rounds,
+    minutes,
+    memoryBudgetMb,
+    log,
+    notes,
     limit: fsyncLimitRunner({ repo, prefer: o.fsyncLoop, log }),
     async close() {
       const c = pg ? await pg : undefined;
@@ -104,7 +115,9 @@ export function makeContext(o: ContextOptions): BenchContext {
           log(`starting a throwaway PostgreSQL ${inst.version} cluster …`);
           pg = startPostgres(inst, dir).then(
             (c) => {
-              notes.push(`PostgreSQL ${inst.version}: throwaway cluster (initdb, 127.0.0.1:${c.port}, fsync/synchronous_commit on, max_wal_size=4GB, shared_buffers=256MB)`);
+              notes.push(
+                `PostgreSQL ${inst.version}: throwaway cluster (initdb, 127.0.0.1:${c.port}, fsync/synchronous_commit on, max_wal_size=4GB, shared_buffers=256MB)`,
+              );
               return c;
             },
             (e: Error) => {
@@ -136,9 +149,12 @@ function child<T>(module: string, args: string[]): Promise<ChildResult<T>> {
   return runJsonChild<T>(cmd, argv, { cwd: process.cwd(), timeoutMs: 60 * 60_000 });
 }
 
-export const worker = <T>(_ctx: BenchContext, args: string[]) => child<T>('scenarios/workers', args).then((r) => r.json);
-export const engineWorker = <T>(_ctx: BenchContext, args: string[]) => child<T>('lib/engine-worker', args).then((r) => r.json);
-export const sqliteWorker = <T>(_ctx: BenchContext, args: string[]) => child<T>('lib/sqlite-worker', args).then((r) => r.json);
+export const worker = <T>(_ctx: BenchContext, args: string[]) =>
+  child<T>('scenarios/workers', args).then((r) => r.json);
+export const engineWorker = <T>(_ctx: BenchContext, args: string[]) =>
+  child<T>('lib/engine-worker', args).then((r) => r.json);
+export const sqliteWorker = <T>(_ctx: BenchContext, args: string[]) =>
+  child<T>('lib/sqlite-worker', args).then((r) => r.json);
 
 /** One run of the raw loop (ctx.limit): N × (4 KiB + fdatasync), overwrite or append, in ctx.dir/limit. */
 export async function limitRun(ctx: BenchContext, n: number, mode: 'overwrite' | 'append'): Promise<OpStats> {

@@ -65,7 +65,17 @@ export async function startPostgres(pg: PgInstall, parent: string): Promise<PgCl
     chownSync(sock, uid, gid);
   }
   const user = process.getuid?.() === 0 ? 'postgres' : (process.env.USER ?? 'postgres');
-  const [c1, a1] = asPgUser(join(pg.bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', user, '-E', 'UTF8', '--no-locale']);
+  const [c1, a1] = asPgUser(join(pg.bin, 'initdb'), [
+    '-D',
+    data,
+    '-A',
+    'trust',
+    '-U',
+    user,
+    '-E',
+    'UTF8',
+    '--no-locale',
+  ]);
   const init = spawnSync(c1, a1, { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
@@ -77,7 +87,18 @@ export async function startPostgres(pg: PgInstall, parent: string): Promise<PgCl
     `-c max_wal_size=4GB`,
     `-c shared_buffers=256MB`,
   ].join(' ');
-  const [c2, a2] = asPgUser(join(pg.bin, 'pg_ctl'), ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
+  const [c2, a2] = asPgUser(join(pg.bin, 'pg_ctl'), [
+    '-D',
+    data,
+    '-o',
+    opts,
+    '-l',
+    join(dir, 'log'),
+    '-w',
+    '-t',
+    '60',
+    'start',
+  ]);
   const st = spawnSync(c2, a2, { encoding: 'utf8' });
   if (st.status !== 0) throw new Error(`pg_ctl start failed: ${st.stderr || st.stdout}`);
   let stopped = false;

@@ -6,26 +6,26 @@
 // modes: sqlite-seq, sqlite-blocks, wharf-blocks, driver-seq, driver-blocks, pg-seq, pg-copy,
 //        kv-js, sustained (--target embedded|server --memory-budget-mb N)
 
-import type Sqlite from 'better-sqlite3';
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { constants as perf, createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { createHistogram, monitorEventLoopDelay, PerformanceObserver, constants as perf } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { Database } from '@wharf/engine';
+import { Worker } from 'node:worker_threads';
 import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
+import { Database } from '@wharf/engine';
+import type Sqlite from 'better-sqlite3';
 import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
 import { FROM_SOURCE_TREE, packageModule } from '../lib/child.js';
 import { docKey, docLines, smallDoc, writeDocLine } from '../lib/docs.js';
-import { mulberry32 } from '../random.js';
-import { procMajorFaults, procRssBytes, startServerProc, serverEngineStats } from '../lib/server-proc.js';
+import { procMajorFaults, procRssBytes, serverEngineStats, startServerProc } from '../lib/server-proc.js';
 import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
+import { mulberry32 } from '../random.js';
 import { blockLine } from './blocks.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the official driver has no types; its results are checked where they are used
 const r: any = rethinkdb;
 const now = () => performance.now();
 
@@ -79,7 +79,13 @@ async function sqliteBlocks(dir: string, blocks: number) {
   })();
   const totalMs = now() - t0;
   db.close();
-  return { blocks, bytes, total_ms: totalMs, blocks_per_s: blocks / (totalMs / 1000), mb_per_s: bytes / 1e6 / (totalMs / 1000) };
+  return {
+    blocks,
+    bytes,
+    total_ms: totalMs,
+    blocks_per_s: blocks / (totalMs / 1000),
+    mb_per_s: bytes / 1e6 / (totalMs / 1000),
+  };
 }
 
 // ---- Wharf embedded: seed 002's blocks ------------------------------------------------------
@@ -94,7 +100,7 @@ async function wharfBlocks(dir: string, blocks: number) {
   let bytes = 0;
   const t0 = now();
   for (let i = 0; i < blocks; i++) {
-    const buf = Buffer.from(blockLine(i) + '\n');
+    const buf = Buffer.from(`${blockLine(i)}\n`);
     bytes += buf.length;
     const res = await t.insertNdjson(buf, { durability: 'soft' });
     if (res.inserted !== 1) throw new Error(`block ${i}: ${JSON.stringify(res)}`);
@@ -105,9 +111,15 @@ async function wharfBlocks(dir: string, blocks: number) {
   const s1 = db.stats();
   await db.close();
   return {
-    blocks, bytes, insert_ms: insertMs, sync_ms: totalMs - insertMs, total_ms: totalMs,
-    blocks_per_s: blocks / (totalMs / 1000), mb_per_s: bytes / 1e6 / (totalMs / 1000),
-    fdatasyncs: s1.fdatasyncs - s0.fdatasyncs, checkpoints: s1.checkpoints - s0.checkpoints,
+    blocks,
+    bytes,
+    insert_ms: insertMs,
+    sync_ms: totalMs - insertMs,
+    total_ms: totalMs,
+    blocks_per_s: blocks / (totalMs / 1000),
+    mb_per_s: bytes / 1e6 / (totalMs / 1000),
+    fdatasyncs: s1.fdatasyncs - s0.fdatasyncs,
+    checkpoints: s1.checkpoints - s0.checkpoints,
   };
 }
 
@@ -132,7 +144,12 @@ async function driverSeq(dir: string, n: number) {
     const totalMs = now() - t0;
     const after = await serverEngineStats(server.url);
     await conn.close();
-    return { total_ms: totalMs, docs_per_s: n / (totalMs / 1000), latency_us: summarize(lat), fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0) };
+    return {
+      total_ms: totalMs,
+      docs_per_s: n / (totalMs / 1000),
+      latency_us: summarize(lat),
+      fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0),
+    };
   } finally {
     await server.stop();
   }
@@ -157,7 +174,15 @@ async function driverBlocks(dir: string, blocks: number) {
     await r.table('blocks').sync().run(conn);
     const totalMs = now() - t0;
     await conn.close();
-    return { blocks, bytes, insert_ms: insertMs, sync_ms: totalMs - insertMs, total_ms: totalMs, blocks_per_s: blocks / (totalMs / 1000), mb_per_s: bytes / 1e6 / (totalMs / 1000) };
+    return {
+      blocks,
+      bytes,
+      insert_ms: insertMs,
+      sync_ms: totalMs - insertMs,
+      total_ms: totalMs,
+      blocks_per_s: blocks / (totalMs / 1000),
+      mb_per_s: bytes / 1e6 / (totalMs / 1000),
+    };
   } finally {
     await server.stop();
   }
@@ -183,7 +208,11 @@ async function pgSeq(port: number, user: string, n: number) {
   for (let i = 0; i < n; i++) {
     const d = smallDoc(0, i);
     const a = now();
-    await c.query({ name: 'ins', text: 'INSERT INTO docs (id, doc) VALUES ($1, $2)', values: [d.id, JSON.stringify(d)] });
+    await c.query({
+      name: 'ins',
+      text: 'INSERT INTO docs (id, doc) VALUES ($1, $2)',
+      values: [d.id, JSON.stringify(d)],
+    });
     lat[i] = (now() - a) * 1000;
   }
   const totalMs = now() - t0;
@@ -236,8 +265,13 @@ async function kvJs(dir: string, n: number, batch: number) {
   const s1 = db.stats();
   await db.close();
   return {
-    puts: n, batch, transactions: Math.ceil(n / batch), total_ms: totalMs, puts_per_s: n / (totalMs / 1000),
-    build_ms: buildMs, fdatasyncs: s1.fdatasyncs - s0.fdatasyncs,
+    puts: n,
+    batch,
+    transactions: Math.ceil(n / batch),
+    total_ms: totalMs,
+    puts_per_s: n / (totalMs / 1000),
+    build_ms: buildMs,
+    fdatasyncs: s1.fdatasyncs - s0.fdatasyncs,
   };
 }
 
@@ -245,15 +279,46 @@ async function kvJs(dir: string, n: number, batch: number) {
 
 /** The engine fields the sustained scenario samples every second (names as in db.stats()). */
 const SAMPLED = [
-  'fdatasyncs', 'groups', 'segmentRotations', 'checkpoints', 'merges', 'documentsWritten',
-  'memoryBudget', 'memtableBytes', 'frozenMemtableBytes', 'cacheBytes', 'cacheHits', 'cacheMisses',
-  'runs', 'runBytes', 'runIndexBytes', 'writeRateLimitBps', 'pacingDebtBytes', 'mergeBacklogRuns',
-  'flushRateBps', 'mergeRateBps', 'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
-  'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved', 'compressionRatio', 'segmentsRecycled',
-  'reads', 'readsFromMemory',
+  'fdatasyncs',
+  'groups',
+  'segmentRotations',
+  'checkpoints',
+  'merges',
+  'documentsWritten',
+  'memoryBudget',
+  'memtableBytes',
+  'frozenMemtableBytes',
+  'cacheBytes',
+  'cacheHits',
+  'cacheMisses',
+  'runs',
+  'runBytes',
+  'runIndexBytes',
+  'writeRateLimitBps',
+  'pacingDebtBytes',
+  'mergeBacklogRuns',
+  'flushRateBps',
+  'mergeRateBps',
+  'pacedGroups',
+  'pacingDelayMs',
+  'stallsAvoided',
+  'writeStops',
+  'writeStopMs',
+  'groupsCompressed',
+  'journalBytesUncompressed',
+  'journalBytesSaved',
+  'compressionRatio',
+  'segmentsRecycled',
+  'reads',
+  'readsFromMemory',
   // server target only (its /api/stats `server` part): how late the server's event loop ran,
   // and the server process's GC pauses
-  'serverEventLoopDelayP99Ms', 'serverEventLoopDelayMaxMs', 'serverGcMajor', 'serverGcMajorMs', 'serverGcMinor', 'serverGcMinorMs',
+  'serverEventLoopDelayP99Ms',
+  'serverEventLoopDelayMaxMs',
+  'serverGcMajor',
+  'serverGcMajorMs',
+  'serverGcMinor',
+  'serverGcMinorMs',
 ] as const;
 type Sampled = Record<(typeof SAMPLED)[number], number>;
 
@@ -267,11 +332,13 @@ type StageHistograms = Record<string, { histogramUs: number[] }>;
 function writeStagesDuring(start: Record<string, unknown>, end: Record<string, unknown>) {
   const grown = stageGrowth(start, end);
   if (!grown) return null;
-  return Object.fromEntries(Object.entries(grown).map(([stage, h]) => {
-    const count = h.reduce((s, n) => s + n, 0);
-    const over = (bucket: number) => (count ? h.slice(bucket).reduce((s, n) => s + n, 0) / count : 0);
-    return [stage, { count, over_4ms: over(12), over_8ms: over(13) }];
-  }));
+  return Object.fromEntries(
+    Object.entries(grown).map(([stage, h]) => {
+      const count = h.reduce((s, n) => s + n, 0);
+      const over = (bucket: number) => (count ? h.slice(bucket).reduce((s, n) => s + n, 0) / count : 0);
+      return [stage, { count, over_4ms: over(12), over_8ms: over(13) }];
+    }),
+  );
 }
 
 /** Per stage, the writes each power-of-two bucket gained between two `stats()` readings. */
@@ -279,7 +346,12 @@ function stageGrowth(start: Record<string, unknown>, end: Record<string, unknown
   const a = start.writeStages as StageHistograms | undefined;
   const b = end.writeStages as StageHistograms | undefined;
   if (!a || !b) return null;
-  return Object.fromEntries(Object.entries(b).map(([stage, { histogramUs }]) => [stage, histogramUs.map((n, i) => n - (a[stage]?.histogramUs[i] ?? 0))]));
+  return Object.fromEntries(
+    Object.entries(b).map(([stage, { histogramUs }]) => [
+      stage,
+      histogramUs.map((n, i) => n - (a[stage]?.histogramUs[i] ?? 0)),
+    ]),
+  );
 }
 
 /**
@@ -287,11 +359,13 @@ function stageGrowth(start: Record<string, unknown>, end: Record<string, unknown
  * highest bucket that gained a write (0: no write went through the stage).
  */
 function stageMaxBetween(start: Record<string, unknown>, end: Record<string, unknown>): Record<string, number> {
-  return Object.fromEntries(Object.entries(stageGrowth(start, end) ?? {}).map(([stage, h]) => {
-    let top = h.length - 1;
-    while (top >= 0 && h[top]! <= 0) top--;
-    return [stage, top < 0 ? 0 : 2 ** top / 1000];
-  }));
+  return Object.fromEntries(
+    Object.entries(stageGrowth(start, end) ?? {}).map(([stage, h]) => {
+      let top = h.length - 1;
+      while (top >= 0 && h[top]! <= 0) top--;
+      return [stage, top < 0 ? 0 : 2 ** top / 1000];
+    }),
+  );
 }
 
 function pick(stats: Record<string, unknown>): Sampled {
@@ -303,36 +377,85 @@ function pick(stats: Record<string, unknown>): Sampled {
   return out;
 }
 
-interface ReadResult { gets: number; misses: number; errors: number; skipped: number; ms: { p50: number; p99: number; 'p99.9': number; max: number; mean: number } | null }
-interface Reader { acknowledged(n: number): void; stop(): Promise<ReadResult> }
+interface ReadResult {
+  gets: number;
+  misses: number;
+  errors: number;
+  skipped: number;
+  ms: { p50: number; p99: number; 'p99.9': number; max: number; mean: number } | null;
+}
+interface Reader {
+  acknowledged(n: number): void;
+  stop(): Promise<ReadResult>;
+}
 
 /** Point gets on this thread's event loop (the embedded target). */
 function startLocalReader(tgt: SustainedTarget, rate: number): Reader {
   const hist = createHistogram();
   const rand = mulberry32(7);
-  let n = 0, gets = 0, misses = 0, errors = 0, inFlight = 0, skipped = 0, issued = 0, t0 = -1;
+  let n = 0,
+    gets = 0,
+    misses = 0,
+    errors = 0,
+    inFlight = 0,
+    skipped = 0,
+    issued = 0,
+    t0 = -1;
   const timer = setInterval(() => {
     if (n <= 0) return;
     if (t0 < 0) t0 = now();
     const due = Math.floor(((now() - t0) / 1000) * rate) + 1 - issued;
     for (let k = 0; k < Math.min(due, 20); k++, issued++) {
-      if (inFlight >= 64) { skipped++; continue; }
+      if (inFlight >= 64) {
+        skipped++;
+        continue;
+      }
       const a = now();
       inFlight++;
-      tgt.get(docKey(Math.floor(rand() * n))).then(
-        (found) => { hist.record(Math.max(1, Math.round((now() - a) * 1e6))); gets++; if (!found) misses++; },
-        () => { errors++; },
-      ).finally(() => { inFlight--; });
+      tgt
+        .get(docKey(Math.floor(rand() * n)))
+        .then(
+          (found) => {
+            hist.record(Math.max(1, Math.round((now() - a) * 1e6)));
+            gets++;
+            if (!found) misses++;
+          },
+          () => {
+            errors++;
+          },
+        )
+        .finally(() => {
+          inFlight--;
+        });
     }
-    if (due > 20) { skipped += due - 20; issued += due - 20; }
+    if (due > 20) {
+      skipped += due - 20;
+      issued += due - 20;
+    }
   }, 5);
   return {
-    acknowledged: (upto) => { n = upto; },
+    acknowledged: (upto) => {
+      n = upto;
+    },
     stop: async () => {
       clearInterval(timer);
       while (inFlight > 0) await new Promise((res) => setTimeout(res, 10));
       const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
-      return { gets, misses, errors, skipped, ms: gets ? { p50: ms(hist.percentile(50)), p99: ms(hist.percentile(99)), 'p99.9': ms(hist.percentile(99.9)), max: ms(hist.max), mean: ms(hist.mean) } : null };
+      return {
+        gets,
+        misses,
+        errors,
+        skipped,
+        ms: gets
+          ? {
+              p50: ms(hist.percentile(50)),
+              p99: ms(hist.percentile(99)),
+              'p99.9': ms(hist.percentile(99.9)),
+              max: ms(hist.max),
+              mean: ms(hist.mean),
+            }
+          : null,
+      };
     },
   };
 }
@@ -353,11 +476,15 @@ async function startHttpReader(url: string, rate: number): Promise<Reader> {
   });
   return {
     acknowledged: (n) => Atomics.store(acked, 0, Math.max(0, Math.min(n, 2 ** 31 - 1))),
-    stop: () => new Promise<ReadResult>((res, rej) => {
-      worker.once('message', (r: ReadResult) => { void worker.terminate(); res(r); });
-      worker.once('error', rej);
-      worker.postMessage('stop');
-    }),
+    stop: () =>
+      new Promise<ReadResult>((res, rej) => {
+        worker.once('message', (r: ReadResult) => {
+          void worker.terminate();
+          res(r);
+        });
+        worker.once('error', rej);
+        worker.postMessage('stop');
+      }),
   };
 }
 
@@ -397,18 +524,27 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
   const budget = (await serverEngineStats(server.url)).memoryBudget;
   if (budget !== undefined && Math.abs(budget - memoryBudgetMb * 2 ** 20) > 1) {
     await server.stop();
-    throw new Error(`the server reports memoryBudget ${budget}, expected ${memoryBudgetMb} MiB: WHARF_MEMORY_BUDGET_MB was not applied`);
+    throw new Error(
+      `the server reports memoryBudget ${budget}, expected ${memoryBudgetMb} MiB: WHARF_MEMORY_BUDGET_MB was not applied`,
+    );
   }
   return {
     name: 'server',
     url: server.url,
     loaderTarget: `wharf://127.0.0.1:${server.httpPort}`,
     stats: async () => {
-      const { engine, server: s } = (await fetch(`${server.url}/api/stats`).then((r) => r.json())) as { engine: Record<string, unknown>; server: Record<string, number> };
+      const { engine, server: s } = (await fetch(`${server.url}/api/stats`).then((r) => r.json())) as {
+        engine: Record<string, unknown>;
+        server: Record<string, number>;
+      };
       return {
         ...engine,
-        serverEventLoopDelayP99Ms: s.eventLoopDelayP99Ms, serverEventLoopDelayMaxMs: s.eventLoopDelayMaxMs,
-        serverGcMajor: s.gcMajor, serverGcMajorMs: s.gcMajorMs, serverGcMinor: s.gcMinor, serverGcMinorMs: s.gcMinorMs,
+        serverEventLoopDelayP99Ms: s.eventLoopDelayP99Ms,
+        serverEventLoopDelayMaxMs: s.eventLoopDelayMaxMs,
+        serverGcMajor: s.gcMajor,
+        serverGcMajorMs: s.gcMajorMs,
+        serverGcMinor: s.gcMinor,
+        serverGcMinorMs: s.gcMinorMs,
       };
     },
     get: async (key) => {
@@ -419,7 +555,9 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
     },
     rss: () => procRssBytes(server.proc.pid) ?? 0,
     majorFaults: () => procMajorFaults(server.proc.pid) ?? 0,
-    close: async () => { await server.stop(); },
+    close: async () => {
+      await server.stop();
+    },
   };
 }
 
@@ -434,26 +572,55 @@ async function serverTarget(dir: string, memoryBudgetMb: number): Promise<Sustai
 /** Free disk space below which `sustained` stops feeding. */
 const DISK_RESERVE_BYTES = 8e9;
 
-async function sustained(dir: string, seconds: number, which: string, budgetMb: number, readsPerSec: number, maxRssMb: number | undefined, batchSize: number, fixedConcurrency: boolean) {
+async function sustained(
+  dir: string,
+  seconds: number,
+  which: string,
+  budgetMb: number,
+  readsPerSec: number,
+  maxRssMb: number | undefined,
+  batchSize: number,
+  fixedConcurrency: boolean,
+) {
   fresh(dir);
   const budget = Math.round(budgetMb * 2 ** 20);
-  const tgt = which === 'server' ? await serverTarget(dir, budgetMb) : which === 'embedded' ? await embeddedTarget(dir, budget) : null;
+  const tgt =
+    which === 'server'
+      ? await serverTarget(dir, budgetMb)
+      : which === 'embedded'
+        ? await embeddedTarget(dir, budget)
+        : null;
   if (!tgt) throw new Error(`--target must be embedded or server, got ${which}`);
   const rssStart = tgt.rss();
   // The engine no longer keeps tables in memory: RSS should stay near the budget. Stop feeding
   // (and say so) if it does not: RSS at start + 8 × budget + 1 GiB, at most half the RAM.
-  const rssLimit = maxRssMb !== undefined ? maxRssMb * 2 ** 20 : Math.min(os.totalmem() * 0.5, rssStart + 8 * budget + 2 ** 30);
+  const rssLimit =
+    maxRssMb !== undefined ? maxRssMb * 2 ** 20 : Math.min(os.totalmem() * 0.5, rssStart + 8 * budget + 2 ** 30);
   let stoppedForMemory: { at_s: number; rss_mb: number } | null = null;
   // A full-speed load writes tens of GB in 10 minutes, and a merge needs room for its output
   // beside its inputs: stop feeding (and say so) before the disk fills, not at ENOSPC.
-  const freeBytes = () => { const f = statfsSync(dir); return f.bavail * f.bsize; };
+  const freeBytes = () => {
+    const f = statfsSync(dir);
+    return f.bavail * f.bsize;
+  };
   let stoppedForDisk: { at_s: number; free_gb: number } | null = null;
   let peakRss = rssStart;
 
   // Each second also says where that second's slowest write could have waited: this event loop's
   // longest delay and GC pause in it, and per write stage the slowest write's bucket.
-  interface SecondCause { loopMaxMs: number; gcMaxMs: number; stageMaxMs: Record<string, number> }
-  const samples: ({ t: number; rss: number; loaderMajorFaults: number; engineMajorFaults: number; steal: number } & Sampled & SecondCause)[] = [];
+  interface SecondCause {
+    loopMaxMs: number;
+    gcMaxMs: number;
+    stageMaxMs: Record<string, number>;
+  }
+  const samples: ({
+    t: number;
+    rss: number;
+    loaderMajorFaults: number;
+    engineMajorFaults: number;
+    steal: number;
+  } & Sampled &
+    SecondCause)[] = [];
   const loopSecond = monitorEventLoopDelay({ resolution: 1 });
   let gcSecondMaxMs = 0;
   let cpuBefore = cpuTimes();
@@ -468,27 +635,51 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   const sampler = setInterval(() => {
     if (sampling) return; // a slow /api/stats: skip a beat rather than pile up
     sampling = true;
-    void tgt.stats().then((raw) => {
-      const t = now();
-      const s = pick(raw);
-      const rss = tgt.rss();
-      peakRss = Math.max(peakRss, rss);
-      if (rss > rssLimit && !stoppedForMemory) stoppedForMemory = { at_s: Math.round((t - t0) / 100) / 10, rss_mb: Math.round(rss / 2 ** 20) };
-      const free = freeBytes();
-      if (free < DISK_RESERVE_BYTES && !stoppedForDisk) stoppedForDisk = { at_s: Math.round((t - t0) / 100) / 10, free_gb: Math.round(free / 1e8) / 10 };
-      const cpu = cpuTimes();
-      const steal = stealShare(cpuBefore, cpu);
-      cpuBefore = cpu;
-      const cause = { loopMaxMs: loopSecond.max / 1e6, gcMaxMs: gcSecondMaxMs, stageMaxMs: stageMaxBetween(prevRaw, raw) };
-      loopSecond.reset();
-      gcSecondMaxMs = 0;
-      prevRaw = raw;
-      samples.push({ t: (t - t0) / 1000, rss, loaderMajorFaults: process.resourceUsage().majorPageFault, engineMajorFaults: tgt.majorFaults(), steal, ...s, ...cause });
-      if (t - last10.t >= 9_995) {
-        fds.push({ t: (t - t0) / 1000, fdatasyncs: (s.fdatasyncs - last10.s.fdatasyncs) / ((t - last10.t) / 1000), checkpoints: s.checkpoints - last10.s.checkpoints });
-        last10 = { t, s };
-      }
-    }).catch(() => undefined).finally(() => { sampling = false; });
+    void tgt
+      .stats()
+      .then((raw) => {
+        const t = now();
+        const s = pick(raw);
+        const rss = tgt.rss();
+        peakRss = Math.max(peakRss, rss);
+        if (rss > rssLimit && !stoppedForMemory)
+          stoppedForMemory = { at_s: Math.round((t - t0) / 100) / 10, rss_mb: Math.round(rss / 2 ** 20) };
+        const free = freeBytes();
+        if (free < DISK_RESERVE_BYTES && !stoppedForDisk)
+          stoppedForDisk = { at_s: Math.round((t - t0) / 100) / 10, free_gb: Math.round(free / 1e8) / 10 };
+        const cpu = cpuTimes();
+        const steal = stealShare(cpuBefore, cpu);
+        cpuBefore = cpu;
+        const cause = {
+          loopMaxMs: loopSecond.max / 1e6,
+          gcMaxMs: gcSecondMaxMs,
+          stageMaxMs: stageMaxBetween(prevRaw, raw),
+        };
+        loopSecond.reset();
+        gcSecondMaxMs = 0;
+        prevRaw = raw;
+        samples.push({
+          t: (t - t0) / 1000,
+          rss,
+          loaderMajorFaults: process.resourceUsage().majorPageFault,
+          engineMajorFaults: tgt.majorFaults(),
+          steal,
+          ...s,
+          ...cause,
+        });
+        if (t - last10.t >= 9_995) {
+          fds.push({
+            t: (t - t0) / 1000,
+            fdatasyncs: (s.fdatasyncs - last10.s.fdatasyncs) / ((t - last10.t) / 1000),
+            checkpoints: s.checkpoints - last10.s.checkpoints,
+          });
+          last10 = { t, s };
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        sampling = false;
+      });
   }, 1000);
 
   const intervals: Interval[] = [];
@@ -502,8 +693,14 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   // The loader's in-flight limit at the end of each 1-s interval (adaptive unless --fixed-concurrency).
   const inflightLimits: number[] = [];
   const loader = createLoader({
-    target: tgt.loaderTarget, table: 'sustained', batchSize, adaptiveConcurrency: !fixedConcurrency,
-    onInterval: (i) => { intervals.push(i); inflightLimits.push(loader.progress().inFlightLimit); },
+    target: tgt.loaderTarget,
+    table: 'sustained',
+    batchSize,
+    adaptiveConcurrency: !fixedConcurrency,
+    onInterval: (i) => {
+      intervals.push(i);
+      inflightLimits.push(loader.progress().inFlightLimit);
+    },
   });
   await loader.ready();
 
@@ -520,13 +717,15 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   loopDelay.enable();
   loopSecond.enable();
   const GC_KINDS: Record<number, string> = {
-    [perf.NODE_PERFORMANCE_GC_MINOR]: 'minor', [perf.NODE_PERFORMANCE_GC_MAJOR]: 'major',
-    [perf.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [perf.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+    [perf.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+    [perf.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+    [perf.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+    [perf.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
   };
   const gc: Record<string, { count: number; total_ms: number; max_ms: number }> = {};
   const gcObserver = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      const kind = GC_KINDS[((e as { detail?: { kind?: number } }).detail)?.kind ?? 0] ?? 'other';
+      const kind = GC_KINDS[(e as { detail?: { kind?: number } }).detail?.kind ?? 0] ?? 'other';
       const g = (gc[kind] ??= { count: 0, total_ms: 0, max_ms: 0 });
       g.count++;
       g.total_ms += e.duration;
@@ -557,7 +756,12 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
   loopSecond.disable();
   gcObserver.disconnect();
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-  const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), 'p99.9': ms(loopDelay.percentile(99.9)), max: ms(loopDelay.max) };
+  const eventLoopDelay = {
+    p50: ms(loopDelay.percentile(50)),
+    p99: ms(loopDelay.percentile(99)),
+    'p99.9': ms(loopDelay.percentile(99.9)),
+    max: ms(loopDelay.max),
+  };
   const reads = await reader.stop();
   const summary = await loader.end();
   clearInterval(sampler);
@@ -589,9 +793,14 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     // cache by the load's writes, say), per second where there were any.
     major_page_faults: {
       loader: process.resourceUsage().majorPageFault - majorFaultsStart.loader,
-      engine_process: tgt.url ? samples.reduce((m, x) => Math.max(m, x.engineMajorFaults), majorFaultsStart.engine) - majorFaultsStart.engine : null,
+      engine_process: tgt.url
+        ? samples.reduce((m, x) => Math.max(m, x.engineMajorFaults), majorFaultsStart.engine) - majorFaultsStart.engine
+        : null,
       seconds: samples.flatMap((x, k) => {
-        const prev = k > 0 ? samples[k - 1]! : { loaderMajorFaults: majorFaultsStart.loader, engineMajorFaults: majorFaultsStart.engine };
+        const prev =
+          k > 0
+            ? samples[k - 1]!
+            : { loaderMajorFaults: majorFaultsStart.loader, engineMajorFaults: majorFaultsStart.engine };
         const loader = x.loaderMajorFaults - prev.loaderMajorFaults;
         const engine = tgt.url ? x.engineMajorFaults - prev.engineMajorFaults : 0;
         return loader > 0 || engine > 0 ? [{ t: Math.round(x.t * 10) / 10, loader, engine }] : [];
@@ -604,17 +813,31 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
       seconds_over_20pct: samples.filter((x) => x.steal > 0.2).length,
     },
     server_event_loop_delay_ms: tgt.url
-      ? { p99_median: median(samples.map((x) => x.serverEventLoopDelayP99Ms)), max: Math.max(0, ...samples.map((x) => x.serverEventLoopDelayMaxMs)) }
+      ? {
+          p99_median: median(samples.map((x) => x.serverEventLoopDelayP99Ms)),
+          max: Math.max(0, ...samples.map((x) => x.serverEventLoopDelayMaxMs)),
+        }
       : null,
     // The server process's GC during the load (its /api/stats counters, end minus start).
     server_gc_pauses_ms: tgt.url
       ? {
-          major: { count: end.serverGcMajor - first.serverGcMajor, total: Math.round(end.serverGcMajorMs - first.serverGcMajorMs) },
-          minor: { count: end.serverGcMinor - first.serverGcMinor, total: Math.round(end.serverGcMinorMs - first.serverGcMinorMs) },
+          major: {
+            count: end.serverGcMajor - first.serverGcMajor,
+            total: Math.round(end.serverGcMajorMs - first.serverGcMajorMs),
+          },
+          minor: {
+            count: end.serverGcMinor - first.serverGcMinor,
+            total: Math.round(end.serverGcMinorMs - first.serverGcMinorMs),
+          },
         }
       : null,
     write_stages: writeStagesDuring(firstRaw, endRaw),
-    gc_pauses_ms: Object.fromEntries(Object.entries(gc).map(([k, g]) => [k, { count: g.count, total: Math.round(g.total_ms), max: Math.round(g.max_ms * 100) / 100 }])),
+    gc_pauses_ms: Object.fromEntries(
+      Object.entries(gc).map(([k, g]) => [
+        k,
+        { count: g.count, total: Math.round(g.total_ms), max: Math.round(g.max_ms * 100) / 100 },
+      ]),
+    ),
     intervals10s: summary.intervals10s,
     fdatasyncs_per_s_10s: fds,
     fdatasyncs: end.fdatasyncs,
@@ -623,8 +846,37 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
     checkpoints: end.checkpoints,
     segments_recycled: end.segmentsRecycled,
     engine_end: end,
-    engine_samples: samples.map(({ t, rss, steal, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided }) =>
-      ({ t: Math.round(t * 10) / 10, rss, steal: Math.round(steal * 1000) / 1000, memtableBytes, frozenMemtableBytes, cacheBytes, runs, writeRateLimitBps, pacingDebtBytes, mergeBacklogRuns, pacedGroups, writeStops, stallsAvoided })),
+    engine_samples: samples.map(
+      ({
+        t,
+        rss,
+        steal,
+        memtableBytes,
+        frozenMemtableBytes,
+        cacheBytes,
+        runs,
+        writeRateLimitBps,
+        pacingDebtBytes,
+        mergeBacklogRuns,
+        pacedGroups,
+        writeStops,
+        stallsAvoided,
+      }) => ({
+        t: Math.round(t * 10) / 10,
+        rss,
+        steal: Math.round(steal * 1000) / 1000,
+        memtableBytes,
+        frozenMemtableBytes,
+        cacheBytes,
+        runs,
+        writeRateLimitBps,
+        pacingDebtBytes,
+        mergeBacklogRuns,
+        pacedGroups,
+        writeStops,
+        stallsAvoided,
+      }),
+    ),
     // The seconds of the slowest documents, each beside what the sampler saw in it (the sample
     // taken at its end): is a long stall this event loop, GC, CPU steal or a stage of the write?
     slowest_seconds: summary.intervals
@@ -633,18 +885,32 @@ async function sustained(dir: string, seconds: number, which: string, budgetMb: 
       .slice(0, 8)
       .map((iv) => {
         let k = 0;
-        samples.forEach((c, j) => { if (Math.abs(c.t - iv.t) < Math.abs(samples[k]!.t - iv.t)) k = j; });
+        samples.forEach((c, j) => {
+          if (Math.abs(c.t - iv.t) < Math.abs(samples[k]!.t - iv.t)) k = j;
+        });
         const x = samples[k];
         return {
-          t: Math.round(iv.t), max_ms: iv.max, p99_ms: iv.p99, docs: iv.docs,
-          ...(x && { steal: Math.round(x.steal * 1000) / 1000, loop_max_ms: Math.round(x.loopMaxMs * 10) / 10, gc_max_ms: Math.round(x.gcMaxMs * 10) / 10,
-            stage_max_ms: x.stageMaxMs, paced_groups: x.pacedGroups - (samples[k - 1]?.pacedGroups ?? first.pacedGroups),
-            frozen_memtable_bytes: x.frozenMemtableBytes, merge_backlog_runs: x.mergeBacklogRuns }),
+          t: Math.round(iv.t),
+          max_ms: iv.max,
+          p99_ms: iv.p99,
+          docs: iv.docs,
+          ...(x && {
+            steal: Math.round(x.steal * 1000) / 1000,
+            loop_max_ms: Math.round(x.loopMaxMs * 10) / 10,
+            gc_max_ms: Math.round(x.gcMaxMs * 10) / 10,
+            stage_max_ms: x.stageMaxMs,
+            paced_groups: x.pacedGroups - (samples[k - 1]?.pacedGroups ?? first.pacedGroups),
+            frozen_memtable_bytes: x.frozenMemtableBytes,
+            merge_backlog_runs: x.mergeBacklogRuns,
+          }),
         };
       }),
     max_write_rate_limit_bps: Math.max(0, ...samples.map((x) => x.writeRateLimitBps), end.writeRateLimitBps),
     max_pacing_debt_bytes: Math.max(0, ...samples.map((x) => x.pacingDebtBytes), end.pacingDebtBytes),
-    peak_engine_memory_bytes: Math.max(0, ...samples.map((x) => x.memtableBytes + x.frozenMemtableBytes + x.cacheBytes)),
+    peak_engine_memory_bytes: Math.max(
+      0,
+      ...samples.map((x) => x.memtableBytes + x.frozenMemtableBytes + x.cacheBytes),
+    ),
     reads: { rate_per_s: readsPerSec, ...reads },
     rss_start_mb: Math.round(rssStart / 2 ** 20),
     peak_rss_mb: Math.round(peakRss / 2 ** 20),
@@ -661,28 +927,56 @@ async function main() {
   const user = strOpt(opts, 'user', 'postgres');
   let out: unknown;
   switch (positional[0]) {
-    case 'sqlite-seq': out = await sqliteSeq(dir, numOpt(opts, 'n', 1000)); break;
-    case 'sqlite-blocks': out = await sqliteBlocks(dir, numOpt(opts, 'blocks', 100)); break;
-    case 'wharf-blocks': out = await wharfBlocks(dir, numOpt(opts, 'blocks', 100)); break;
-    case 'driver-seq': out = await driverSeq(dir, numOpt(opts, 'n', 1000)); break;
-    case 'driver-blocks': out = await driverBlocks(dir, numOpt(opts, 'blocks', 100)); break;
-    case 'pg-seq': out = await pgSeq(port, user, numOpt(opts, 'n', 1000)); break;
-    case 'pg-copy': out = await pgCopy(port, user, strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)); break;
-    case 'copy-file': out = writeCopyFile(strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)); break;
-    case 'kv-js': out = await kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000)); break;
+    case 'sqlite-seq':
+      out = await sqliteSeq(dir, numOpt(opts, 'n', 1000));
+      break;
+    case 'sqlite-blocks':
+      out = await sqliteBlocks(dir, numOpt(opts, 'blocks', 100));
+      break;
+    case 'wharf-blocks':
+      out = await wharfBlocks(dir, numOpt(opts, 'blocks', 100));
+      break;
+    case 'driver-seq':
+      out = await driverSeq(dir, numOpt(opts, 'n', 1000));
+      break;
+    case 'driver-blocks':
+      out = await driverBlocks(dir, numOpt(opts, 'blocks', 100));
+      break;
+    case 'pg-seq':
+      out = await pgSeq(port, user, numOpt(opts, 'n', 1000));
+      break;
+    case 'pg-copy':
+      out = await pgCopy(port, user, strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0));
+      break;
+    case 'copy-file':
+      out = writeCopyFile(strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0));
+      break;
+    case 'kv-js':
+      out = await kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000));
+      break;
     case 'sustained': {
       const maxRss = opts.get('max-rss-mb');
-      out = await sustained(dir, numOpt(opts, 'seconds', 60), strOpt(opts, 'target', 'embedded'), numOpt(opts, 'memory-budget-mb', 64), numOpt(opts, 'reads-per-s', 200), maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0), numOpt(opts, 'batch', 500), opts.has('fixed-concurrency'));
+      out = await sustained(
+        dir,
+        numOpt(opts, 'seconds', 60),
+        strOpt(opts, 'target', 'embedded'),
+        numOpt(opts, 'memory-budget-mb', 64),
+        numOpt(opts, 'reads-per-s', 200),
+        maxRss === undefined ? undefined : numOpt(opts, 'max-rss-mb', 0),
+        numOpt(opts, 'batch', 500),
+        opts.has('fixed-concurrency'),
+      );
       break;
     }
-    default: throw new Error(`unknown mode ${positional[0]}`);
+    default:
+      throw new Error(`unknown mode ${positional[0]}`);
   }
   if (dir && !opts.has('keep')) rmSync(dir, { recursive: true, force: true });
-  process.stdout.write(JSON.stringify(out) + '\n');
+  process.stdout.write(`${JSON.stringify(out)}\n`);
   process.exit(0);
 }
 
 main().catch((e) => {
-  process.stderr.write(String(e?.stack ?? e) + '\n');
+  process.stderr.write(`${String(e?.stack ?? e)}\n`);
   process.exit(1);
 });

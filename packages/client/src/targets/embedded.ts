@@ -3,7 +3,7 @@
  * lazily, here and nowhere else, so users of remote targets never load it.
  * Batches go to the engine's bulk path, `table.insertNdjson`, parsed in Rust.
  */
-import { LoaderError, errorCode } from '../errors.js';
+import { errorCode, LoaderError } from '../errors.js';
 import type { IndexSpec, TargetStats, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
@@ -35,7 +35,8 @@ export async function loadEngine(): Promise<EngineModule> {
   try {
     return (await import(ENGINE_PACKAGE)) as EngineModule;
   } catch (err) {
-    const missing = errorCode(err) === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(ENGINE_PACKAGE);
+    const missing =
+      errorCode(err) === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(ENGINE_PACKAGE);
     throw new LoaderError(
       'WHARF_ERR_ENGINE_MISSING',
       missing

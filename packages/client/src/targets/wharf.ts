@@ -4,8 +4,19 @@
  * out of order. A lost connection fails every request in flight with a transient error (the
  * loader retries those batches, as re-sends) and the next request reconnects.
  */
+
+import {
+  type ClientMessage,
+  closeCodes,
+  decodeServerMessage,
+  encodeFrameParts,
+  errorCatalogue,
+  isErrorCode,
+  limits,
+  paths,
+  type ServerMessage,
+} from '@wharf/wire';
 import type WebSocket from 'ws';
-import { closeCodes, decodeServerMessage, encodeFrameParts, errorCatalogue, isErrorCode, limits, paths, type ClientMessage, type ServerMessage } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
 import type { IndexSpec, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
@@ -47,7 +58,9 @@ export class WharfTarget implements Target {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      throw new LoaderError('WHARF_ERR_TRANSPORT', `${method} ${this.#http}${path} failed: ${(err as Error).message}`, { cause: err });
+      throw new LoaderError('WHARF_ERR_TRANSPORT', `${method} ${this.#http}${path} failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const text = await res.text();
     let json: Record<string, unknown> = {};
@@ -66,7 +79,11 @@ export class WharfTarget implements Target {
 
   async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
     try {
-      await this.#api('POST', `/api/tables/${encodeURIComponent(table)}/indexes`, { name: spec.name, field: spec.field, multi: spec.multi === true });
+      await this.#api('POST', `/api/tables/${encodeURIComponent(table)}/indexes`, {
+        name: spec.name,
+        field: spec.field,
+        multi: spec.multi === true,
+      });
       return { existed: false };
     } catch (err) {
       if ((err as LoaderError).code === 'WHARF_ERR_INDEX_EXISTS') return { existed: true };
@@ -92,7 +109,12 @@ export class WharfTarget implements Target {
       // otherwise costs both ends a byte-by-byte XOR of every document (a third of the server's
       // CPU in a bulk load). Masking protects browsers' traffic against caching proxies that
       // misread WebSocket frames; this is a Node client on a direct connection.
-      const ws = new WS(this.#endpoint, { maxPayload: limits.maxMessageBytes, perMessageDeflate: false, generateMask: zeroMask, headers: this.#auth });
+      const ws = new WS(this.#endpoint, {
+        maxPayload: limits.maxMessageBytes,
+        perMessageDeflate: false,
+        generateMask: zeroMask,
+        headers: this.#auth,
+      });
       await new Promise<void>((resolve, reject) => {
         ws.once('open', () => resolve());
         // The server refused the upgrade (401 without the password, 403, 429…): its catalog error, not
@@ -118,7 +140,9 @@ export class WharfTarget implements Target {
           });
         });
         ws.once('error', (err) =>
-          reject(new LoaderError('WHARF_ERR_TRANSPORT', `cannot connect to ${this.url}: ${err.message}`, { cause: err })),
+          reject(
+            new LoaderError('WHARF_ERR_TRANSPORT', `cannot connect to ${this.url}: ${err.message}`, { cause: err }),
+          ),
         );
       });
       ws.on('message', (data, isBinary) => this.#onMessage(data as Buffer, isBinary));
@@ -126,7 +150,10 @@ export class WharfTarget implements Target {
       ws.on('close', (code, reason) => {
         if (this.#ws === ws) this.#ws = null;
         this.#failAll(
-          new LoaderError('WHARF_ERR_TRANSPORT', `connection to ${this.url} closed (${code}${reason.length ? ` ${reason}` : ''})`),
+          new LoaderError(
+            'WHARF_ERR_TRANSPORT',
+            `connection to ${this.url} closed (${code}${reason.length ? ` ${reason}` : ''})`,
+          ),
         );
       });
       this.#ws = ws;

@@ -99,12 +99,8 @@ fn run_overwrite(dir: &Path, n: u64, block: usize) -> OpTimes {
 fn run_append(dir: &Path, n: u64, block: usize) -> OpTimes {
     let path: PathBuf = dir.join(format!("fsync-limit-append-{}.dat", std::process::id()));
     let prep = Instant::now();
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .expect("create the append file");
+    let mut file =
+        OpenOptions::new().write(true).create(true).truncate(true).open(&path).expect("create the append file");
     file.sync_all().expect("fsync of the new file");
     fsync_dir(dir);
     let prepare = prep.elapsed();

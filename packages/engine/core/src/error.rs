@@ -132,6 +132,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +163,3 @@ mod tests {
         }
     }
 }
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -144,7 +144,9 @@ pub(crate) fn load(vfs: &dyn Vfs) -> Result<Option<Manifest>> {
     match (present, best) {
         (0, _) => Ok(None),
         (_, Some(m)) => Ok(Some(m)),
-        (_, None) => Err(Error::corrupt_checkpoint("no manifest slot validates (MANIFEST-0 and MANIFEST-1 are both damaged)")),
+        (_, None) => {
+            Err(Error::corrupt_checkpoint("no manifest slot validates (MANIFEST-0 and MANIFEST-1 are both damaged)"))
+        }
     }
 }
 

@@ -39,7 +39,11 @@ const MAX_INPUTS: usize = 16;
 /// Picks the next merge: the lowest level within `levels`, in any table, holding `fan_in` runs
 /// or more. Returns the table id, the input runs' file names (oldest first), their level, and
 /// whether they include the table's oldest run.
-pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize, levels: &RangeInclusive<u32>) -> Option<(u32, Vec<String>, u32, bool)> {
+pub(crate) fn pick(
+    tables: &[(u32, Vec<RunEntry>)],
+    fan_in: usize,
+    levels: &RangeInclusive<u32>,
+) -> Option<(u32, Vec<String>, u32, bool)> {
     let mut best: Option<(u32, Vec<String>, u32, bool)> = None;
     for (id, runs) in tables {
         let mut i = 0;
@@ -104,7 +108,8 @@ impl Merger {
         let Some(table) = self.catalog.read().unwrap().by_id.get(&table_id).cloned() else { return Ok(false) };
         let inputs_open: Vec<Arc<Run>> = {
             let data = table.data.read();
-            let found: Vec<_> = inputs.iter().filter_map(|n| data.runs.iter().find(|r| r.name == *n).cloned()).collect();
+            let found: Vec<_> =
+                inputs.iter().filter_map(|n| data.runs.iter().find(|r| r.name == *n).cloned()).collect();
             if found.len() != inputs.len() {
                 return Ok(false);
             }
@@ -113,7 +118,8 @@ impl Merger {
         let file = self.bg.new_run_name();
         let expected = inputs_open.iter().fold((0, 0), |(n, b), r| (n + r.entries, b + r.bytes));
         let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, expected, level >= COMPRESS_FROM_LEVEL)?;
-        let sources: Vec<Source<'_>> = inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false)) as Source<'_>).collect();
+        let sources: Vec<Source<'_>> =
+            inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false)) as Source<'_>).collect();
         let (mut busy, mut since) = (Duration::ZERO, Instant::now());
         let mut reported = 0u64;
         for entry in MergingIter::new(sources, false)? {
@@ -214,15 +220,23 @@ mod tests {
     use super::*;
 
     fn runs(levels: &[u32]) -> Vec<RunEntry> {
-        levels.iter().enumerate().map(|(i, l)| RunEntry { file: format!("r{i}"), entries: 1, bytes: 1, level: *l }).collect()
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| RunEntry { file: format!("r{i}"), entries: 1, bytes: 1, level: *l })
+            .collect()
     }
 
     #[test]
     fn picks_the_lowest_full_level_and_knows_when_it_holds_the_oldest_run() {
         let all = 0..=u32::MAX;
         assert_eq!(pick(&[(1, runs(&[1, 0, 0, 0]))], 4, &all), None);
-        let (id, inputs, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0, 0, 0, 0])), (2, runs(&[2, 1]))], 4, &all).unwrap();
-        assert_eq!((id, inputs, level, oldest), (1, vec!["r4".into(), "r5".into(), "r6".into(), "r7".into()], 0, false));
+        let (id, inputs, level, oldest) =
+            pick(&[(1, runs(&[1, 1, 1, 1, 0, 0, 0, 0])), (2, runs(&[2, 1]))], 4, &all).unwrap();
+        assert_eq!(
+            (id, inputs, level, oldest),
+            (1, vec!["r4".into(), "r5".into(), "r6".into(), "r7".into()], 0, false)
+        );
         let (_, _, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0]))], 4, &all).unwrap();
         assert_eq!((level, oldest), (1, true));
         // The threads never pick the same runs: each keeps to its levels.

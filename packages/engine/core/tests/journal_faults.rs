@@ -131,7 +131,11 @@ fn records_of_a_segment_whose_activation_was_lost_never_come_back() {
     let vfs = vfs.crash(CrashMode::KeepUnsynced);
     let second = segment_file_name(1);
     let mut bytes = vfs.read_file(&second).expect("the second segment file");
-    assert_ne!(bytes[SEGMENT_HEADER_SIZE as usize..SEGMENT_HEADER_SIZE as usize + 4], [0; 4], "the soft write's record is there");
+    assert_ne!(
+        bytes[SEGMENT_HEADER_SIZE as usize..SEGMENT_HEADER_SIZE as usize + 4],
+        [0; 4],
+        "the soft write's record is there"
+    );
     bytes[..512].fill(0);
     vfs.write_file(&second, bytes);
     // Life 3: the journal ends at segment 1's marker; the soft write is lost, as it may be. A

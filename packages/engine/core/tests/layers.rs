@@ -11,10 +11,14 @@ use std::path::{Path, PathBuf};
 /// module documentation is one layer, top first: module names separated by commas, then at
 /// least two spaces and what the layer does.
 fn layer_block(lib_rs: &str) -> Vec<String> {
-    let doc: Vec<&str> = lib_rs.lines().filter_map(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
-    let start = doc.iter().position(|l| *l == "## Layers").expect("lib.rs's module documentation has a `## Layers` section");
+    let doc: Vec<&str> =
+        lib_rs.lines().filter_map(|l| l.strip_prefix("//!")).map(|l| l.strip_prefix(' ').unwrap_or(l)).collect();
+    let start =
+        doc.iter().position(|l| *l == "## Layers").expect("lib.rs's module documentation has a `## Layers` section");
     let open = start + doc[start..].iter().position(|l| *l == "```text").expect("`## Layers` holds a ```text block");
-    let close = open + 1 + doc[open + 1..].iter().position(|l| *l == "```").expect("the ```text block under `## Layers` is closed");
+    let close = open
+        + 1
+        + doc[open + 1..].iter().position(|l| *l == "```").expect("the ```text block under `## Layers` is closed");
     doc[open + 1..close].iter().map(|l| l.to_string()).collect()
 }
 
@@ -64,7 +68,10 @@ fn code_only(source: &str) -> String {
             }
             blank(&mut out, i, j);
             i = j;
-        } else if b[i] == b'r' && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#')) && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+        } else if b[i] == b'r'
+            && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
             let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
             if b.get(i + 1 + hashes) != Some(&b'"') {
                 i += 1;
@@ -72,7 +79,10 @@ fn code_only(source: &str) -> String {
             }
             let closing = format!("\"{}", "#".repeat(hashes)).into_bytes();
             let body = i + 2 + hashes;
-            let end = b[body..].windows(closing.len()).position(|w| w == closing.as_slice()).map_or(b.len(), |n| body + n + closing.len());
+            let end = b[body..]
+                .windows(closing.len())
+                .position(|w| w == closing.as_slice())
+                .map_or(b.len(), |n| body + n + closing.len());
             blank(&mut out, body, end.saturating_sub(closing.len()).max(body));
             i = end;
         } else if b[i] == b'"' {
@@ -149,7 +159,8 @@ fn used_modules(code: &str, depth: usize, reexports: &BTreeMap<String, String>) 
     let bytes = code.as_bytes();
     let mut i = 0;
     while i < code.len() {
-        let boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':');
+        let boundary =
+            i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':');
         let (root, rest) = if boundary && code[i..].starts_with("crate::") {
             (true, i + "crate::".len())
         } else if boundary && code[i..].starts_with("super::") {
@@ -243,7 +254,8 @@ fn crate_sources(src: &Path) -> Vec<(String, String, usize, String)> {
         .filter(|p| p.strip_prefix(src).unwrap() != Path::new("lib.rs"))
         .map(|p| {
             let rel = p.strip_prefix(src).unwrap();
-            let parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+            let parts: Vec<String> =
+                rel.iter().map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
             let depth = if parts.last().unwrap() == "mod" { parts.len() - 1 } else { parts.len() };
             let text = std::fs::read_to_string(&p).unwrap();
             (format!("src/{}", rel.display()), parts[0].clone(), depth, text)
@@ -253,7 +265,11 @@ fn crate_sources(src: &Path) -> Vec<(String, String, usize, String)> {
 
 /// Every way the sources break the layers: a module in no layer or in two, a listed module with
 /// no source, a use of a module not below the user's layer.
-fn violations(layers: &[Vec<String>], sources: &[(String, String, usize, String)], reexports: &BTreeMap<String, String>) -> Vec<String> {
+fn violations(
+    layers: &[Vec<String>],
+    sources: &[(String, String, usize, String)],
+    reexports: &BTreeMap<String, String>,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let mut layer_of = BTreeMap::new();
     for (n, layer) in layers.iter().enumerate() {
@@ -271,7 +287,9 @@ fn violations(layers: &[Vec<String>], sources: &[(String, String, usize, String)
     }
     for module in &present {
         if !layer_of.contains_key(*module) {
-            problems.push(format!("module `{module}` is in no layer: add it to the list in src/lib.rs and docs/ARCHITECTURE.md"));
+            problems.push(format!(
+                "module `{module}` is in no layer: add it to the list in src/lib.rs and docs/ARCHITECTURE.md"
+            ));
         }
     }
     for (file, module, depth, text) in sources {
@@ -325,7 +343,9 @@ fn architecture_md_shows_the_same_layers_as_lib_rs() {
 #[test]
 fn the_checker_reports_each_kind_of_break() {
     let layers = parse_layers(&["top  t".to_string(), "mid, side  m".to_string(), "low  l".to_string()]);
-    let src = |file: &str, module: &str, depth: usize, text: &str| (file.to_string(), module.to_string(), depth, text.to_string());
+    let src = |file: &str, module: &str, depth: usize, text: &str| {
+        (file.to_string(), module.to_string(), depth, text.to_string())
+    };
     let reexports = BTreeMap::from([("Thing".to_string(), "top".to_string())]);
     let clean = [
         src("src/top.rs", "top", 1, "use crate::mid::A;\nuse crate::{low::B, side};\n"),
@@ -352,7 +372,11 @@ fn the_checker_reports_each_kind_of_break() {
         "module `extra` is in no layer",
     ];
     for e in expect {
-        assert!(problems.iter().any(|p| p.starts_with(e)), "expected a report starting with {e:?}, got:\n{}", problems.join("\n"));
+        assert!(
+            problems.iter().any(|p| p.starts_with(e)),
+            "expected a report starting with {e:?}, got:\n{}",
+            problems.join("\n")
+        );
     }
     assert_eq!(problems.len(), expect.len(), "{}", problems.join("\n"));
 }

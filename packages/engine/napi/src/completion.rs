@@ -35,7 +35,10 @@
 
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering::{Relaxed, SeqCst}};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicUsize,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -96,20 +99,13 @@ impl Completions {
         let pending = Arc::new(Pending::default());
         let tsfn = doorbell.build_threadsafe_function::<()>().weak::<true>().build_callback(|_| Ok(()))?;
         pending.raw.store(tsfn.raw(), Relaxed);
-        Ok(Completions {
-            tsfn: Arc::new(tsfn),
-            pending,
-        })
+        Ok(Completions { tsfn: Arc::new(tsfn), pending })
     }
 
     /// Registers request `id` (on the JS thread) and returns the handle that answers it.
     pub fn start(&self, env: &Env, id: u32) -> Reply {
         self.pending.begin(env, 1);
-        Reply {
-            id,
-            tsfn: Some(self.tsfn.clone()),
-            pending: self.pending.clone(),
-        }
+        Reply { id, tsfn: Some(self.tsfn.clone()), pending: self.pending.clone() }
     }
 
     /// Registers requests `ids` (on the JS thread), answered together by one handle: one
@@ -118,11 +114,7 @@ impl Completions {
     /// the committer, a cache line crossing cores both ways for every write.
     pub fn start_each(&self, env: &Env, ids: Vec<u32>) -> EachReply {
         self.pending.begin(env, ids.len());
-        EachReply {
-            ids,
-            tsfn: Some(self.tsfn.clone()),
-            pending: self.pending.clone(),
-        }
+        EachReply { ids, tsfn: Some(self.tsfn.clone()), pending: self.pending.clone() }
     }
 
     /// The shared memory as a JS `ArrayBuffer`. Once per database: V8 allows one `ArrayBuffer`
@@ -156,10 +148,7 @@ impl Completions {
 
     /// For the engine's [`wharf_engine::Database::set_ack_listener`].
     pub fn ack_listener(&self) -> Box<dyn AckListener> {
-        Box::new(Sealer {
-            tsfn: self.tsfn.clone(),
-            pending: self.pending.clone(),
-        })
+        Box::new(Sealer { tsfn: self.tsfn.clone(), pending: self.pending.clone() })
     }
 
     /// Adds the binding's stages to the engine's `write_stages` (JSON of `wharf_engine::Stats`).
@@ -374,7 +363,14 @@ impl SharedMemory {
         let hint = Arc::into_raw(owner) as *mut c_void;
         let mut buffer = std::ptr::null_mut();
         let status = unsafe {
-            sys::napi_create_external_arraybuffer(env.raw(), self.block.as_ptr().cast(), SHARED_BYTES, Some(release), hint, &mut buffer)
+            sys::napi_create_external_arraybuffer(
+                env.raw(),
+                self.block.as_ptr().cast(),
+                SHARED_BYTES,
+                Some(release),
+                hint,
+                &mut buffer,
+            )
         };
         if status != sys::Status::napi_ok {
             drop(unsafe { Arc::from_raw(hint as *const Pending) });
@@ -392,13 +388,12 @@ impl Answer {
     }
 
     fn write(id: u32, result: WriteResult, answered: Instant) -> Answer {
-        let counts = [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors].map(|n| n as f64);
-        let plain = result.first_error.is_none() && result.generated_keys.is_empty() && result.document_errors.is_empty();
-        let text = if plain {
-            String::new()
-        } else {
-            serde_json::to_string(&result).unwrap_or_default()
-        };
+        let counts =
+            [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors]
+                .map(|n| n as f64);
+        let plain =
+            result.first_error.is_none() && result.generated_keys.is_empty() && result.document_errors.is_empty();
+        let text = if plain { String::new() } else { serde_json::to_string(&result).unwrap_or_default() };
         Answer { id, answered: Some(answered), code: None, text, counts }
     }
 
@@ -456,11 +451,7 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if self.tsfn.is_some() {
-            let reply = Reply {
-                id: self.id,
-                tsfn: self.tsfn.take(),
-                pending: self.pending.clone(),
-            };
+            let reply = Reply { id: self.id, tsfn: self.tsfn.take(), pending: self.pending.clone() };
             reply.err(EngineError::closed());
         }
     }

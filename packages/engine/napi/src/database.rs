@@ -89,11 +89,7 @@ impl NativeDatabase {
     #[napi(ts_return_type = "Promise<NativeDatabase>")]
     pub fn open(dir: String, options: OpenOptions, doorbell: Function<'_, (), ()>) -> Result<AsyncTask<Open>> {
         let completions = Completions::new(&doorbell).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
-        Ok(AsyncTask::new(Open {
-            dir,
-            options: options.to_engine(),
-            completions: Some(completions),
-        }))
+        Ok(AsyncTask::new(Open { dir, options: options.to_engine(), completions: Some(completions) }))
     }
 
     /// Drains the engine's queue, syncs and stops its threads, on the libuv pool, once every

@@ -32,6 +32,7 @@ pub type Result<T> = std::result::Result<T, napi::Error<Code>>;
 
 /// Every engine error code (`ErrorCode::ALL`), for the test that keeps the TS catalogue equal to it.
 #[napi_derive::napi]
+#[cfg_attr(test, allow(dead_code))] // called from JS only
 pub fn error_codes() -> Vec<&'static str> {
     ErrorCode::ALL.iter().map(|c| c.as_str()).collect()
 }
@@ -61,7 +62,9 @@ fn set_string(env: &Env, object: sys::napi_value, name: &CStr, value: Option<&st
     let Some(value) = value else { return };
     let mut string = std::ptr::null_mut();
     unsafe {
-        if sys::napi_create_string_utf8(env.raw(), value.as_ptr().cast(), value.len() as isize, &mut string) == sys::Status::napi_ok {
+        if sys::napi_create_string_utf8(env.raw(), value.as_ptr().cast(), value.len() as isize, &mut string)
+            == sys::Status::napi_ok
+        {
             sys::napi_set_named_property(env.raw(), object, name.as_ptr(), string);
         }
     }

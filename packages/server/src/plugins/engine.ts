@@ -3,11 +3,12 @@
  * `wharf` (server state). Registered first, so its onClose runs last: after every listener has
  * stopped accepting, it waits for in-flight writes, syncs, and closes the database it opened.
  */
-import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+
 import type { Database, OpenOptions } from '@wharf/engine';
-import type { ServerState } from '../state.js';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { engineCodeOf } from '../errors.js';
+import type { ServerState } from '../state.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -67,7 +68,8 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
     }
     state.eventLoop.close();
     state.gc.close();
-    if (state.poisonedAtClose !== null) app.log.error({ code: 'WHARF_ERR_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
+    if (state.poisonedAtClose !== null)
+      app.log.error({ code: 'WHARF_ERR_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
     else app.log.info('database synced and closed');
   });
 }

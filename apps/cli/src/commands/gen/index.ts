@@ -3,8 +3,9 @@
  * output. The documents themselves are @wharf/bench's (`@wharf/bench/ycsb`), the ones its loader
  * benchmark loads.
  */
-import { createWriteStream, mkdirSync } from 'node:fs';
+
 import { once } from 'node:events';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { generate } from '@wharf/bench/ycsb';
 import type { GenOptions } from '../../options.js';

@@ -3,9 +3,9 @@
  * in apps/cli/README.md; `version` changes when a field changes meaning or goes away.
  */
 import { writeFileSync } from 'node:fs';
-import { exitCodes, type DocumentError, type LoadSummary } from '@wharf/client';
-import type { ThresholdResult } from './thresholds.js';
+import { type DocumentError, exitCodes, type LoadSummary } from '@wharf/client';
 import { fmtBytes } from './progress.js';
+import type { ThresholdResult } from './thresholds.js';
 
 export type ImportStatus = 'ok' | 'rejects' | 'thresholds' | 'failed' | 'interrupted' | 'dry-run';
 
@@ -24,8 +24,18 @@ export const EXIT = {
 
 /** The run's figures in the report: the loader's summary (`LoadSummary`) fields of these names. */
 const RUN_FIGURES = [
-  'wallSeconds', 'docsPerSec', 'latencyMs', 'batchLatencyMs', 'finalSyncMs', 'batches', 'retries', 'intervalMs',
-  'intervals', 'intervals10s', 'zeroIntervals', 'engine',
+  'wallSeconds',
+  'docsPerSec',
+  'latencyMs',
+  'batchLatencyMs',
+  'finalSyncMs',
+  'batches',
+  'retries',
+  'intervalMs',
+  'intervals',
+  'intervals10s',
+  'zeroIntervals',
+  'engine',
 ] as const satisfies readonly (keyof LoadSummary)[];
 
 type RunFigures = Pick<LoadSummary, (typeof RUN_FIGURES)[number]>;
@@ -90,7 +100,8 @@ export function summaryText(r: ImportReport): string {
       `  resumed at byte ${int(r.resumed.fromOffset)} (line ${int(r.resumed.fromLine)}) after ${int(r.resumed.documentsBefore)} documents; ${int(r.resumed.resent)} re-sent`,
     );
   }
-  if (d.present > 0) lines.push(`  ${int(d.present)} of the written were already stored (re-sent after a resume or retry)`);
+  if (d.present > 0)
+    lines.push(`  ${int(d.present)} of the written were already stored (re-sent after a resume or retry)`);
   if (!r.dryRun) {
     const l = r.latencyMs;
     lines.push(
@@ -105,15 +116,21 @@ export function summaryText(r: ImportReport): string {
       `  intervals ${r.intervals.length} × ${r.intervalMs / 1000} s, ${r.zeroIntervals} with no completion (stalls)${r.retries ? `, ${r.retries} retries` : ''}`,
     );
     for (const ix of r.indexes ?? []) {
-      lines.push(`  index ${ix.name} on ${ix.field}${ix.multi ? ' (multi)' : ''}: ${ix.existed ? 'existed; caught up' : 'built'} in ${ms(ix.buildMs)} ms`);
+      lines.push(
+        `  index ${ix.name} on ${ix.field}${ix.multi ? ' (multi)' : ''}: ${ix.existed ? 'existed; caught up' : 'built'} in ${ms(ix.buildMs)} ms`,
+      );
     }
     if (r.engine) {
       const e = r.engine;
-      lines.push(`  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`);
+      lines.push(
+        `  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`,
+      );
     }
   }
   if (d.rejected > 0) {
-    lines.push(`  rejected: ${int(d.rejected)}${r.rejects.file ? ` (all in ${r.rejects.file})` : ' (use --rejects FILE to keep them all)'}`);
+    lines.push(
+      `  rejected: ${int(d.rejected)}${r.rejects.file ? ` (all in ${r.rejects.file})` : ' (use --rejects FILE to keep them all)'}`,
+    );
     for (const e of r.rejects.first.slice(0, 5)) {
       lines.push(`    line ${e.line ?? '?'}: ${e.reason.slice(0, 200)}`);
     }
@@ -124,7 +141,10 @@ export function summaryText(r: ImportReport): string {
   if (r.error) lines.push(`  error: ${r.error.message}${r.error.line ? ` (line ${r.error.line})` : ''}`);
   const verdict: Record<ImportStatus, string> = {
     ok: 'OK: every document was written',
-    'dry-run': d.rejected === 0 ? 'OK: every document is valid (nothing written: --dry-run)' : 'DRY RUN: some documents are invalid (nothing written)',
+    'dry-run':
+      d.rejected === 0
+        ? 'OK: every document is valid (nothing written: --dry-run)'
+        : 'DRY RUN: some documents are invalid (nothing written)',
     rejects: 'DONE WITH REJECTS: every document was written or rejected',
     thresholds: 'THRESHOLDS BREACHED',
     interrupted: r.checkpoint.resumable
@@ -139,7 +159,9 @@ export function summaryText(r: ImportReport): string {
     }${
       r.checkpoint.resumable
         ? `; fix the cause, then continue with --resume (checkpoint ${r.checkpoint.path})`
-        : r.dryRun ? '' : '; fix the cause, then run the import again (no checkpoint to resume from)'
+        : r.dryRun
+          ? ''
+          : '; fix the cause, then run the import again (no checkpoint to resume from)'
     }`,
   };
   lines.push(`  ${verdict[r.status]} (exit ${r.exitCode})`);

@@ -115,7 +115,11 @@ pub(crate) fn recover(
         let len = found.file.file.len().map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         data.clear();
         data.resize(len.max(segment_size) as usize, 0);
-        found.file.file.read_at(&mut data[..len as usize], 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
+        found
+            .file
+            .file
+            .read_at(&mut data[..len as usize], 0)
+            .map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         let seed = seed_for_segment(id);
         chain.push_back((id, found.file));
 

@@ -52,7 +52,7 @@ fn ewma(estimate: &mut Option<f64>, sample: f64) {
 impl CostModel {
     /// Whether to compress a group of `n` payload bytes (`n` ≥ [`COMPRESS_MIN_GROUP`]).
     pub fn should_compress(&mut self, n: usize) -> bool {
-        let probe = self.candidates % PROBE_EVERY == 0;
+        let probe = self.candidates.is_multiple_of(PROBE_EVERY);
         self.candidates += 1;
         match (self.compress_ns_per_byte, self.write_ns_per_byte, self.ratio) {
             (Some(c), Some(w), Some(r)) if !probe => {
@@ -161,7 +161,8 @@ impl Journal {
 
     /// Largest payload one record may carry (a record always fits in an empty segment).
     pub fn max_payload(&self) -> usize {
-        ((self.segment_size - SEGMENT_HEADER_SIZE - END_MARKER_SIZE) as usize - RECORD_HEADER_SIZE).min(MAX_RECORD_PAYLOAD)
+        ((self.segment_size - SEGMENT_HEADER_SIZE - END_MARKER_SIZE) as usize - RECORD_HEADER_SIZE)
+            .min(MAX_RECORD_PAYLOAD)
     }
 
     pub fn position(&self) -> Position {

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wharf_engine::io::{SimVfs, Vfs};
-use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions, WriteResult};
+use wharf_engine::{
+    wait, Conflict, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions, WriteResult,
+};
 
 /// Small segments and checkpoints so a few hundred writes rotate, checkpoint and recycle.
 pub fn small_options() -> Options {
@@ -37,7 +39,9 @@ pub fn doc(key: u64, size: usize) -> String {
 
 pub fn insert(db: &Database, table: &str, ndjson: &str, durability: Durability) -> wharf_engine::Result<WriteResult> {
     let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    wait(|done| db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error, ..Default::default() }, done))
+    wait(|done| {
+        db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error, ..Default::default() }, done)
+    })
 }
 
 /// A database on `vfs` with table `t` and one acknowledged hard write (key 1).

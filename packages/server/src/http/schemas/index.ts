@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 export const WriteResult = {
   $id: 'WriteResult',
   type: 'object',
-  description: "RethinkDB's write-result shape, plus document_errors (one per rejected document; the rest of the batch is written).",
+  description:
+    "RethinkDB's write-result shape, plus document_errors (one per rejected document; the rest of the batch is written).",
   required: ['inserted', 'replaced', 'unchanged', 'deleted', 'skipped', 'errors'],
   properties: {
     inserted: { type: 'integer' },
@@ -17,7 +18,11 @@ export const WriteResult = {
     skipped: { type: 'integer' },
     errors: { type: 'integer' },
     first_error: { type: 'string' },
-    generated_keys: { type: 'array', items: { type: 'string' }, description: 'UUID v4 for each document that had no primary key, in order.' },
+    generated_keys: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'UUID v4 for each document that had no primary key, in order.',
+    },
     document_errors: {
       type: 'array',
       items: {
