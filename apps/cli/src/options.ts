@@ -163,10 +163,15 @@ export function parseIndex(v: string): IndexOption {
   return { name, field, multi };
 }
 
-function choice<T extends string>(choices: readonly T[]) {
-  return (v: string): T => {
-    if (!choices.includes(v as T)) throw new Error(`expected one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
-    return v as T;
+/** An option that takes one of a fixed list of words: its placeholder, its choices (shown in help) and its parser, from the one list. */
+function choiceOf<T extends string>(choices: readonly T[]) {
+  return {
+    arg: `<${choices.join('|')}>`,
+    choices,
+    parse: (v: string): T => {
+      if (!choices.includes(v as T)) throw new Error(`expected one of ${choices.join(', ')}, got ${JSON.stringify(v)}`);
+      return v as T;
+    },
   };
 }
 
@@ -206,9 +211,8 @@ export const importCommand: CommandDef<ImportOptions> = {
     {
       flag: 'format',
       key: 'format',
+      ...choiceOf(['ndjson', 'json', 'csv', 'tsv'] as const),
       arg: '<format>',
-      choices: ['ndjson', 'json', 'csv', 'tsv'],
-      parse: choice(['ndjson', 'json', 'csv', 'tsv'] as const),
       description:
         "Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte ('[' is a JSON array, '{' NDJSON); required for standard input that starts otherwise.",
     },
@@ -250,9 +254,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     {
       flag: 'durability',
       key: 'durability',
-      arg: '<soft|hard>',
-      choices: ['soft', 'hard'],
-      parse: choice(['soft', 'hard'] as const),
+      ...choiceOf(['soft', 'hard'] as const),
       default: 'soft',
       description:
         'soft: a batch is acknowledged when visible, and one sync at the end makes everything durable. hard: each batch is acknowledged when durable.',
@@ -273,9 +275,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     {
       flag: 'conflict',
       key: 'conflict',
-      arg: '<error|replace|update>',
-      choices: ['error', 'replace', 'update'],
-      parse: choice(['error', 'replace', 'update'] as const),
+      ...choiceOf(['error', 'replace', 'update'] as const),
       default: 'error',
       description:
         'A document whose primary key exists: reject it (error), replace the stored one, or merge into it (update).',
@@ -360,9 +360,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     {
       flag: 'csv-types',
       key: 'csvTypes',
-      arg: '<none|auto|header>',
-      choices: ['none', 'auto', 'header'],
-      parse: choice(['none', 'auto', 'header'] as const),
+      ...choiceOf(['none', 'auto', 'header'] as const),
       default: 'none',
       description:
         'CSV values: none keeps strings; auto infers numbers, booleans and null and drops empty fields; header reads name:type from each header cell (string, number, int, boolean, json, auto).',
@@ -370,9 +368,7 @@ export const importCommand: CommandDef<ImportOptions> = {
     {
       flag: 'progress',
       key: 'progress',
-      arg: '<auto|bar|lines|none>',
-      choices: ['auto', 'bar', 'lines', 'none'],
-      parse: choice(['auto', 'bar', 'lines', 'none'] as const),
+      ...choiceOf(['auto', 'bar', 'lines', 'none'] as const),
       default: 'auto',
       description:
         'Progress on stderr: a live line on a terminal (bar), a YCSB-style line every 10 s otherwise (lines).',
@@ -415,9 +411,7 @@ export const genCommand: CommandDef<GenOptions> = {
     {
       flag: 'format',
       key: 'format',
-      arg: '<ndjson|json|csv>',
-      choices: ['ndjson', 'json', 'csv'],
-      parse: choice(['ndjson', 'json', 'csv'] as const),
+      ...choiceOf(['ndjson', 'json', 'csv'] as const),
       default: 'ndjson',
       description: 'Output format.',
     },
@@ -597,9 +591,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
     {
       flag: 'fsync-loop',
       key: 'fsyncLoop',
-      arg: '<rust|node>',
-      choices: ['rust', 'node'],
-      parse: choice(['rust', 'node'] as const),
+      ...choiceOf(['rust', 'node'] as const),
       defaultText: 'rust in a clone with cargo, else node',
       description:
         "The raw fdatasync loop every ratio is taken to: the Rust core's examples/fsync_limit.rs (built with cargo), or the same write + fdatasync calls from Node.",
