@@ -38,6 +38,7 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
 import { type ChildResult, moduleArgv, NODE_FLAGS, runJsonChild } from '../lib/child.js';
+import type { ConcurrentOutput } from '../lib/engine-worker.js';
 import {
   buildFsyncLimit,
   type FsyncLimitOutput,
@@ -72,19 +73,6 @@ interface SeqOut {
   /** The raw loop right before and right after the timed inserts (`--raw`). */
   raw_before?: OpStats;
   raw_after?: OpStats;
-}
-interface ConcOut {
-  writers: number;
-  docs: number;
-  total_ms: number;
-  docs_per_s: number;
-  fdatasyncs_per_doc: number;
-  docs_per_group: number;
-  latency_us: Latency;
-  engine: Record<string, number>;
-  group_ops_histogram?: number[];
-  max_group_ops?: number;
-  single: { n: number; before_ms: number; after_ms: number; docs_per_s: number };
 }
 interface BulkOut {
   docs: number;
@@ -232,7 +220,7 @@ async function main() {
       `a/b: ${cfg.pairs} rounds of [${cfg.n} sequential hard inserts between raw overwrite+fdatasync ×${cfg.n} before and after, ` +
         `${cfg.writers} writers × ${cfg.perWriter} hard inserts between 1 writer × ${cfg.single} before and after, raw append+fdatasync ×${cfg.n}]`,
     );
-    type AB = FsyncLimitOutput | SeqOut | ConcOut;
+    type AB = FsyncLimitOutput | SeqOut | ConcurrentOutput;
     const r = await interleave<AB>(cfg.pairs, [
       {
         name: 'wharf-seq',
@@ -264,7 +252,7 @@ async function main() {
         name: 'wharf-concurrent',
         run: async () =>
           (
-            await engine<ConcOut>([
+            await engine<ConcurrentOutput>([
               'concurrent',
               '--dir',
               join(baseDir, 'conc'),
@@ -281,7 +269,7 @@ async function main() {
             ])
           ).json,
         describe: (s) => {
-          const o = s as ConcOut;
+          const o = s as ConcurrentOutput;
           return `${fmtRate(o.docs_per_s)} (1 writer: ${fmtRate(o.single.docs_per_s)}), ${o.fdatasyncs_per_doc.toFixed(4)} fdatasyncs/doc, ${o.docs_per_group.toFixed(1)} docs/group`;
         },
       },
@@ -298,14 +286,14 @@ async function main() {
     const raw = seq.map((s) => s.raw_before!);
     const rawAfter = seq.map((s) => s.raw_after!);
     const app = (r['limit-append'] as FsyncLimitOutput[]).map((x) => x.results.append!);
-    const conc = r['wharf-concurrent'] as ConcOut[];
+    const conc = r['wharf-concurrent'] as ConcurrentOutput[];
     samples.limit_append = app;
     samples.wharf_seq = seq;
     samples.wharf_concurrent = conc;
 
     // strace: one extra run of each, counted over the whole child process (open … close).
     let seqStrace: { calls: ReturnType<typeof syncCalls>; out: SeqOut; summary: StraceSummary } | undefined;
-    let concStrace: { calls: ReturnType<typeof syncCalls>; out: ConcOut; summary: StraceSummary } | undefined;
+    let concStrace: { calls: ReturnType<typeof syncCalls>; out: ConcurrentOutput; summary: StraceSummary } | undefined;
     if (useStrace) {
       log(
         `strace -f -c -e trace=${SYNC_SYSCALLS.join(',')}${st.seccomp ? ' --seccomp-bpf' : ''}: raw loop, sequential writer, ${cfg.writers} writers …`,
@@ -317,7 +305,7 @@ async function main() {
       const s1 = await engine<SeqOut>(['seq', '--dir', join(baseDir, 'seq-strace'), '--n', String(cfg.n)], {
         syscalls: SYNC_SYSCALLS,
       });
-      const s2 = await engine<ConcOut>(
+      const s2 = await engine<ConcurrentOutput>(
         [
           'concurrent',
           '--dir',

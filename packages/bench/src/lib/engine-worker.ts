@@ -131,6 +131,9 @@ async function seq(dir: string, n: number, softProbe: boolean) {
  * inserts timed right before and right after them in the same process: the reference of (b),
  * measured under the same disk within a second of it.
  */
+/** What `concurrent` prints: the group-commit scenario and the engine goals read it. */
+export type ConcurrentOutput = Awaited<ReturnType<typeof concurrent>>;
+
 async function concurrent(dir: string, writers: number, perWriter: number, single: number) {
   const db = await openFresh(dir);
   const table = db.table('bench');

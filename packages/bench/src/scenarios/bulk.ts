@@ -193,35 +193,16 @@ export async function bulk(ctx: BenchContext, opts: { docs?: number; blocks?: nu
   rmSync(fileDir, { recursive: true, force: true });
 
   // ---- seed 002: ~900 KB blocks ----
-  const bsteps: Step<BlockSample>[] = [
-    {
-      name: 'sqlite-blocks',
-      run: () =>
-        worker<BlockSample>(ctx, [
-          'sqlite-blocks',
-          '--dir',
-          join(ctx.dir, 'sqlite-blocks'),
-          '--blocks',
-          String(blocks),
-        ]),
-    },
-    {
-      name: 'wharf-embedded-blocks',
-      run: () =>
-        worker<BlockSample>(ctx, ['wharf-blocks', '--dir', join(ctx.dir, 'wharf-blocks'), '--blocks', String(blocks)]),
-    },
-    {
-      name: 'wharf-driver-blocks',
-      run: () =>
-        worker<BlockSample>(ctx, [
-          'driver-blocks',
-          '--dir',
-          join(ctx.dir, 'driver-blocks'),
-          '--blocks',
-          String(blocks),
-        ]),
-    },
-  ];
+  // [step name, the workers.ts mode (also its directory)]
+  const blockModes = [
+    ['sqlite-blocks', 'sqlite-blocks'],
+    ['wharf-embedded-blocks', 'wharf-blocks'],
+    ['wharf-driver-blocks', 'driver-blocks'],
+  ] as const;
+  const bsteps: Step<BlockSample>[] = blockModes.map(([name, mode]) => ({
+    name,
+    run: () => worker<BlockSample>(ctx, [mode, '--dir', join(ctx.dir, mode), '--blocks', String(blocks)]),
+  }));
   for (const s of bsteps)
     s.describe = (x) =>
       `${x.blocks_per_s.toFixed(0)} blocks/s, ${x.mb_per_s.toFixed(0)} MB/s${x.sync_ms !== undefined ? `, final sync ${fmtMs(x.sync_ms)}` : ''}`;

@@ -5,28 +5,18 @@
 // by the single writer's of the same round (the engine issue's ≥ 32× goal).
 
 import { join } from 'node:path';
+import type { ConcurrentOutput } from '../lib/engine-worker.js';
 import type { OpStats } from '../lib/fsync-limit.js';
 import { interleave, type Step } from '../lib/interleave.js';
 import { median, pairRatios, round } from '../lib/stats.js';
 import { fmtRate } from '../lib/table.js';
 import { type BenchContext, engineWorker, limitRun, type Row, type ScenarioResult } from './common.js';
 
-interface ConcSample {
-  writers: number;
-  docs: number;
-  total_ms: number;
-  docs_per_s: number;
-  fdatasyncs_per_doc: number;
-  docs_per_group: number;
-  latency_us: { median: number; p99: number; max: number };
-  max_group_ops?: number;
-}
-
 export const LEVELS = [1, 4, 16, 64, 256];
 
 export async function groupCommit(ctx: BenchContext): Promise<ScenarioResult> {
   const perWriter = (w: number) => (ctx.quick ? Math.max(5, Math.ceil(500 / w)) : Math.max(25, Math.ceil(2000 / w)));
-  type S = OpStats | ConcSample;
+  type S = OpStats | ConcurrentOutput;
   const steps: Step<S>[] = [
     {
       name: 'limit',
@@ -37,7 +27,7 @@ export async function groupCommit(ctx: BenchContext): Promise<ScenarioResult> {
       (w): Step<S> => ({
         name: `writers-${w}`,
         run: () =>
-          engineWorker<ConcSample>(ctx, [
+          engineWorker<ConcurrentOutput>(ctx, [
             'concurrent',
             '--dir',
             join(ctx.dir, 'gc'),
@@ -47,7 +37,7 @@ export async function groupCommit(ctx: BenchContext): Promise<ScenarioResult> {
             String(perWriter(w)),
           ]),
         describe: (s) => {
-          const c = s as ConcSample;
+          const c = s as ConcurrentOutput;
           return `${fmtRate(c.docs_per_s)}, ${c.fdatasyncs_per_doc.toFixed(4)} fdatasyncs/doc`;
         },
       }),
@@ -56,11 +46,11 @@ export async function groupCommit(ctx: BenchContext): Promise<ScenarioResult> {
   ctx.log(`group-commit: ${ctx.rounds} rounds of [limit, ${LEVELS.join(', ')} writers]`);
   const r = await interleave<S>(ctx.rounds, steps, ctx.log);
   const lim = (r.limit as OpStats[]).map((s) => s.ops_per_s);
-  const one = (r['writers-1'] as ConcSample[]).map((s) => s.docs_per_s);
+  const one = (r['writers-1'] as ConcurrentOutput[]).map((s) => s.docs_per_s);
   const rows: Row[] = [];
   const curve = { docsPerS: [] as number[], perDoc: [] as number[], perLimit: [] as number[], p99: [] as number[] };
   for (const w of LEVELS) {
-    const xs = r[`writers-${w}`] as ConcSample[];
+    const xs = r[`writers-${w}`] as ConcurrentOutput[];
     const rate = xs.map((s) => s.docs_per_s);
     const perDoc = median(xs.map((s) => s.fdatasyncs_per_doc));
     const vsLimit = pairRatios(rate, lim);

@@ -9,7 +9,7 @@
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { createHistogram, monitorEventLoopDelay, PerformanceObserver, constants as perf } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver, constants as perf } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createLoader, EmbeddedTarget, type Interval } from '@wharf/client';
@@ -18,7 +18,8 @@ import type Sqlite from 'better-sqlite3';
 import rethinkdb from 'rethinkdb';
 import { numOpt, parseArgs, strOpt } from '../lib/args.js';
 import { FROM_SOURCE_TREE, packageModule } from '../lib/child.js';
-import { docKey, docLines, smallDoc, writeDocLine } from '../lib/docs.js';
+import { docLines, smallDoc, writeDocLine } from '../lib/docs.js';
+import { type ReadResult, startPointReads } from '../lib/point-reads.js';
 import { procMajorFaults, procRssBytes, serverEngineStats, startServerProc } from '../lib/server-proc.js';
 import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
@@ -320,6 +321,19 @@ const SAMPLED = [
   'serverGcMinor',
   'serverGcMinorMs',
 ] as const;
+/** The sampled engine figures each of the report's `engine_samples` keeps (besides t, rss, steal). */
+const REPORTED_SAMPLE_FIELDS = [
+  'memtableBytes',
+  'frozenMemtableBytes',
+  'cacheBytes',
+  'runs',
+  'writeRateLimitBps',
+  'pacingDebtBytes',
+  'mergeBacklogRuns',
+  'pacedGroups',
+  'writeStops',
+  'stallsAvoided',
+] as const satisfies readonly (typeof SAMPLED)[number][];
 type Sampled = Record<(typeof SAMPLED)[number], number>;
 
 type StageHistograms = Record<string, { histogramUs: number[] }>;
@@ -377,13 +391,6 @@ function pick(stats: Record<string, unknown>): Sampled {
   return out;
 }
 
-interface ReadResult {
-  gets: number;
-  misses: number;
-  errors: number;
-  skipped: number;
-  ms: { p50: number; p99: number; 'p99.9': number; max: number; mean: number } | null;
-}
 interface Reader {
   acknowledged(n: number): void;
   stop(): Promise<ReadResult>;
@@ -391,72 +398,17 @@ interface Reader {
 
 /** Point gets on this thread's event loop (the embedded target). */
 function startLocalReader(tgt: SustainedTarget, rate: number): Reader {
-  const hist = createHistogram();
-  const rand = mulberry32(7);
-  let n = 0,
-    gets = 0,
-    misses = 0,
-    errors = 0,
-    inFlight = 0,
-    skipped = 0,
-    issued = 0,
-    t0 = -1;
-  const timer = setInterval(() => {
-    if (n <= 0) return;
-    if (t0 < 0) t0 = now();
-    const due = Math.floor(((now() - t0) / 1000) * rate) + 1 - issued;
-    for (let k = 0; k < Math.min(due, 20); k++, issued++) {
-      if (inFlight >= 64) {
-        skipped++;
-        continue;
-      }
-      const a = now();
-      inFlight++;
-      tgt
-        .get(docKey(Math.floor(rand() * n)))
-        .then(
-          (found) => {
-            hist.record(Math.max(1, Math.round((now() - a) * 1e6)));
-            gets++;
-            if (!found) misses++;
-          },
-          () => {
-            errors++;
-          },
-        )
-        .finally(() => {
-          inFlight--;
-        });
-    }
-    if (due > 20) {
-      skipped += due - 20;
-      issued += due - 20;
-    }
-  }, 5);
+  let n = 0;
+  const stop = startPointReads(
+    rate,
+    () => n,
+    async (key) => ((await tgt.get(key)) ? 'found' : 'missing'),
+  );
   return {
     acknowledged: (upto) => {
       n = upto;
     },
-    stop: async () => {
-      clearInterval(timer);
-      while (inFlight > 0) await new Promise((res) => setTimeout(res, 10));
-      const ms = (ns: number) => Math.round(ns / 1e3) / 1e3;
-      return {
-        gets,
-        misses,
-        errors,
-        skipped,
-        ms: gets
-          ? {
-              p50: ms(hist.percentile(50)),
-              p99: ms(hist.percentile(99)),
-              'p99.9': ms(hist.percentile(99.9)),
-              max: ms(hist.max),
-              mean: ms(hist.mean),
-            }
-          : null,
-      };
-    },
+    stop,
   };
 }
 
@@ -846,37 +798,12 @@ async function sustained(
     checkpoints: end.checkpoints,
     segments_recycled: end.segmentsRecycled,
     engine_end: end,
-    engine_samples: samples.map(
-      ({
-        t,
-        rss,
-        steal,
-        memtableBytes,
-        frozenMemtableBytes,
-        cacheBytes,
-        runs,
-        writeRateLimitBps,
-        pacingDebtBytes,
-        mergeBacklogRuns,
-        pacedGroups,
-        writeStops,
-        stallsAvoided,
-      }) => ({
-        t: Math.round(t * 10) / 10,
-        rss,
-        steal: Math.round(steal * 1000) / 1000,
-        memtableBytes,
-        frozenMemtableBytes,
-        cacheBytes,
-        runs,
-        writeRateLimitBps,
-        pacingDebtBytes,
-        mergeBacklogRuns,
-        pacedGroups,
-        writeStops,
-        stallsAvoided,
-      }),
-    ),
+    engine_samples: samples.map((x) => ({
+      t: Math.round(x.t * 10) / 10,
+      rss: x.rss,
+      steal: Math.round(x.steal * 1000) / 1000,
+      ...Object.fromEntries(REPORTED_SAMPLE_FIELDS.map((k) => [k, x[k]])),
+    })),
     // The seconds of the slowest documents, each beside what the sampler saw in it (the sample
     // taken at its end): is a long stall this event loop, GC, CPU steal or a stage of the write?
     slowest_seconds: summary.intervals
