@@ -9,6 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from '@wharf/engine';
 import { openTemp } from '../../../test/helpers/temp-database.js';
 import { LoaderError } from '../src/errors.js';
+import { createLoader, type Loader, type LoaderOptions } from '../src/loader.js';
 import { EmbeddedTarget } from '../src/targets/embedded.js';
 import type { InsertOptions, Payload, Target } from '../src/targets/target.js';
 import type { TargetStats, WriteResult } from '../src/types.js';
@@ -142,4 +143,12 @@ export class EngineTarget implements Target {
  */
 export async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await nextTurn();
+}
+
+/**
+ * A loader on `target` whose batches close at 10 documents and leave at once, 4 in flight at
+ * most: small batches, so that a test holds several out with a few dozen writes.
+ */
+export function windowedLoader(target: EngineTarget, options: Partial<LoaderOptions> = {}): Loader {
+  return createLoader({ target, table: 't', batchSize: 10, concurrency: 4, flushMs: 0, ...options });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLoader, Inflight, type Mark } from '../src/index.js';
-import { EngineTarget } from './engine-target.js';
+import { Inflight, type Mark } from '../src/index.js';
+import { EngineTarget, windowedLoader } from './engine-target.js';
 
 describe('Inflight (low-water mark)', () => {
   it('advances only over the contiguous acknowledged prefix', () => {
@@ -57,12 +57,7 @@ describe('loader: out-of-order acknowledgements', () => {
     target.hold = true;
     const marks: Mark[] = [];
     const errorLines: number[] = [];
-    const loader = createLoader({
-      target,
-      table: 't',
-      batchSize: 10,
-      concurrency: 4,
-      flushMs: 0,
+    const loader = windowedLoader(target, {
       onProgress: (m) => marks.push(m),
       onDocumentError: (e) => errorLines.push(e.line!),
     });

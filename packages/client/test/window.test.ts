@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLoader } from '../src/index.js';
 import { InflightWindow } from '../src/window.js';
-import { EngineTarget, settle } from './engine-target.js';
+import { EngineTarget, settle, windowedLoader } from './engine-target.js';
 
 const BATCH_BYTES = 75_000;
 
@@ -88,12 +87,7 @@ describe('loader: batches in flight', () => {
     // the real engine, that the loader hands it each batch and follows its answer.
     const onAck = vi.spyOn(InflightWindow.prototype, 'onAck'); // records, and calls the real one
     const target = await EngineTarget.create();
-    const loader = createLoader({
-      target,
-      table: 't',
-      batchSize: 10,
-      concurrency: 4,
-      flushMs: 0,
+    const loader = windowedLoader(target, {
       adaptiveConcurrency: true,
     });
     for (let i = 0; i < 600; i++) {
@@ -118,12 +112,7 @@ describe('loader: batches in flight', () => {
     const onAck = vi.spyOn(InflightWindow.prototype, 'onAck');
     const target = await EngineTarget.create();
     target.hold = true;
-    const loader = createLoader({
-      target,
-      table: 't',
-      batchSize: 10,
-      concurrency: 4,
-      flushMs: 0,
+    const loader = windowedLoader(target, {
       adaptiveConcurrency: false,
     });
     const writes = (async () => {
