@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCatalogue, exitCodeOf } from '@wharf/wire';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countOf, tempDir, wharf, withDb } from './helpers.js';
+import { countOf, tempDir, wharf, wharfImport, withDb } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -16,19 +16,11 @@ describe('wharf import: bad rows', () => {
     const first = readFileSync(join(cwd, 'bad.ndjson'), 'utf8').split('\n')[0]!;
     writeFileSync(join(cwd, 'bad.ndjson'), `${readFileSync(join(cwd, 'bad.ndjson'), 'utf8')}${first}\n`);
     const data = join(cwd, 'data1');
-    const r = await wharf(
-      [
-        'import',
-        'bad.ndjson',
-        '-t',
-        'b',
-        '--target',
-        `embedded:${data}`,
-        '--rejects',
-        'rej.ndjson',
-        '--report',
-        'r.json',
-      ],
+    const r = await wharfImport(
+      'bad.ndjson',
+      'b',
+      `embedded:${data}`,
+      ['--rejects', 'rej.ndjson', '--report', 'r.json'],
       { cwd },
     );
     expect(r.code, r.stdout + r.stderr).toBe(3);
@@ -60,21 +52,11 @@ describe('wharf import: bad rows', () => {
   it('stops after --max-errors and fails (exit 1), never claiming success', async () => {
     await wharf(['gen', '-n', '20000', '--size', '100', '--bad-every', '100', '-o', 'many.ndjson'], { cwd });
     const data = join(cwd, 'data2');
-    const r = await wharf(
-      [
-        'import',
-        'many.ndjson',
-        '-t',
-        'm',
-        '--target',
-        `embedded:${data}`,
-        '--max-errors',
-        '3',
-        '--batch-size',
-        '100',
-        '--report',
-        'm.json',
-      ],
+    const r = await wharfImport(
+      'many.ndjson',
+      'm',
+      `embedded:${data}`,
+      ['--max-errors', '3', '--batch-size', '100', '--report', 'm.json'],
       { cwd },
     );
     expect(r.code, r.stdout + r.stderr).toBe(1);
@@ -94,14 +76,11 @@ describe('wharf import: bad rows', () => {
   it('writes its data, checkpoint, rejects, report and chart under directories that do not exist yet', async () => {
     writeFileSync(join(cwd, 'three.ndjson'), '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n{"id":3,"name":\n');
     const out = join(cwd, 'new', 'nested');
-    const r = await wharf(
+    const r = await wharfImport(
+      'three.ndjson',
+      'people',
+      `embedded:${join(out, 'data', 'db')}`,
       [
-        'import',
-        'three.ndjson',
-        '-t',
-        'people',
-        '--target',
-        `embedded:${join(out, 'data', 'db')}`,
         '--rejects',
         join(out, 'rejects', 'r.ndjson'),
         '--report',
@@ -125,14 +104,14 @@ describe('wharf import: bad rows', () => {
 
     // Without a report, the checkpoint goes beside the data directory, whose parent is new too.
     const bare = join(cwd, 'fresh', 'db');
-    const r2 = await wharf(['import', 'three.ndjson', '-t', 'people', '--target', `embedded:${bare}`], { cwd });
+    const r2 = await wharfImport('three.ndjson', 'people', `embedded:${bare}`, [], { cwd });
     expect(r2.code, r2.stdout + r2.stderr).toBe(3);
     expect(await countOf(bare, 'people')).toBe(2);
   });
 
   it('a JSON array with a broken structure stops with the line, exit 1', async () => {
     writeFileSync(join(cwd, 'broken.json'), '[\n{"id":1},\n{"id":2}\n{"id":3}\n]');
-    const r = await wharf(['import', 'broken.json', '-t', 'x', '--target', `embedded:${join(cwd, 'data3')}`], { cwd });
+    const r = await wharfImport('broken.json', 'x', `embedded:${join(cwd, 'data3')}`, [], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toMatch(/line 4/);
   });
@@ -227,7 +206,7 @@ describe('wharf import: --fail-if thresholds', () => {
   it('usage errors exit 2; bench names its scenarios; serve answers --help', async () => {
     expect((await wharf(['import', 'x.ndjson'], { cwd })).code).toBe(2); // no --table
     expect((await wharf(['import', 'x.ndjson', '-t', 'x', '--durability', 'firm'], { cwd })).code).toBe(2);
-    expect((await wharf(['import', 'x.ndjson', '-t', 'x', '--target', 'mongodb://h/db'], { cwd })).code).toBe(2);
+    expect((await wharfImport('x.ndjson', 'x', 'mongodb://h/db', [], { cwd })).code).toBe(2);
     const bench = await wharf(['bench'], { cwd });
     expect(bench.code).toBe(2);
     expect(bench.stderr).toMatch(/scenario/);

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyOf } from '@wharf/cli';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countOf, tempDir, wharf, withDb } from './helpers.js';
+import { countOf, tempDir, wharf, wharfImport, withDb } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -84,7 +84,7 @@ describe('wharf import: formats', () => {
     const file = join(cwd, 'b.json');
     writeFileSync(file, JSON.stringify(docs, null, 2));
     const data = join(cwd, 'data-json');
-    const r = await wharf(['import', file, '-t', 'b', '--target', `embedded:${data}`, '--progress', 'none'], { cwd });
+    const r = await wharfImport(file, 'b', `embedded:${data}`, ['--progress', 'none'], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     await withDb(data, async (db) => {
       expect(await db.table('b').count()).toBe(500);
@@ -96,7 +96,7 @@ describe('wharf import: formats', () => {
     const csv = 'id,name,age,member\n1,Ada,36,true\n2,"Hopper, Grace",85,false\n3,Alan,41,\n';
     const data = join(cwd, 'data-csv');
     writeFileSync(join(cwd, 'c.csv'), csv);
-    const r1 = await wharf(['import', 'c.csv', '-t', 'plain', '--target', `embedded:${data}`], { cwd });
+    const r1 = await wharfImport('c.csv', 'plain', `embedded:${data}`, [], { cwd });
     expect(r1.code, r1.stdout + r1.stderr).toBe(0);
     const r2 = await wharf(
       ['import', '-', '--format', 'csv', '-t', 'typed', '--csv-types', 'auto', '--target', `embedded:${data}`],
@@ -113,7 +113,7 @@ describe('wharf import: formats', () => {
   it('reads NDJSON from standard input and detects the format from the first byte', async () => {
     const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ id: keyOf(i, 7), i })).join('\n');
     const data = join(cwd, 'data-stdin');
-    const r = await wharf(['import', '-', '-t', 's', '--target', `embedded:${data}`], { cwd, input: lines });
+    const r = await wharfImport('-', 's', `embedded:${data}`, [], { cwd, input: lines });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/200 documents read, 200 written/);
     expect(await countOf(data, 's')).toBe(200);
@@ -122,20 +122,14 @@ describe('wharf import: formats', () => {
   it('naive mode: one insert per document, hard; --no-final-sync makes no final sync', async () => {
     const file = await gen(['--count', '40', '--size', '100'], 'n.ndjson');
     const data = join(cwd, 'data-naive');
-    const r = await wharf(
-      ['import', file, '-t', 'n', '--target', `embedded:${data}`, '--naive', '--report', 'n.json'],
-      { cwd },
-    );
+    const r = await wharfImport(file, 'n', `embedded:${data}`, ['--naive', '--report', 'n.json'], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const n = JSON.parse(readFileSync(join(cwd, 'n.json'), 'utf8'));
     expect(n.options).toMatchObject({ naive: true, batchSize: 1, concurrency: 1, durability: 'hard' });
     expect(n.batches).toBe(40);
     expect(n.engine.fdatasyncs).toBeGreaterThanOrEqual(40);
     expect(n.finalSyncMs).toBeNull();
-    const r2 = await wharf(
-      ['import', file, '-t', 'n2', '--target', `embedded:${data}`, '--no-final-sync', '--report', 'n2.json'],
-      { cwd },
-    );
+    const r2 = await wharfImport(file, 'n2', `embedded:${data}`, ['--no-final-sync', '--report', 'n2.json'], { cwd });
     expect(r2.code, r2.stdout + r2.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(cwd, 'n2.json'), 'utf8')).finalSyncMs).toBeNull();
   });
@@ -143,10 +137,7 @@ describe('wharf import: formats', () => {
   it('--dry-run parses and validates without writing', async () => {
     writeFileSync(join(cwd, 'd.ndjson'), '{"id":1}\n{"id":[1]}\n{"id":\n[]\n{"id":"x"}\n');
     const data = join(cwd, 'data-dry');
-    const r = await wharf(
-      ['import', 'd.ndjson', '-t', 'd', '--target', `embedded:${data}`, '--dry-run', '--rejects', 'd.rej'],
-      { cwd },
-    );
+    const r = await wharfImport('d.ndjson', 'd', `embedded:${data}`, ['--dry-run', '--rejects', 'd.rej'], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(3);
     expect(r.stdout).toMatch(/5 documents read, 2 valid, 3 rejected/);
     const rej = readFileSync(join(cwd, 'd.rej'), 'utf8')

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServerHandle } from '@wharf/server';
+import { type ServerHandle, startServer } from '@wharf/server';
 import { withDb } from '../helpers/temp-database.js';
 
 export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), 'wharf-from-source.mjs');
@@ -48,6 +48,17 @@ export function wharf(args: string[], o: RunOptions): Promise<RunResult> {
   return start(args, o).done;
 }
 
+/** `wharf import FILE -t TABLE --target TARGET ...more`: the form nearly every import test runs. */
+export function wharfImport(
+  file: string,
+  table: string,
+  target: string,
+  more: string[],
+  o: RunOptions,
+): Promise<RunResult> {
+  return wharf(['import', file, '-t', table, '--target', target, ...more], o);
+}
+
 export function tempDir(prefix = 'wharf-import-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
@@ -58,6 +69,11 @@ export { withDb };
 
 export async function countOf(dir: string, table: string): Promise<number> {
   return withDb(dir, (db) => db.table(table).count());
+}
+
+/** A real server in the test process, its data in `dir`, on free ports of 127.0.0.1, quiet and without a password. */
+export function startTestServer(dir: string): Promise<ServerHandle> {
+  return startServer({ data: dir, httpPort: 0, driverPort: 0, logger: false, password: '' });
 }
 
 /**

@@ -8,9 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLoader, EmbeddedTarget, type IndexSpec, type InsertOptions, type Payload } from '@wharf/client';
 import { Database } from '@wharf/engine';
-import { type ServerHandle, startServer } from '@wharf/server';
+import type { ServerHandle } from '@wharf/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { remoteTargets, tempDir, wharf, withDb } from './helpers.js';
+import { remoteTargets, startTestServer, tempDir, wharfImport, withDb } from './helpers.js';
 
 const tmp = tempDir();
 const cwd = tmp.dir;
@@ -29,13 +29,7 @@ const sorted = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
 
 beforeAll(async () => {
   writeFileSync(join(cwd, 'people.ndjson'), `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`);
-  server = await startServer({
-    data: join(cwd, 'server-data'),
-    httpPort: 0,
-    driverPort: 0,
-    logger: false,
-    password: '',
-  });
+  server = await startTestServer(join(cwd, 'server-data'));
 });
 
 afterAll(async () => {
@@ -132,18 +126,11 @@ describe('createLoader({ indexes })', () => {
 describe('wharf import --index', () => {
   it('embedded: builds the indexes after the load; getAll works afterwards', async () => {
     const dir = join(cwd, 'embedded-data');
-    const r = await wharf(
-      [
-        'import',
-        'people.ndjson',
-        '-t',
-        'people',
-        '--target',
-        `embedded:${dir}`,
-        '--report',
-        'embedded.json',
-        ...INDEX_ARGS,
-      ],
+    const r = await wharfImport(
+      'people.ndjson',
+      'people',
+      `embedded:${dir}`,
+      ['--report', 'embedded.json', ...INDEX_ARGS],
       { cwd },
     );
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -158,20 +145,11 @@ describe('wharf import --index', () => {
     });
 
     // A second import into the same table: the indexes exist, so they are waited for, not created.
-    const again = await wharf(
-      [
-        'import',
-        'people.ndjson',
-        '-t',
-        'people',
-        '--target',
-        `embedded:${dir}`,
-        '--conflict',
-        'replace',
-        '--report',
-        'embedded2.json',
-        ...INDEX_ARGS,
-      ],
+    const again = await wharfImport(
+      'people.ndjson',
+      'people',
+      `embedded:${dir}`,
+      ['--conflict', 'replace', '--report', 'embedded2.json', ...INDEX_ARGS],
       { cwd },
     );
     expect(again.code, again.stdout + again.stderr).toBe(0);
@@ -181,25 +159,18 @@ describe('wharf import --index', () => {
   });
 
   it('rejects a bad --index on the command line', async () => {
-    const r = await wharf(
-      [
-        'import',
-        'people.ndjson',
-        '-t',
-        'people',
-        '--target',
-        `embedded:${join(cwd, 'unused')}`,
-        '--index',
-        'by city=address.city',
-      ],
+    const r = await wharfImport(
+      'people.ndjson',
+      'people',
+      `embedded:${join(cwd, 'unused')}`,
+      ['--index', 'by city=address.city'],
       { cwd },
     );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/index name must be/);
-    const r2 = await wharf(
-      ['import', 'people.ndjson', '-t', 'people', '--target', `embedded:${join(cwd, 'unused')}`, '--index', 'by_city'],
-      { cwd },
-    );
+    const r2 = await wharfImport('people.ndjson', 'people', `embedded:${join(cwd, 'unused')}`, ['--index', 'by_city'], {
+      cwd,
+    });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/expected name=field/);
   });
@@ -207,10 +178,9 @@ describe('wharf import --index', () => {
   describe.each(remoteTargets(() => server))('target %s://', (name, target) => {
     it('builds the indexes after the load; getAll through the HTTP routes works afterwards', async () => {
       const table = `people_${name}`;
-      const r = await wharf(
-        ['import', 'people.ndjson', '-t', table, '--target', target(), '--report', `${name}.json`, ...INDEX_ARGS],
-        { cwd },
-      );
+      const r = await wharfImport('people.ndjson', table, target(), ['--report', `${name}.json`, ...INDEX_ARGS], {
+        cwd,
+      });
       expect(r.code, r.stdout + r.stderr).toBe(0);
       checkReport(r.stdout, `${name}.json`);
       const base = `http://127.0.0.1:${server.http.port}/api/tables/${table}`;

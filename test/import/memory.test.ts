@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countOf, tempDir, wharf } from './helpers.js';
+import { countOf, tempDir, wharf, wharfImport } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -23,10 +23,7 @@ describe('wharf import: bounded memory', () => {
     const nodeArgs = [`--max-old-space-size=${HEAP_MB}`];
 
     const data = join(cwd, 'data');
-    const r = await wharf(
-      ['import', 'big.ndjson', '-t', 'big', '--target', `embedded:${data}`, '--report', 'imp.json'],
-      { cwd, nodeArgs },
-    );
+    const r = await wharfImport('big.ndjson', 'big', `embedded:${data}`, ['--report', 'imp.json'], { cwd, nodeArgs });
     expect(r.stderr).not.toMatch(/heap out of memory/i);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(await countOf(data, 'big')).toBe(DOCS);

@@ -5,22 +5,16 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ServerHandle, startServer } from '@wharf/server';
+import type { ServerHandle } from '@wharf/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { remoteTargets, tempDir, wharf } from './helpers.js';
+import { remoteTargets, startTestServer, tempDir, wharfImport } from './helpers.js';
 
 const tmp = tempDir();
 const cwd = tmp.dir;
 let server: ServerHandle;
 
 beforeAll(async () => {
-  server = await startServer({
-    data: join(cwd, 'server-data'),
-    httpPort: 0,
-    driverPort: 0,
-    logger: false,
-    password: '',
-  });
+  server = await startTestServer(join(cwd, 'server-data'));
   const good = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, v: `value ${i}` }));
   // A duplicate key in the same batch (lines 1001–1500 with --batch-size 500): the later one,
   // line 1002, conflicts. (Across concurrent batches, which one wins is not defined.)
@@ -44,21 +38,11 @@ async function storedIn(table: string): Promise<number> {
 describe.each(remoteTargets(() => server))('wharf import --target %s://', (name, target) => {
   it('imports, reports each bad row by line, and syncs once at the end', async () => {
     const table = `remote_${name}`;
-    const r = await wharf(
-      [
-        'import',
-        'in.ndjson',
-        '-t',
-        table,
-        '--target',
-        target(),
-        '--rejects',
-        `${name}.rej`,
-        '--report',
-        `${name}.json`,
-        '--batch-size',
-        '500',
-      ],
+    const r = await wharfImport(
+      'in.ndjson',
+      table,
+      target(),
+      ['--rejects', `${name}.rej`, '--report', `${name}.json`, '--batch-size', '500'],
       { cwd },
     );
     expect(r.code, r.stdout + r.stderr).toBe(3);

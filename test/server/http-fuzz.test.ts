@@ -4,47 +4,24 @@
  * and bodies. Every answer is a success or a catalogued JSON error (`WHARF_ERR_*`, never a 500),
  * and the server keeps serving (/health) throughout.
  */
-import { request as httpRequest } from 'node:http';
 import { errorCatalogue, type WharfErrorCode } from '@wharf/wire';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawRequest } from '../helpers/raw-http.js';
 import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 
 const CODES = new Set(Object.keys(errorCatalogue));
 
-function send(
+async function send(
   server: SpawnedServer,
   method: string,
   path: string,
   headers: Record<string, string>,
   body: Buffer | undefined,
 ): Promise<{ status: number; type: string; text: string }> {
-  return new Promise((resolve, reject) => {
-    const framing = body === undefined ? {} : { 'content-length': String(body.length) };
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port: server.http.port,
-        method,
-        path,
-        agent: false,
-        headers: { connection: 'close', ...framing, ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            type: String(res.headers['content-type'] ?? ''),
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  const framing: Record<string, string> = body === undefined ? {} : { 'content-length': String(body.length) };
+  const res = await rawRequest(server.http.port, method, path, { ...framing, ...headers }, body);
+  return { status: res.status, type: String(res.headers['content-type'] ?? ''), text: res.text };
 }
 
 const segment = fc.oneof(

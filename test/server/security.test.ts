@@ -5,13 +5,14 @@
  * checks, JSON-only content types, timeouts, the connection and buffered-bytes limits, login
  * throttling, table names, the document depth limit and the messages of 413 and 503.
  */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createLoader, LoaderError } from '@wharf/client';
 import { decodeServerMessage, encodeFrame, type ServerMessage } from '@wharf/wire';
 import rethinkdb from 'rethinkdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { rawRequest } from '../helpers/raw-http.js';
 import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
 
@@ -24,41 +25,21 @@ interface Answer {
   text: string;
 }
 
-/** One request on its own connection (node:http, so Host and Origin can be set freely). */
-function call(
+/** One request on its own connection (node:http, so Host and Origin can be set freely), its body parsed when JSON. */
+async function call(
   server: SpawnedServer,
   method: string,
   path: string,
   opts: { headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port: server.http.port,
-        method,
-        path,
-        agent: false,
-        headers: { connection: 'close', ...opts.headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, json, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(opts.body);
-  });
+  const res = await rawRequest(server.http.port, method, path, opts.headers, opts.body);
+  let json: unknown;
+  try {
+    json = JSON.parse(res.text);
+  } catch {
+    json = undefined;
+  }
+  return { ...res, json };
 }
 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({
