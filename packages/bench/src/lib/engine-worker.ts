@@ -253,30 +253,17 @@ async function main() {
     raw = { bin: strOpt(opts, 'raw', ''), dir: strOpt(opts, 'raw-dir', '') };
     if (!raw.dir) throw new Error('--raw needs --raw-dir');
   }
-  let out: unknown;
-  switch (positional[0]) {
-    case 'seq':
-      out = await seq(dir, numOpt(opts, 'n', 1000), opts.has('soft-probe'));
-      break;
-    case 'concurrent':
-      out = await concurrent(
-        dir,
-        numOpt(opts, 'writers', 64),
-        numOpt(opts, 'per-writer', 100),
-        numOpt(opts, 'single', 1000),
-      );
-      break;
-    case 'bulk':
-      out = await bulk(
-        dir,
-        numOpt(opts, 'docs', 1_000_000),
-        numOpt(opts, 'batch', 10_000),
-        numOpt(opts, 'inflight', 4),
-      );
-      break;
-    default:
-      throw new Error(`unknown scenario ${positional[0]}; expected seq | concurrent | bulk`);
-  }
+  // mode → what it runs (each reads its own options)
+  const modes: Record<string, () => unknown> = {
+    seq: () => seq(dir, numOpt(opts, 'n', 1000), opts.has('soft-probe')),
+    concurrent: () =>
+      concurrent(dir, numOpt(opts, 'writers', 64), numOpt(opts, 'per-writer', 100), numOpt(opts, 'single', 1000)),
+    bulk: () => bulk(dir, numOpt(opts, 'docs', 1_000_000), numOpt(opts, 'batch', 10_000), numOpt(opts, 'inflight', 4)),
+  };
+  const mode = positional[0] ?? '';
+  if (!Object.hasOwn(modes, mode))
+    throw new Error(`unknown mode ${JSON.stringify(positional[0])}; expected ${Object.keys(modes).join(' | ')}`);
+  const out = await modes[mode]!();
   if (!opts.has('keep')) rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }

@@ -20,6 +20,7 @@
 // baseline it measured at the start and the steal is low (settle()).
 
 import { join } from 'node:path';
+import type { Interval } from '@wharf/client';
 import { median, round } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
 import { fmtRate } from '../lib/table.js';
@@ -30,14 +31,6 @@ export const SUSTAINED_MEMORY_BUDGET_MB = 64;
 /** Point gets per second during the load. */
 export const SUSTAINED_READS_PER_S = 200;
 
-interface Interval {
-  t: number;
-  docs: number;
-  seconds: number;
-  p50?: number;
-  p99?: number;
-  max?: number;
-}
 interface EngineSample {
   t: number;
   rss: number;

@@ -80,9 +80,18 @@ async function sqliteBlocks(dir: string, blocks: number) {
   })();
   const totalMs = now() - t0;
   db.close();
+  return blockRates(blocks, bytes, totalMs);
+}
+
+/**
+ * What every blocks mode reports: the blocks and bytes written, over how long, and the rates over
+ * the whole; with `insertMs`, the part before the final sync.
+ */
+function blockRates(blocks: number, bytes: number, totalMs: number, insertMs?: number) {
   return {
     blocks,
     bytes,
+    ...(insertMs !== undefined && { insert_ms: insertMs, sync_ms: totalMs - insertMs }),
     total_ms: totalMs,
     blocks_per_s: blocks / (totalMs / 1000),
     mb_per_s: bytes / 1e6 / (totalMs / 1000),
@@ -112,13 +121,7 @@ async function wharfBlocks(dir: string, blocks: number) {
   const s1 = db.stats();
   await db.close();
   return {
-    blocks,
-    bytes,
-    insert_ms: insertMs,
-    sync_ms: totalMs - insertMs,
-    total_ms: totalMs,
-    blocks_per_s: blocks / (totalMs / 1000),
-    mb_per_s: bytes / 1e6 / (totalMs / 1000),
+    ...blockRates(blocks, bytes, totalMs, insertMs),
     fdatasyncs: s1.fdatasyncs - s0.fdatasyncs,
     checkpoints: s1.checkpoints - s0.checkpoints,
   };
@@ -175,15 +178,7 @@ async function driverBlocks(dir: string, blocks: number) {
     await r.table('blocks').sync().run(conn);
     const totalMs = now() - t0;
     await conn.close();
-    return {
-      blocks,
-      bytes,
-      insert_ms: insertMs,
-      sync_ms: totalMs - insertMs,
-      total_ms: totalMs,
-      blocks_per_s: blocks / (totalMs / 1000),
-      mb_per_s: bytes / 1e6 / (totalMs / 1000),
-    };
+    return blockRates(blocks, bytes, totalMs, insertMs);
   } finally {
     await server.stop();
   }
@@ -852,38 +847,20 @@ async function main() {
   const dir = strOpt(opts, 'dir', '');
   const port = numOpt(opts, 'port', 0);
   const user = strOpt(opts, 'user', 'postgres');
-  let out: unknown;
-  switch (positional[0]) {
-    case 'sqlite-seq':
-      out = await sqliteSeq(dir, numOpt(opts, 'n', 1000));
-      break;
-    case 'sqlite-blocks':
-      out = await sqliteBlocks(dir, numOpt(opts, 'blocks', 100));
-      break;
-    case 'wharf-blocks':
-      out = await wharfBlocks(dir, numOpt(opts, 'blocks', 100));
-      break;
-    case 'driver-seq':
-      out = await driverSeq(dir, numOpt(opts, 'n', 1000));
-      break;
-    case 'driver-blocks':
-      out = await driverBlocks(dir, numOpt(opts, 'blocks', 100));
-      break;
-    case 'pg-seq':
-      out = await pgSeq(port, user, numOpt(opts, 'n', 1000));
-      break;
-    case 'pg-copy':
-      out = await pgCopy(port, user, strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0));
-      break;
-    case 'copy-file':
-      out = writeCopyFile(strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0));
-      break;
-    case 'kv-js':
-      out = await kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000));
-      break;
-    case 'sustained': {
+  // mode → what it runs (each reads its own options)
+  const modes: Record<string, () => unknown> = {
+    'sqlite-seq': () => sqliteSeq(dir, numOpt(opts, 'n', 1000)),
+    'sqlite-blocks': () => sqliteBlocks(dir, numOpt(opts, 'blocks', 100)),
+    'wharf-blocks': () => wharfBlocks(dir, numOpt(opts, 'blocks', 100)),
+    'driver-seq': () => driverSeq(dir, numOpt(opts, 'n', 1000)),
+    'driver-blocks': () => driverBlocks(dir, numOpt(opts, 'blocks', 100)),
+    'pg-seq': () => pgSeq(port, user, numOpt(opts, 'n', 1000)),
+    'pg-copy': () => pgCopy(port, user, strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)),
+    'copy-file': () => writeCopyFile(strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)),
+    'kv-js': () => kvJs(dir, numOpt(opts, 'n', 1_000_000), numOpt(opts, 'batch', 10_000)),
+    sustained: () => {
       const maxRss = opts.get('max-rss-mb');
-      out = await sustained(
+      return sustained(
         dir,
         numOpt(opts, 'seconds', 60),
         strOpt(opts, 'target', 'embedded'),
@@ -893,11 +870,12 @@ async function main() {
         numOpt(opts, 'batch', 500),
         opts.has('fixed-concurrency'),
       );
-      break;
-    }
-    default:
-      throw new Error(`unknown mode ${positional[0]}`);
-  }
+    },
+  };
+  const mode = positional[0] ?? '';
+  if (!Object.hasOwn(modes, mode))
+    throw new Error(`unknown mode ${JSON.stringify(positional[0])}; expected ${Object.keys(modes).join(' | ')}`);
+  const out = await modes[mode]!();
   if (dir && !opts.has('keep')) rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify(out)}\n`);
   process.exit(0);
