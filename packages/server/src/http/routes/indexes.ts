@@ -197,14 +197,7 @@ export default async function indexesRoutes(app: FastifyInstance): Promise<void>
         tags: ['indexes'],
         summary: 'Drop a secondary index',
         params: indexParams,
-        response: {
-          200: {
-            type: 'object',
-            required: ['dropped', 'name'],
-            properties: { dropped: { type: 'boolean' }, name: { type: 'string' } },
-          },
-          ...errorResponses,
-        },
+        response: { 200: { $ref: 'Dropped#' }, ...errorResponses },
       },
     },
     async (request) => {

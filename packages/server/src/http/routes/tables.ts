@@ -84,14 +84,7 @@ export default async function tablesRoutes(app: FastifyInstance): Promise<void> 
         tags: ['tables'],
         summary: 'Drop a table and its documents',
         params: { $ref: 'TableParams#' },
-        response: {
-          200: {
-            type: 'object',
-            required: ['dropped', 'name'],
-            properties: { dropped: { type: 'boolean' }, name: { type: 'string' } },
-          },
-          ...errorResponses,
-        },
+        response: { 200: { $ref: 'Dropped#' }, ...errorResponses },
       },
     },
     async (request) => {

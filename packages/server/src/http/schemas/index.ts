@@ -82,6 +82,14 @@ export const Document = {
   additionalProperties: true,
 } as const;
 
+export const Dropped = {
+  $id: 'Dropped',
+  type: 'object',
+  description: 'The table or index `name` is gone, with what it held.',
+  required: ['dropped', 'name'],
+  properties: { dropped: { type: 'boolean' }, name: { type: 'string' } },
+} as const;
+
 export const Synced = {
   $id: 'Synced',
   type: 'object',
@@ -106,5 +114,6 @@ export const errorResponses = {
 } as const;
 
 export function registerSchemas(app: FastifyInstance): void {
-  for (const s of [WriteResult, TableInfo, IndexInfo, ErrorResponse, Document, Synced, TableParams]) app.addSchema(s);
+  for (const s of [WriteResult, TableInfo, IndexInfo, ErrorResponse, Document, Dropped, Synced, TableParams])
+    app.addSchema(s);
 }
