@@ -46,35 +46,36 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
   const { latest, points } = history;
   const data = useMemo(() => {
     const xs = points.map((p) => p.t);
+    // One chart's data: the times, then one column per line drawn.
+    const series = (...lines: ((p: RatePoint) => number | null)[]) =>
+      [xs, ...lines.map((f) => col(points, f))] as [number[], ...(number | null)[][]];
     return {
-      writes: [
-        xs,
-        col(points, (p) => p.writesPerSec),
-        col(points, (p) => p.commitsPerSec),
-        col(points, (p) => p.fdatasyncsPerSec),
-      ] as [number[], ...(number | null)[][]],
-      groups: [xs, col(points, (p) => p.docsPerGroup), col(points, (p) => p.opsPerGroup)] as [
-        number[],
-        ...(number | null)[][],
-      ],
-      requests: [xs, col(points, (p) => p.httpRequestsPerSec), col(points, (p) => p.driverQueriesPerSec)] as [
-        number[],
-        ...(number | null)[][],
-      ],
-      journal: [xs, col(points, (p) => p.journalBytesSinceCheckpoint), col(points, (p) => p.journalBytesPerSec)] as [
-        number[],
-        ...(number | null)[][],
-      ],
-      memory: [
-        xs,
-        col(points, (p) => p.memtableBytes),
-        col(points, (p) => p.cacheBytes),
-        col(points, (p) => p.memoryBudget),
-      ] as [number[], ...(number | null)[][]],
-      pacing: [xs, col(points, (p) => p.writeRateLimitBps), col(points, (p) => p.pacingDebtBytes)] as [
-        number[],
-        ...(number | null)[][],
-      ],
+      writes: series(
+        (p) => p.writesPerSec,
+        (p) => p.commitsPerSec,
+        (p) => p.fdatasyncsPerSec,
+      ),
+      groups: series(
+        (p) => p.docsPerGroup,
+        (p) => p.opsPerGroup,
+      ),
+      requests: series(
+        (p) => p.httpRequestsPerSec,
+        (p) => p.driverQueriesPerSec,
+      ),
+      journal: series(
+        (p) => p.journalBytesSinceCheckpoint,
+        (p) => p.journalBytesPerSec,
+      ),
+      memory: series(
+        (p) => p.memtableBytes,
+        (p) => p.cacheBytes,
+        (p) => p.memoryBudget,
+      ),
+      pacing: series(
+        (p) => p.writeRateLimitBps,
+        (p) => p.pacingDebtBytes,
+      ),
     };
   }, [points]);
 

@@ -31,14 +31,12 @@ export function Tables() {
     return () => clearInterval(t);
   }, [refresh]);
 
-  const create = async (ev: Event) => {
-    ev.preventDefault();
+  /** Runs one change with the form disabled; on success shows what it did and the list as it now is. */
+  const change = async (run: () => Promise<string>) => {
     setBusy(true);
     setNotice(null);
     try {
-      const r = await api.createTable(name.trim(), primaryKey.trim() || undefined);
-      setNotice(`Created table ${r.name} (primary key ${r.primaryKey}).`);
-      setName('');
+      setNotice(await run());
       setError(null);
       await refresh();
     } catch (err) {
@@ -48,21 +46,21 @@ export function Tables() {
     }
   };
 
-  const drop = async (table: string) => {
-    setBusy(true);
-    setNotice(null);
-    try {
-      await api.dropTable(table);
-      setNotice(`Dropped table ${table}.`);
-      setConfirming(null);
-      setError(null);
-      await refresh();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+  const create = (ev: Event) => {
+    ev.preventDefault();
+    return change(async () => {
+      const r = await api.createTable(name.trim(), primaryKey.trim() || undefined);
+      setName('');
+      return `Created table ${r.name} (primary key ${r.primaryKey}).`;
+    });
   };
+
+  const drop = (table: string) =>
+    change(async () => {
+      await api.dropTable(table);
+      setConfirming(null);
+      return `Dropped table ${table}.`;
+    });
 
   return html`<section class="view" data-testid="view-tables">
     <h2>Tables</h2>
