@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCatalogue, exitCodeOf } from '@wharf/wire';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countOf, tempDir, wharf, wharfImport, withDb } from './helpers.js';
+import { countOf, readNdjson, tempDir, wharf, wharfImport, withDb } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -25,10 +25,7 @@ describe('wharf import: bad rows', () => {
     );
     expect(r.code, r.stdout + r.stderr).toBe(3);
     expect(r.stdout).toMatch(/501 documents read, 490 written, 11 rejected/);
-    const rej = readFileSync(join(cwd, 'rej.ndjson'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const rej = readNdjson(join(cwd, 'rej.ndjson'));
     expect(rej.map((x) => x.line)).toEqual([50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 501]);
     const lines = readFileSync(join(cwd, 'bad.ndjson'), 'utf8').split('\n');
     for (const x of rej) {

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyOf } from '@wharf/cli';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countOf, tempDir, wharf, wharfImport, withDb } from './helpers.js';
+import { countOf, readNdjson, tempDir, wharf, wharfImport, withDb } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -140,10 +140,7 @@ describe('wharf import: formats', () => {
     const r = await wharfImport('d.ndjson', 'd', `embedded:${data}`, ['--dry-run', '--rejects', 'd.rej'], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(3);
     expect(r.stdout).toMatch(/5 documents read, 2 valid, 3 rejected/);
-    const rej = readFileSync(join(cwd, 'd.rej'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const rej = readNdjson(join(cwd, 'd.rej'));
     expect(rej.map((x) => x.line)).toEqual([2, 3, 4]);
     const { existsSync } = await import('node:fs');
     expect(existsSync(data)).toBe(false);

@@ -1,6 +1,6 @@
 /** Helpers for the import tests: run the real `wharf` bin, make temp dirs, read tables back. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +62,14 @@ export function wharfImport(
 export function tempDir(prefix = 'wharf-import-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The records of an NDJSON file (a rejects file): one parsed value per line. */
+export function readNdjson(path: string): any[] {
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 /** Opens an embedded data directory, runs fn, closes it. */

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerHandle } from '@wharf/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { remoteTargets, startTestServer, tempDir, wharfImport } from './helpers.js';
+import { readNdjson, remoteTargets, startTestServer, tempDir, wharfImport } from './helpers.js';
 
 const tmp = tempDir();
 const cwd = tmp.dir;
@@ -50,10 +50,7 @@ describe.each(remoteTargets(() => server))('wharf import --target %s://', (name,
     expect(report.documents).toMatchObject({ read: 3002, written: 3000, rejected: 2, missing: 0 });
     expect(typeof report.finalSyncMs).toBe('number');
     expect(report.engine).toBeNull();
-    const rej = readFileSync(join(cwd, `${name}.rej`), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const rej = readNdjson(join(cwd, `${name}.rej`));
     if (name === 'rethinkdb') {
       // The RethinkDB protocol says only that a batch had an error, not which document: the
       // reject names the batch's range.

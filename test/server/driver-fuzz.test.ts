@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOTYPE_KEYS } from '../helpers/prototype-keys.js';
 import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 import { openSocket, type RawConnection, type RawResponse, rawConnect, V1_0 } from './raw-driver.js';
 
@@ -44,16 +45,6 @@ const T = {
 } as const;
 const RESPONSE_TYPES = new Set([1, 2, 3, 4, 5, 16, 17, 18]);
 const ERROR_TYPES = new Set([1000000, 2000000, 3000000, 3100000, 4100000, 4200000, 5000000, 6000000]);
-const PROTOTYPE_KEYS = [
-  '__proto__',
-  'constructor',
-  'toString',
-  'hasOwnProperty',
-  'valueOf',
-  '__defineGetter__',
-  'isPrototypeOf',
-  'prototype',
-];
 
 // ---- generators ----
 

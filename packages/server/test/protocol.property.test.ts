@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PROTOTYPE_KEYS } from '../../../test/helpers/prototype-keys.js';
 import { thrown } from '../../../test/helpers/thrown.js';
 import { ReqlCompileError, ReqlError } from '../src/rethinkdb/errors.js';
 import { encodeQuery, FrameReader } from '../src/rethinkdb/framing.js';
@@ -16,15 +17,6 @@ import { compile, MAX_TERM_DEPTH } from '../src/rethinkdb/term/compiler.js';
 import { MAX_DOCUMENT_DEPTH } from '../src/rethinkdb/term/datum.js';
 
 const MAGIC = Buffer.from([0xc3, 0xbd, 0xc2, 0x34]);
-const PROTOTYPE_KEYS = [
-  '__proto__',
-  'constructor',
-  'toString',
-  'hasOwnProperty',
-  'valueOf',
-  '__defineGetter__',
-  'prototype',
-];
 
 /** Cut a buffer at the given offsets (sorted, deduplicated, within bounds). */
 function cut(buf: Buffer, offsets: number[]): Buffer[] {

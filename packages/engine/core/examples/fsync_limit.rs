@@ -76,35 +76,32 @@ fn run_overwrite(dir: &Path, n: u64, block: usize) -> OpTimes {
     fsync_dir(dir);
     let prepare = prep.elapsed();
 
-    let mut buf = vec![0xA5u8; block];
-    let mut write = Vec::with_capacity(n as usize);
-    let mut sync = Vec::with_capacity(n as usize);
-    let start = Instant::now();
-    for i in 0..n {
-        fill(&mut buf, i);
-        let t0 = Instant::now();
-        file.write_all_at(&buf, i * block as u64).expect("pwrite");
-        let t1 = Instant::now();
-        fdatasync(&file);
-        let t2 = Instant::now();
-        write.push(t1 - t0);
-        sync.push(t2 - t1);
-    }
-    let total = start.elapsed();
-    drop(file);
-    let _ = fs::remove_file(&path);
-    OpTimes { write, sync, total, prepare }
+    timed_writes(file, &path, n, block, prepare, |file, buf, i| {
+        file.write_all_at(buf, i * block as u64).expect("pwrite")
+    })
 }
 
 fn run_append(dir: &Path, n: u64, block: usize) -> OpTimes {
     let path: PathBuf = dir.join(format!("fsync-limit-append-{}.dat", std::process::id()));
     let prep = Instant::now();
-    let mut file =
-        OpenOptions::new().write(true).create(true).truncate(true).open(&path).expect("create the append file");
+    let file = OpenOptions::new().write(true).create(true).truncate(true).open(&path).expect("create the append file");
     file.sync_all().expect("fsync of the new file");
     fsync_dir(dir);
     let prepare = prep.elapsed();
 
+    timed_writes(file, &path, n, block, prepare, |file, buf, _| file.write_all(buf).expect("write"))
+}
+
+/// The timed part both modes share: `n` blocks, each written by `write_block` (block `i`) and
+/// then fdatasync'd, each call timed apart; the file is removed afterwards.
+fn timed_writes(
+    mut file: File,
+    path: &Path,
+    n: u64,
+    block: usize,
+    prepare: Duration,
+    mut write_block: impl FnMut(&mut File, &[u8], u64),
+) -> OpTimes {
     let mut buf = vec![0xA5u8; block];
     let mut write = Vec::with_capacity(n as usize);
     let mut sync = Vec::with_capacity(n as usize);
@@ -112,7 +109,7 @@ fn run_append(dir: &Path, n: u64, block: usize) -> OpTimes {
     for i in 0..n {
         fill(&mut buf, i);
         let t0 = Instant::now();
-        file.write_all(&buf).expect("write");
+        write_block(&mut file, &buf, i);
         let t1 = Instant::now();
         fdatasync(&file);
         let t2 = Instant::now();
@@ -121,7 +118,7 @@ fn run_append(dir: &Path, n: u64, block: usize) -> OpTimes {
     }
     let total = start.elapsed();
     drop(file);
-    let _ = fs::remove_file(&path);
+    let _ = fs::remove_file(path);
     OpTimes { write, sync, total, prepare }
 }
 
