@@ -129,13 +129,33 @@ async function wharfBlocks(dir: string, blocks: number) {
 
 // ---- Wharf server through the official rethinkdb driver ------------------------------------
 
-/** Seed 000's loop: 1000 sequential hard inserts through the driver port of a server process. */
-async function driverSeq(dir: string, n: number) {
+/**
+ * A server process on a fresh `dir`, connected to through the official driver, with `table`
+ * created; runs `fn`, then closes the connection and stops the server.
+ */
+async function withDriverTable<T>(
+  dir: string,
+  table: string,
+  fn: (conn: rethinkdb.Connection, server: { url: string }) => Promise<T>,
+): Promise<T> {
   fresh(dir);
   const server = await startServerProc(dir);
   try {
     const conn = await r.connect({ host: '127.0.0.1', port: server.driverPort });
-    await r.tableCreate('bench').run(conn);
+    await r.tableCreate(table).run(conn);
+    try {
+      return await fn(conn, server);
+    } finally {
+      await conn.close();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Seed 000's loop: 1000 sequential hard inserts through the driver port of a server process. */
+function driverSeq(dir: string, n: number) {
+  return withDriverTable(dir, 'bench', async (conn, server) => {
     const before = await serverEngineStats(server.url);
     const lat: number[] = new Array(n);
     const t0 = now();
@@ -147,25 +167,18 @@ async function driverSeq(dir: string, n: number) {
     }
     const totalMs = now() - t0;
     const after = await serverEngineStats(server.url);
-    await conn.close();
     return {
       total_ms: totalMs,
       docs_per_s: n / (totalMs / 1000),
       latency_us: summarize(lat),
       fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0),
     };
-  } finally {
-    await server.stop();
-  }
+  });
 }
 
 /** Seed 002's loop: r.table(t).insert(r.json(BLOCK), {durability: 'soft'}) one at a time, then sync. */
-async function driverBlocks(dir: string, blocks: number) {
-  fresh(dir);
-  const server = await startServerProc(dir);
-  try {
-    const conn = await r.connect({ host: '127.0.0.1', port: server.driverPort });
-    await r.tableCreate('blocks').run(conn);
+function driverBlocks(dir: string, blocks: number) {
+  return withDriverTable(dir, 'blocks', async (conn) => {
     let bytes = 0;
     const t0 = now();
     for (let i = 0; i < blocks; i++) {
@@ -176,12 +189,8 @@ async function driverBlocks(dir: string, blocks: number) {
     }
     const insertMs = now() - t0;
     await r.table('blocks').sync().run(conn);
-    const totalMs = now() - t0;
-    await conn.close();
-    return blockRates(blocks, bytes, totalMs, insertMs);
-  } finally {
-    await server.stop();
-  }
+    return blockRates(blocks, bytes, now() - t0, insertMs);
+  });
 }
 
 // ---- PostgreSQL (a cluster started by the orchestrator) -------------------------------------
