@@ -151,13 +151,7 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; hand
     native.flushIntervalMs = positiveInteger(o.flushIntervalMs, 'options.flushIntervalMs');
   }
   if (o.groupCommitWindowMs !== undefined) {
-    const ms = o.groupCommitWindowMs;
-    if (typeof ms !== 'number' || !(ms >= 0 && ms <= 1000)) {
-      throw invalidArgument(
-        `options.groupCommitWindowMs must be a number of milliseconds from 0 to 1000; got ${describe(ms)}`,
-      );
-    }
-    native.groupCommitWindowMs = ms;
+    native.groupCommitWindowMs = millisecondsUpTo(o.groupCommitWindowMs, 1000, 'options.groupCommitWindowMs');
   }
   if (o.memoryBudget !== undefined) {
     native.memoryBudget = positiveInteger(o.memoryBudget, 'options.memoryBudget');
@@ -169,13 +163,11 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; hand
     if (native.mergeFanIn < 2) throw invalidArgument(`options.mergeFanIn must be at least 2; got ${native.mergeFanIn}`);
   }
   if (o.backgroundDelayPerMibMs !== undefined) {
-    const ms = o.backgroundDelayPerMibMs;
-    if (typeof ms !== 'number' || !(ms >= 0 && ms <= 10_000)) {
-      throw invalidArgument(
-        `options.backgroundDelayPerMibMs must be a number of milliseconds from 0 to 10000; got ${describe(ms)}`,
-      );
-    }
-    native.backgroundDelayPerMibMs = ms;
+    native.backgroundDelayPerMibMs = millisecondsUpTo(
+      o.backgroundDelayPerMibMs,
+      10_000,
+      'options.backgroundDelayPerMibMs',
+    );
   }
   const durability = o.durability === undefined ? 'hard' : oneOf(o.durability, DURABILITIES, 'options.durability');
   let spinWaitUs = DEFAULT_SPIN_WAIT_US;
@@ -388,6 +380,14 @@ function optionsObject(options: unknown, argument: string, known: readonly strin
     }
   }
   return options as Record<string, unknown>;
+}
+
+/** A number of milliseconds from 0 to `max` (a fraction allowed), else an error naming `name`. */
+function millisecondsUpTo(ms: unknown, max: number, name: string): number {
+  if (typeof ms !== 'number' || !(ms >= 0 && ms <= max)) {
+    throw invalidArgument(`${name} must be a number of milliseconds from 0 to ${max}; got ${describe(ms)}`);
+  }
+  return ms;
 }
 
 function positiveInteger(value: unknown, argument: string): number {

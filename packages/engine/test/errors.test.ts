@@ -98,6 +98,19 @@ describe('argument validation names the argument', () => {
       'WHARF_ERR_INVALID_ARGUMENT',
       /unknown option options\.flushInterval; did you mean flushIntervalMs\?/,
     );
+    // The two millisecond options with a range: each named with its own bound.
+    for (const [option, max] of [
+      ['groupCommitWindowMs', 1000],
+      ['backgroundDelayPerMibMs', 10000],
+    ] as const) {
+      for (const bad of [-1, max + 1, '5', Number.NaN]) {
+        await expectCode(
+          Database.open(dir, { [option]: bad } as never),
+          'WHARF_ERR_INVALID_ARGUMENT',
+          new RegExp(`^options\\.${option} must be a number of milliseconds from 0 to ${max}; got `),
+        );
+      }
+    }
   });
 
   it('tables and writes', async () => {
