@@ -1,6 +1,7 @@
 import type { Key, ScanOptions } from '@wharf/engine';
 import type { FastifyInstance } from 'fastify';
 import { fromEngineError, WharfServerError } from '../../errors.js';
+import { continueAfter } from '../../scan-pages.js';
 import { encodeBoundKey, type KeyType, parseBoundKey, pathKeyCandidates } from '../keys.js';
 import { errorResponses } from '../schemas/index.js';
 
@@ -138,16 +139,7 @@ export default async function documentsRoutes(app: FastifyInstance): Promise<voi
       const opts: ScanOptions = { limit: q.limit + 1, reverse: q.reverse };
       for (const b of ['gt', 'gte', 'lt', 'lte'] as const)
         if (q[b] !== undefined) opts[b] = parseBoundKey(q[b] as string);
-      if (q.after !== undefined) {
-        const after = parseBoundKey(q.after);
-        if (q.reverse) {
-          delete opts.lte;
-          opts.lt = after;
-        } else {
-          delete opts.gte;
-          opts.gt = after;
-        }
-      }
+      if (q.after !== undefined) continueAfter(opts, parseBoundKey(q.after));
       let docs: object[];
       try {
         docs = await app.db.table(table).scan(opts);

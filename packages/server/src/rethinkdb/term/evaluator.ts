@@ -8,6 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
 import { errorCatalogue } from '@wharf/wire';
 import { engineCodeOf, engineErrorNames } from '../../errors.js';
+import { continueAfter } from '../../scan-pages.js';
 import {
   internalError,
   nonExistence,
@@ -211,14 +212,7 @@ export class Evaluator {
       }
       for (const r of rows) yield r as Datum;
       if (rows.length < SCAN_PAGE) return;
-      const last = field(rows[rows.length - 1] as DatumObject, ref.primaryKey) as Key;
-      if (opts.reverse) {
-        delete opts.lte;
-        opts.lt = last;
-      } else {
-        delete opts.gte;
-        opts.gt = last;
-      }
+      continueAfter(opts, field(rows[rows.length - 1] as DatumObject, ref.primaryKey) as Key);
     }
   }
 
