@@ -85,7 +85,7 @@ pub(super) struct Group {
     /// 64 single-document writers.
     last_table: Option<Arc<Table>>,
     /// Set when the group began: a poisoned database applies nothing.
-    poisoned: Option<Error>,
+    pub(super) poisoned: Option<Error>,
 }
 
 impl Group {

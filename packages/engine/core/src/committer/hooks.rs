@@ -7,15 +7,18 @@ use std::sync::Arc;
 use super::clock::{Clock, SystemClock};
 
 /// Where the committer is. The hook runs on the committer thread; blocking in it holds the
-/// committer there (requests keep queueing meanwhile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// committer there (requests keep queueing meanwhile), except at `Parking`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SyncPoint {
     /// Idle, with nothing queued: about to spin or park until a request arrives.
     Idle,
     /// A group was opened with every request queued at that moment, now applied.
     GroupOpened,
-    /// Gathering: about to wait for the rest of a cohort of hard writers.
+    /// Gathering: about to wait for the rest of a cohort of hard writers, its deadline fixed.
     Gathering,
+    /// About to park on the condvar, the queue locked: a request queued after this point finds
+    /// the committer parked. Observe only: holding it here would block every submitter.
+    Parking,
     /// The group's soft writes are answered; about to write the group to the journal.
     Writing,
     /// The group is written; about to fdatasync it.

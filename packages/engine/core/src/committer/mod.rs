@@ -272,7 +272,8 @@ impl Committer {
                 self.shared.sync_point(SyncPoint::GroupOpened);
                 let window = self.options.group_commit_window;
                 // A lone writer never waits: gather only after a group answered several writes.
-                if self.recent.durable_writes < 2 || window.is_zero() {
+                // A poisoned database applies nothing: it answers at once.
+                if self.recent.durable_writes < 2 || window.is_zero() || group.poisoned.is_some() {
                     State::Committing(group)
                 } else {
                     State::Gathering { give_up: self.now() + window, group }
@@ -283,7 +284,6 @@ impl Committer {
                 if group.writes >= self.recent.cohort || group.closing.is_some() || now >= give_up {
                     return State::Committing(group);
                 }
-                self.shared.sync_point(SyncPoint::Gathering);
                 let batch = self.wait_for_cohort(&group, give_up);
                 if batch.is_empty() {
                     return State::Committing(group); // nobody came within the gap
@@ -360,6 +360,7 @@ impl Committer {
         // Spinning callers come back within microseconds: take each as it arrives (and apply it
         // while the others are still being made) rather than park.
         let spin_until = self.callers_come_back_quickly().then_some(until);
+        self.shared.sync_point(SyncPoint::Gathering);
         let queue = self.wait(WaitFor { spin_until, until: Some(until), wake_at });
         self.take(queue)
     }
@@ -390,6 +391,7 @@ impl Committer {
                 None => None,
             };
             queue.wake_at = w.wake_at;
+            self.shared.sync_point(SyncPoint::Parking);
             queue = match timeout {
                 Some(t) => self.shared.wake.wait_timeout(queue, t).unwrap().0,
                 None => self.shared.wake.wait(queue).unwrap(),
@@ -429,6 +431,3 @@ pub(crate) fn fail(request: Request, error: Error) {
         | Request::Close { done } => done(Err(error)),
     }
 }
-
-#[cfg(test)]
-mod tests;
