@@ -19,6 +19,7 @@ export const PACKAGES = [
   'packages/client',
   'apps/admin',
   'packages/server',
+  'packages/bench',
   'apps/cli',
 ] as const;
 

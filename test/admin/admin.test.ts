@@ -5,7 +5,8 @@
  * restart. Every scenario runs at 1280 px and at 400 px wide; screenshots go to
  * test/admin/artifacts/ (gitignored).
  *
- * Skipped, with a message, only when /usr/bin/chromium is missing (`apt-get install -y chromium`).
+ * Skipped, with a message, only when /usr/bin/chromium is missing (`apt-get install -y chromium`)
+ * outside CI; under CI (`CI` set, as `.ci/run` runs) a missing browser fails the suite.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -26,6 +27,9 @@ const LAUNCH_ARGS = [
   '--disable-component-update', '--disable-sync',
 ];
 const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium && process.env.CI) {
+  throw new Error(`test/admin: ${CHROMIUM} is missing, and under CI the admin UI must be tested (apt-get install -y chromium)`);
+}
 if (!hasChromium) console.warn(`test/admin: skipped: ${CHROMIUM} is missing (install it: apt-get install -y chromium)`);
 
 /**

@@ -6,12 +6,15 @@
  * - the full install prints no warning; every package loads in plain node with `import` and with
  *   `require` (and, on the first version, its types check with tsc); `npx wharf gen | npx wharf
  *   import -` loads 100,000 documents into the embedded default, and @wharf/engine counts them back;
- * - a remote-only project (@wharf/cli and @wharf/client, no engine, no server, and the official
+ * - a remote-only project (@wharf/cli with @wharf/bench, @wharf/client, no engine, no server, and the official
  *   `rethinkdb` driver) installs no native code and runs no install script (`--ignore-scripts`
  *   changes nothing); from it an ESM and a CommonJS script each load 10,000 documents into
  *   `wharf serve` of the full install and read them back through the driver, and `npx wharf
- *   import` loads there too; its embedded import, `wharf serve` and `wharf bench` say in one line
- *   what they need;
+ *   import` loads there too; its embedded import and `wharf serve` say in one line what they
+ *   need, and `wharf bench` skips an engine scenario in one line saying what to install;
+ * - `npx wharf bench group-commit --quick` (@wharf/bench, the engine, the Node fdatasync loop)
+ *   prints its table from the full install (on the first version), and `npx wharf bench seed000`
+ *   skips in one line without its optional reference better-sqlite3;
  * - that server's admin UI at `/` renders in Chromium; SIGTERM stops it with exit 0.
  *
  * Then once: without the prebuilt platform package, @wharf/engine says in one line how to get an
@@ -179,7 +182,7 @@ function expectLoaded(stdout: string): string {
   return `${got.count} documents read back through the rethinkdb driver`;
 }
 
-const LIBRARIES = ['@wharf/wire', '@wharf/engine', '@wharf/client', '@wharf/server', '@wharf/cli'];
+const LIBRARIES = ['@wharf/wire', '@wharf/engine', '@wharf/client', '@wharf/server', '@wharf/bench', '@wharf/cli'];
 
 /** Uses a typed export of each package; tsc fails when a package's types are missing or wrong. */
 const TYPES_SCRIPT = `
@@ -188,6 +191,10 @@ const TYPES_SCRIPT = `
   import { startServer, type ServerHandle } from '@wharf/server';
   import { encodeFrame } from '@wharf/wire';
   import { parse } from '@wharf/cli';
+  import { runBenchSuite, type BenchSuiteOptions } from '@wharf/bench';
+  import { mulberry32 } from '@wharf/bench/random';
+  const bench: (o: BenchSuiteOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }) => Promise<number> = runBenchSuite;
+  const random: number = mulberry32(1)();
   const db: Promise<Database> = Database.open('x');
   const result: WriteResult | undefined = undefined;
   const end: () => Promise<LoadSummary> = createLoader({ target: 'wharf://127.0.0.1:1', table: 't' }).end;
@@ -195,7 +202,7 @@ const TYPES_SCRIPT = `
   const frame: Buffer = encodeFrame({ type: 'sync', id: 1 });
   // @ts-expect-error: a number is not an argv
   parse(42);
-  void [db, result, end, server, frame];
+  void [db, result, end, server, frame, bench, random];
 `;
 
 const COUNT_SCRIPT = `
@@ -219,7 +226,7 @@ async function main(): Promise<void> {
   const file = (name: string) => (tarballs.get(name) as Tarball).file;
   const all = [...tarballs.values()].map((t) => t.file);
   const withoutPrebuilt = all.filter((f) => f !== file('@wharf/engine-linux-x64-gnu'));
-  const remoteOnly = [file('@wharf/cli'), file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
+  const remoteOnly = [file('@wharf/cli'), file('@wharf/bench'), file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
 
   for (const major of majors) {
     log(`\n== Node ${major}`);
@@ -257,8 +264,25 @@ async function main(): Promise<void> {
       writeFileSync(join(full, 'count.mjs'), COUNT_SCRIPT);
       assert.equal(ok(sh('node count.mjs wharf-data t', full, env), 'count').trim(), '100000');
     });
+    // Once (~1 min): the bench's child processes run the same way on every version.
+    if (major === majors[0]) await check('npx wharf bench group-commit --quick prints its table (the Node fdatasync loop as the reference)', () => {
+      const r = sh('npx wharf bench group-commit --quick --out bench-gc', full, env);
+      const out = ok(r, 'wharf bench group-commit');
+      assert.match(r.stderr, /^fdatasync reference: fs\.writeSync \+ fs\.fdatasyncSync loop \(Node\)$/m);
+      const row = /^group-commit +│ 64 writers ÷ 1 writer: throughput +│ [^│]+│ ([\d.]+)×/m.exec(out);
+      assert.ok(row, `no 64-writer row in:\n${out}\n${r.stderr}`);
+      assert.ok(existsSync(join(full, 'bench-gc', 'results.json')) && existsSync(join(full, 'bench-gc', 'report.html')));
+      return `64 writers ÷ 1 writer ${row[1]}×`;
+    });
+    await check('npx wharf bench seed000 without better-sqlite3 skips in one line saying what to install', () => {
+      const r = sh('npx wharf bench seed000 --quick --out bench-skip', full, env);
+      const out = ok(r, 'wharf bench seed000');
+      const skip = 'seed000: skipped, needs better-sqlite3 (npm install better-sqlite3)';
+      assert.deepEqual(r.stderr.split('\n').filter((l) => l.includes('skipped')), [skip]);
+      assert.match(out, new RegExp(`^note: ${skip.replace(/[()]/g, '\\$&')}$`, 'm'));
+    });
 
-    await check('remote-only install (@wharf/cli, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)', () => {
+    await check('remote-only install (@wharf/cli, @wharf/bench, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)', () => {
       install(client, env, remoteOnly);
       const withScripts = tree(client);
       rmSync(join(client, 'node_modules'), { recursive: true });
@@ -279,7 +303,10 @@ async function main(): Promise<void> {
       };
       needs('echo \'{"id":1}\' | npx wharf import - --table t', /needs the optional package @wharf\/engine \(npm install @wharf\/engine\)/);
       needs('npx wharf serve', /^wharf serve: the server is not installed\. Install @wharf\/server \(npm install @wharf\/server\) and run again\.$/m);
-      needs('npx wharf bench limit', /^wharf bench: the benchmark suite runs from a clone of the Wharf repository/m);
+      // A skipped scenario is not a failure: exit 0, one line saying what to install.
+      const bench = sh('npx wharf bench group-commit --quick --out bench-skip', client, env);
+      ok(bench, 'wharf bench group-commit');
+      assert.deepEqual(bench.stderr.split('\n').filter((l) => l.includes('skipped')), ['group-commit: skipped, needs @wharf/engine (npm install @wharf/engine)']);
     });
 
     let server: Served | undefined;

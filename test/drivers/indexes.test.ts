@@ -7,21 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import rethinkdb from 'rethinkdb';
 import { r as rts } from 'rethinkdb-ts';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { serverForSuite } from '../helpers/server-suite.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
-let server: SpawnedServer;
-
-beforeAll(async () => {
-  server = await spawnServer();
-});
-
-afterAll(async () => {
-  await server?.stop('SIGKILL');
-  if (server) removeDir(server.dataDir);
-});
+const suiteServer = serverForSuite();
 
 const CITIES = ['Berlin', 'Bonn', 'Essen', 'Kiel', 'Ulm'];
 const TAGS = ['a', 'b', 'c', 'd'];
@@ -52,7 +43,7 @@ describe.each([
   };
 
   beforeAll(async () => {
-    conn = await r.connect({ host: server.driver.host, port: server.driver.port });
+    conn = await r.connect({ host: suiteServer().driver.host, port: suiteServer().driver.port });
     await run(r.tableCreate(table));
     const res = await run(r.table(table).insert(makeDocs(300)));
     expect(res.inserted).toBe(300);

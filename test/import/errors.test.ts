@@ -2,7 +2,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countOf, tempDir, wharf } from './helpers.js';
+import { errorCatalogue, exitCodeOf } from '@wharf/wire';
+import { countOf, tempDir, wharf, withDb } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -43,7 +44,8 @@ describe('wharf import: bad rows', () => {
     const report = JSON.parse(readFileSync(join(cwd, 'm.json'), 'utf8'));
     expect(report.status).toBe('failed');
     expect(report.ok).toBe(false);
-    expect(report.error.code).toBe('WHARF_MAX_ERRORS');
+    expect(report.error.code).toBe('WHARF_ERR_MAX_ERRORS');
+    expect(r.code).toBe(errorCatalogue.WHARF_ERR_MAX_ERRORS.exit);
     expect(report.documents.rejected).toBeGreaterThan(3);
     expect(report.documents.read).toBeLessThan(20000);
     expect(report.checkpoint.complete).toBe(false);
@@ -80,6 +82,40 @@ describe('wharf import: bad rows', () => {
     const r = await wharf(['import', 'broken.json', '-t', 'x', '--target', `embedded:${join(cwd, 'data3')}`], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toMatch(/line 4/);
+  });
+});
+
+describe('wharf import: the exit status of a failure is its code\'s in the error catalogue', () => {
+  /** Runs an import that fails; returns its exit status and its report's error code. */
+  async function failing(args: string[], report: string): Promise<{ exit: number | null; code: string }> {
+    const r = await wharf([...args, '--report', report], { cwd });
+    const written = JSON.parse(readFileSync(join(cwd, report), 'utf8'));
+    expect(written.status, r.stdout + r.stderr).toBe('failed');
+    expect(written.exitCode).toBe(r.code);
+    return { exit: r.code, code: written.error.code };
+  }
+
+  it('an engine refusal of a bad argument: WHARF_ERR_INVALID_ARGUMENT, exit 2 (usage)', async () => {
+    writeFileSync(join(cwd, 'two.ndjson'), '{"id":1}\n{"id":2}\n');
+    const r = await failing(['import', 'two.ndjson', '-t', 'x', '--target', `embedded:${join(cwd, 'data-pk')}`, '--primary-key', 'bad key'], 'pk.json');
+    expect(r).toEqual({ exit: exitCodeOf('WHARF_ERR_INVALID_ARGUMENT'), code: 'WHARF_ERR_INVALID_ARGUMENT' });
+    expect(r.exit).toBe(2);
+  });
+
+  it('a directory another handle holds: WHARF_ERR_LOCKED, exit 1', async () => {
+    writeFileSync(join(cwd, 'two.ndjson'), '{"id":1}\n{"id":2}\n');
+    const dir = join(cwd, 'data-locked');
+    const r = await withDb(dir, () => failing(['import', 'two.ndjson', '-t', 'x', '--target', `embedded:${dir}`], 'locked.json'));
+    expect(r).toEqual({ exit: errorCatalogue.WHARF_ERR_LOCKED.exit, code: 'WHARF_ERR_LOCKED' });
+    expect(r.exit).toBe(1);
+  });
+
+  it('a bad command line: WHARF_ERR_USAGE, exit 2', async () => {
+    // Found by the import itself, not the argument parser: it throws a WHARF_ERR_USAGE error.
+    const r = await wharf(['import', '-', '-t', 'x', '--resume', '--target', `embedded:${join(cwd, 'data-usage')}`], { cwd });
+    expect(r.stderr).toMatch(/--resume from standard input needs --format/);
+    expect(r.code, r.stdout + r.stderr).toBe(exitCodeOf('WHARF_ERR_USAGE'));
+    expect(r.code).toBe(2);
   });
 });
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoader, EmbeddedTarget, type IndexSpec, type InsertOptions, type Payload } from '@wharf/client';
 import { Database } from '@wharf/engine';
 import { startServer, type ServerHandle } from '@wharf/server';
-import { tempDir, wharf, withDb } from './helpers.js';
+import { remoteTargets, tempDir, wharf, withDb } from './helpers.js';
 
 const tmp = tempDir();
 const cwd = tmp.dir;
@@ -139,10 +139,7 @@ describe('wharf import --index', () => {
     expect(r2.stderr).toMatch(/expected name=field/);
   });
 
-  describe.each([
-    ['wharf', () => `wharf://127.0.0.1:${server.http.port}`],
-    ['rethinkdb', () => `rethinkdb://admin@127.0.0.1:${server.driver!.port}/test`],
-  ])('target %s://', (name, target) => {
+  describe.each(remoteTargets(() => server))('target %s://', (name, target) => {
     it('builds the indexes after the load; getAll through the HTTP routes works afterwards', async () => {
       const table = `people_${name}`;
       const r = await wharf(['import', 'people.ndjson', '-t', table, '--target', target(), '--report', `${name}.json`, ...INDEX_ARGS], { cwd });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keyOf, readCheckpoint } from '@wharf/cli';
 import { start, tempDir, wharf, withDb } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -16,14 +17,6 @@ const cwd = tmp.dir;
 const N = 400_000;
 const BAD_EVERY = 997;
 const SEED = 1;
-
-async function waitFor(cond: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('wharf import --resume', () => {
   it('continues after SIGKILL with no duplicates and no gaps', async () => {
@@ -37,7 +30,7 @@ describe('wharf import --resume', () => {
     // It moves every 20 ms, so the kill lands long before the import could finish.
     const first = start([...args, '--checkpoint-ms', '20'], { cwd });
     let killedAt = 0;
-    await waitFor(() => {
+    await until('the checkpoint to advance past 20,000 documents', () => {
       if (!existsSync(ck)) return false;
       try {
         const cp = readCheckpoint(ck);
@@ -49,7 +42,7 @@ describe('wharf import --resume', () => {
         // a slot being written: read again
       }
       return false;
-    }, 'the checkpoint to advance');
+    }, 10);
     first.child.kill('SIGKILL');
     const r1 = await first.done;
     expect(r1.signal).toBe('SIGKILL');

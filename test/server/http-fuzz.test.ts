@@ -7,10 +7,10 @@
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { catalog } from '../../packages/server/src/errors.js';
+import { errorCatalogue, type WharfErrorCode } from '@wharf/wire';
 import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 
-const CODES = new Set(Object.keys(catalog));
+const CODES = new Set(Object.keys(errorCatalogue));
 
 function send(server: SpawnedServer, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
@@ -81,6 +81,8 @@ describe('HTTP routes (fast-check)', () => {
           const e = JSON.parse(res.text) as { code?: string; statusCode?: number; message?: string };
           expect(CODES.has(e.code as string), `${method} ${p}${q}: ${res.text.slice(0, 300)}`).toBe(true);
           expect(e.statusCode).toBe(res.status);
+          // The status is the one the catalogue gives the code (docs/ERRORS.md).
+          expect(res.status, `${method} ${p}${q}: ${e.code}`).toBe(errorCatalogue[e.code as WharfErrorCode].status);
           expect(typeof e.message).toBe('string');
         }
       }),

@@ -5,24 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../helpers/rng.js';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { serverForSuite } from '../helpers/server-suite.js';
 
 type Doc = Record<string, unknown> & { id: number };
 type Scalar = string | number | boolean | null;
 
-let server: SpawnedServer;
-
-beforeAll(async () => {
-  server = await spawnServer();
-});
-
-afterAll(async () => {
-  await server?.stop('SIGKILL');
-  if (server) removeDir(server.dataDir);
-});
+const suiteServer = serverForSuite();
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${server.url}${path}`, {
+  const res = await fetch(`${suiteServer().url}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -13,6 +13,7 @@ import WebSocket from 'ws';
 import { decodeServerMessage, encodeFrame, type ServerMessage } from '@wharf/wire';
 import { createLoader, LoaderError } from '@wharf/client';
 import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { until } from '../helpers/until.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const r: any = rethinkdb;
@@ -288,6 +289,8 @@ describe('bounds', () => {
     }
   });
 
+  /** Bytes of unfinished bodies the server holds now (its /api/stats). */
+  const bufferedBytes = async (): Promise<number> => (await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes;
   const rawSocket = (to: SpawnedServer = server): Promise<Socket> =>
     new Promise((resolve, reject) => {
       const s = connect(to.http.port, '127.0.0.1', () => resolve(s));
@@ -362,13 +365,8 @@ describe('bounds', () => {
     const firstClosed = untilClosed(first);
     first.write(head);
     first.write(Buffer.alloc(3 * 1024 * 1024, 0x20));
-    // Bounded wait until the server holds the first body's bytes.
-    for (let i = 0; i < 100; i++) {
-      const held = (await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes;
-      if (held >= 3 * 1024 * 1024) break;
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    expect((await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes).toBe(3 * 1024 * 1024);
+    await until("the server to hold the first body's 3 MiB", async () => (await bufferedBytes()) >= 3 * 1024 * 1024, 50);
+    expect(await bufferedBytes()).toBe(3 * 1024 * 1024);
     const second = await rawSocket();
     const secondClosed = untilClosed(second);
     second.write(head);
@@ -379,17 +377,14 @@ describe('bounds', () => {
     expect((await call(server, 'GET', '/health')).status).toBe(200);
     first.destroy();
     await firstClosed;
-    for (let i = 0; i < 100 && (await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes !== 0; i++) await new Promise((res) => setTimeout(res, 50));
-    expect((await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes).toBe(0);
+    await until("the closed connection's bytes to leave the budget", async () => (await bufferedBytes()) === 0, 50);
   });
 
   it('counts unfinished ws messages in the same budget: past it WHARF_ERR_OVERLOADED and close 1013', async () => {
-    const held = async (): Promise<number> => (await call(server, 'GET', '/api/stats')).json.server.bufferedBodyBytes;
     const first = (await openWs(`ws://127.0.0.1:${server.http.port}/ws/ingest`)).ws as WebSocket;
     // The first fragment of a message that never ends (a frame header, then 3 MiB of payload).
     first.send(encodeFrame({ type: 'insert', id: 1, table: 't', format: 'ndjson' }, Buffer.alloc(3 * 1024 * 1024, 0x20)), { fin: false });
-    for (let i = 0; i < 100 && (await held()) < 3 * 1024 * 1024; i++) await new Promise((res) => setTimeout(res, 50));
-    expect(await held()).toBeGreaterThanOrEqual(3 * 1024 * 1024);
+    await until("the server to hold the unfinished message's 3 MiB", async () => (await bufferedBytes()) >= 3 * 1024 * 1024, 50);
     const second = (await openWs(`ws://127.0.0.1:${server.http.port}/ws/ingest`)).ws as WebSocket;
     const messages: ServerMessage[] = [];
     second.on('message', (d) => messages.push(decodeServerMessage(d as Buffer)));
@@ -399,8 +394,7 @@ describe('bounds', () => {
     expect(messages).toEqual([expect.objectContaining({ type: 'error', id: null, code: 'WHARF_ERR_OVERLOADED' })]);
     expect((await call(server, 'GET', '/health')).status).toBe(200);
     first.terminate();
-    for (let i = 0; i < 100 && (await held()) !== 0; i++) await new Promise((res) => setTimeout(res, 50));
-    expect(await held()).toBe(0);
+    await until("the terminated connection's bytes to leave the budget", async () => (await bufferedBytes()) === 0, 50);
   });
 
   it('limits connections (HTTP and driver port together): past maxConnections 503, then serves again', async () => {
@@ -416,11 +410,6 @@ describe('bounds', () => {
     expect(idle.length).toBeLessThanOrEqual(6);
     await expect(r.connect({ host: '127.0.0.1', port: server.driver.port, timeout: 5 })).rejects.toThrow();
     for (const s of idle) s.destroy();
-    let ok = 0;
-    for (let i = 0; i < 100 && ok !== 200; i++) {
-      ok = (await call(server, 'GET', '/health')).status;
-      if (ok !== 200) await new Promise((res) => setTimeout(res, 50));
-    }
-    expect(ok).toBe(200);
+    await until('the server to serve again once the idle connections are closed', async () => (await call(server, 'GET', '/health')).status === 200, 50);
   });
 });

@@ -30,10 +30,10 @@ describe('shutdown with a poisoned engine', () => {
       if (res.status !== 200) failed = res;
     }
     expect(failed).not.toBeNull();
-    // Once poisoned, every write gets WHARF_ERR_ENGINE_POISONED, its message saying it once.
+    // Once poisoned, every write gets WHARF_ERR_POISONED, its message saying it once.
     const refused = await post('/api/tables/t/documents', JSON.stringify([{ id: 'after' }]));
     expect(refused.status).toBe(503);
-    expect(refused.json.code).toBe('WHARF_ERR_ENGINE_POISONED');
+    expect(refused.json.code).toBe('WHARF_ERR_POISONED');
     expect(refused.json.message).toMatch(/^Writes are refused: an earlier journal write or fdatasync failed \(/);
     expect(refused.json.message).not.toMatch(/I\/O failure/);
     expect((await fetch(`${server.url}/health`)).status).toBe(503);

@@ -3,7 +3,8 @@
  * src/bin.ts (the `wharf` command) calls main().
  */
 import { parse } from './parse.js';
-import { runImport, UsageError } from './commands/import/index.js';
+import { exitCodeOf } from '@wharf/client';
+import { runImport } from './commands/import/index.js';
 import { runGen } from './commands/gen/index.js';
 import { runServe } from './commands/serve/index.js';
 import { runBench } from './commands/bench/index.js';
@@ -49,12 +50,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         });
         return exitCode;
       } catch (err) {
-        if (err instanceof UsageError) {
-          process.stderr.write(`wharf import: ${err.message}\n`);
-          return EXIT.usage;
-        }
+        // The error's code decides the status (docs/ERRORS.md): a UsageError is WHARF_ERR_USAGE, 2.
         process.stderr.write(`wharf import: ${(err as Error).message}\n`);
-        return EXIT.failed;
+        return exitCodeOf((err as { code?: unknown }).code);
       } finally {
         process.off('SIGINT', onSigint);
         process.off('SIGTERM', onSigint);

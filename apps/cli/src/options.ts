@@ -2,6 +2,8 @@
  * Every command-line option, defined once. parse.ts builds the parser from these tables and
  * docs.ts renders them as docs/reference/cli.md, so the two cannot drift apart.
  */
+import type { BenchSuiteOptions } from '@wharf/bench';
+import { SCENARIOS } from '@wharf/bench/names';
 import type { CsvTypes, Format } from './commands/import/formats/index.js';
 
 /** One `--index name=field[:multi]`. */
@@ -63,20 +65,8 @@ export interface ServeOptions {
   allowedHosts?: string[];
 }
 
-export interface BenchOptions {
-  /** A scenario (limit, seed000, group-commit, bulk, sustained, kv), several separated by commas, or all. */
-  scenario: string;
-  quick: boolean;
-  out?: string;
-  dir?: string;
-  rounds?: number;
-  minutes?: number;
-  memoryBudgetMb?: number;
-  docs?: number;
-  blocks?: number;
-  kvPuts?: number;
-  kvJsPuts?: number;
-}
+/** `wharf bench`'s options: the suite's (@wharf/bench), the scratch directory as `--dir`. */
+export type BenchOptions = Omit<BenchSuiteOptions, 'dataDir' | 'cliBin'> & { dir?: string };
 
 export interface OptionDef<T> {
   /** Long flag without the dashes, e.g. 'batch-size' (a boolean default-true flag: 'no-final-sync'). */
@@ -252,12 +242,11 @@ export const serveCommand: CommandDef<ServeOptions> = {
 
 // ── wharf bench ───────────────────────────────────────────────────────────────────────────────
 
-export const BENCH_SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
 
 export const benchCommand: CommandDef<BenchOptions> = {
   name: 'bench',
-  summary: 'Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds\' ratios): the fdatasync limit, seed 000\'s sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. Runs from a clone of the repository (docs/BENCHMARKS.md).',
-  argument: { name: '<scenario>', key: 'scenario', description: `One of ${BENCH_SCENARIOS.join(', ')}; several separated by commas; or all.` },
+  summary: 'Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds\' ratios): the fdatasync limit, seed 000\'s sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg) is skipped with one line saying what to install (docs/BENCHMARKS.md).',
+  argument: { name: '<scenario>', key: 'scenario', description: `One of ${SCENARIOS.join(', ')}; several separated by commas; or all.` },
   options: [
     { flag: 'quick', key: 'quick', default: false, description: 'Smaller runs (3 rounds, 100k bulk documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.' },
     { flag: 'out', short: 'o', key: 'out', arg: '<dir>', defaultText: './results/bench-<timestamp>', description: 'Results folder: results.json and the self-contained report.html.' },
@@ -269,6 +258,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
     { flag: 'blocks', key: 'blocks', arg: '<n>', parse: parseIntStrict(1), defaultText: '10000 (quick: 100)', description: 'bulk: blocks of ~900 KB (seed 002).' },
     { flag: 'kv-puts', key: 'kvPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '100000000 (quick: 10000000)', description: 'kv: puts through the Rust core (cargo example kv).' },
     { flag: 'kv-js-puts', key: 'kvJsPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '10000000 (quick: 1000000)', description: 'kv: puts through the JS API.' },
+    { flag: 'fsync-loop', key: 'fsyncLoop', arg: '<rust|node>', choices: ['rust', 'node'], parse: choice(['rust', 'node'] as const), defaultText: 'rust in a clone with cargo, else node', description: 'The raw fdatasync loop every ratio is taken to: the Rust core\'s examples/fsync_limit.rs (built with cargo), or the same write + fdatasync calls from Node.' },
   ],
   examples: ['wharf bench all --quick', 'wharf bench seed000', 'wharf bench bulk,sustained --minutes 3 --out results/disk-a'],
 };

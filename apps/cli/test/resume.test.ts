@@ -86,6 +86,8 @@ describe('wharf gen', () => {
     const a = [...generate({ count: 2000, size: 200, format: 'ndjson', seed: 3, badEvery: 0 })].join('');
     const b = [...generate({ count: 2000, size: 200, format: 'ndjson', seed: 3, badEvery: 0 })].join('');
     expect(a).toBe(b);
+    // … and the seed matters: another seed, other documents.
+    expect([...generate({ count: 2000, size: 200, format: 'ndjson', seed: 4, badEvery: 0 })].join('')).not.toBe(a);
     const docs = a.trim().split('\n').map((l) => JSON.parse(l));
     expect(new Set(docs.map((d) => d.id)).size).toBe(2000);
     expect(docs[7].id).toBe(keyOf(7, 3));

@@ -75,7 +75,7 @@ export interface LoaderOptions {
   indexes?: IndexSpec[];
   /** Retries of transient failures (lost connections), with exponential backoff. false: none. */
   retry?: Partial<RetryOptions> | false;
-  /** Stop (end() throws WHARF_MAX_ERRORS) once more documents than this were rejected. Default: never. */
+  /** Stop (end() throws WHARF_ERR_MAX_ERRORS) once more documents than this were rejected. Default: never. */
   maxErrors?: number;
   /** Throughput interval. Default 1000 ms. */
   intervalMs?: number;
@@ -146,7 +146,7 @@ export interface Loader {
    * load did not write every document it was given (less those rejected).
    */
   end(): Promise<LoadSummary>;
-  /** Stops taking documents; batches in flight finish; end() then throws WHARF_ABORTED. */
+  /** Stops taking documents; batches in flight finish; end() then throws WHARF_ERR_ABORTED. */
   abort(reason?: string): void;
   /** Live counters. */
   progress(): LoaderProgress;
@@ -156,16 +156,12 @@ export interface Loader {
   ready(): Promise<void>;
 }
 
-interface Outcome {
+/** What one batch came to: the summary's counts (`LoadSummary`) for its documents. */
+interface Outcome
+  extends Omit<LoadSummary['documents'], 'read'>,
+    Pick<LoadSummary, 'inserted' | 'replaced' | 'unchanged'> {
   firstSeq: number;
   count: number;
-  written: number;
-  rejected: number;
-  present: number;
-  missing: number;
-  inserted: number;
-  replaced: number;
-  unchanged: number;
   errors: DocumentError[];
   lastLine: number;
   lastOffset: number;
@@ -176,7 +172,7 @@ const CONFLICT_MESSAGE = /duplicate primary key|already exists|conflict/i;
 function optNumber(name: string, v: number | undefined, dflt: number, min: number): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || Number.isNaN(v) || v < min) {
-    throw new LoaderError('WHARF_INVALID_ARGUMENT', `${name} must be a number ≥ ${min}, got ${String(v)}`);
+    throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `${name} must be a number ≥ ${min}, got ${String(v)}`);
   }
   return v;
 }
@@ -184,7 +180,7 @@ function optNumber(name: string, v: number | undefined, dflt: number, min: numbe
 function optEnum<T extends string>(name: string, v: T | undefined, allowed: readonly T[], dflt: T): T {
   if (v === undefined) return dflt;
   if (!allowed.includes(v)) {
-    throw new LoaderError('WHARF_INVALID_ARGUMENT', `${name} must be one of ${allowed.join(', ')}, got ${String(v)}`);
+    throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `${name} must be one of ${allowed.join(', ')}, got ${String(v)}`);
   }
   return v;
 }
@@ -194,19 +190,19 @@ const INDEX_NAME = /^[A-Za-z0-9_.-]{1,127}$/;
 /** Checks index specs: names by the table-name rule, dotted field paths, no name twice. Pure. */
 export function checkIndexSpecs(specs: unknown): IndexSpec[] {
   if (specs === undefined) return [];
-  if (!Array.isArray(specs)) throw new LoaderError('WHARF_INVALID_ARGUMENT', 'indexes must be an array of { name, field, multi? }');
+  if (!Array.isArray(specs)) throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'indexes must be an array of { name, field, multi? }');
   const seen = new Set<string>();
   return specs.map((spec: unknown, i) => {
     const s = spec as Partial<IndexSpec> | null;
-    if (s === null || typeof s !== 'object') throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}] must be { name, field, multi? }`);
+    if (s === null || typeof s !== 'object') throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `indexes[${i}] must be { name, field, multi? }`);
     if (typeof s.name !== 'string' || !INDEX_NAME.test(s.name)) {
-      throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}].name must be 1 to 127 letters, digits, '_', '-' or '.'; got ${JSON.stringify(s.name)}`);
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `indexes[${i}].name must be 1 to 127 letters, digits, '_', '-' or '.'; got ${JSON.stringify(s.name)}`);
     }
     if (typeof s.field !== 'string' || s.field.length === 0 || s.field.split('.').some((p) => p.length === 0)) {
-      throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}].field must be a field path such as city or address.city; got ${JSON.stringify(s.field)}`);
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `indexes[${i}].field must be a field path such as city or address.city; got ${JSON.stringify(s.field)}`);
     }
-    if (s.multi !== undefined && typeof s.multi !== 'boolean') throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}].multi must be a boolean`);
-    if (seen.has(s.name)) throw new LoaderError('WHARF_INVALID_ARGUMENT', `index ${JSON.stringify(s.name)} is given twice`);
+    if (s.multi !== undefined && typeof s.multi !== 'boolean') throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `indexes[${i}].multi must be a boolean`);
+    if (seen.has(s.name)) throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `index ${JSON.stringify(s.name)} is given twice`);
     seen.add(s.name);
     return { name: s.name, field: s.field, multi: s.multi === true };
   });
@@ -215,7 +211,7 @@ export function checkIndexSpecs(specs: unknown): IndexSpec[] {
 /** Options with defaults applied and checked. Pure. */
 export function resolveLoaderOptions(o: LoaderOptions) {
   if (typeof o.table !== 'string' || o.table.length === 0) {
-    throw new LoaderError('WHARF_INVALID_ARGUMENT', 'table must be a non-empty string');
+    throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'table must be a non-empty string');
   }
   const naive = o.naive === true;
   const durability = naive ? 'hard' : optEnum('durability', o.durability, ['soft', 'hard'], 'soft');
@@ -318,7 +314,7 @@ class LoaderImpl implements Loader {
 
   push(doc: DocumentInput, meta?: WriteMeta): boolean {
     if (this.#failed) throw this.#failed;
-    if (this.#ended) throw new LoaderError('WHARF_LOADER_CLOSED', 'write() after end()');
+    if (this.#ended) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'write() after end()');
     const now = performance.now();
     if (!this.#latency.started) this.#startClock(now);
     const b = this.#builderFor();
@@ -374,7 +370,7 @@ class LoaderImpl implements Loader {
 
   reject(reason: string, meta?: WriteMeta & { raw?: string }): boolean {
     if (this.#failed) throw this.#failed;
-    if (this.#ended) throw new LoaderError('WHARF_LOADER_CLOSED', 'reject() after end()');
+    if (this.#ended) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'reject() after end()');
     const now = performance.now();
     if (!this.#latency.started) this.#startClock(now);
     const b = this.#builderFor();
@@ -602,7 +598,7 @@ class LoaderImpl implements Loader {
     this.#cb.onProgress?.({ ...m });
     if (m.rejected > this.#o.maxErrors && !this.#failed) {
       this.#fail(
-        new LoaderError('WHARF_MAX_ERRORS', `${m.rejected} documents rejected, more than the ${this.#o.maxErrors} allowed (maxErrors)`),
+        new LoaderError('WHARF_ERR_MAX_ERRORS', `${m.rejected} documents rejected, more than the ${this.#o.maxErrors} allowed (maxErrors)`),
       );
     }
   }
@@ -612,7 +608,7 @@ class LoaderImpl implements Loader {
     this.#failed =
       err instanceof LoaderError
         ? err
-        : new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', (err as Error)?.message ?? String(err), { cause: err });
+        : new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', (err as Error)?.message ?? String(err), { cause: err });
     if (this.#flushTimer) {
       clearTimeout(this.#flushTimer);
       this.#flushTimer = null;
@@ -669,7 +665,7 @@ class LoaderImpl implements Loader {
   // ── end ───────────────────────────────────────────────────────────────────────────────────
 
   abort(reason = 'aborted'): void {
-    this.#fail(new LoaderError('WHARF_ABORTED', reason));
+    this.#fail(new LoaderError('WHARF_ERR_ABORTED', reason));
   }
 
   progress(): LoaderProgress {
@@ -734,7 +730,7 @@ class LoaderImpl implements Loader {
         indexes = await this.#buildIndexes();
         indexBuildMs = Math.round((performance.now() - t0) * 1000) / 1000;
       } catch (err) {
-        this.#failed = err instanceof LoaderError ? err : new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', (err as Error).message, { cause: err });
+        this.#failed = err instanceof LoaderError ? err : new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', (err as Error).message, { cause: err });
       }
     }
     let engine: TargetStats | null = null;
@@ -756,7 +752,7 @@ class LoaderImpl implements Loader {
     summary.indexes = indexes;
     summary.indexBuildMs = indexBuildMs;
     if (syncError && !this.#failed) {
-      this.#failed = new LoaderError(errorCode(syncError) ?? 'WHARF_TARGET_ERROR', `final sync failed: ${(syncError as Error).message}`, {
+      this.#failed = new LoaderError(errorCode(syncError) ?? 'WHARF_ERR_TARGET', `final sync failed: ${(syncError as Error).message}`, {
         cause: syncError,
       });
     }
@@ -766,7 +762,7 @@ class LoaderImpl implements Loader {
     } else if (summary.documents.missing !== 0) {
       summary.ok = false;
       summary.error = {
-        code: 'WHARF_INCOMPLETE',
+        code: 'WHARF_ERR_INCOMPLETE',
         message: `${summary.documents.missing} of ${summary.documents.read} documents have no outcome (written + rejected ≠ read)`,
       };
     }
@@ -785,7 +781,7 @@ class LoaderImpl implements Loader {
   async #buildIndexes(): Promise<IndexBuild[]> {
     const target = this.#target!;
     if (typeof target.createIndex !== 'function' || typeof target.waitIndex !== 'function') {
-      throw new LoaderError('WHARF_TARGET_ERROR', `target ${this.#targetName} cannot build indexes`);
+      throw new LoaderError('WHARF_ERR_TARGET', `target ${this.#targetName} cannot build indexes`);
     }
     const table = this.#o.table;
     const started: { spec: IndexSpec; t0: number; existed: boolean }[] = [];
@@ -795,7 +791,7 @@ class LoaderImpl implements Loader {
       try {
         ({ existed } = await target.createIndex(table, spec));
       } catch (err) {
-        throw new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', `creating index ${spec.name} on ${spec.field}: ${(err as Error).message}`, { cause: err });
+        throw new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', `creating index ${spec.name} on ${spec.field}: ${(err as Error).message}`, { cause: err });
       }
       started.push({ spec, t0, existed });
     }
@@ -804,7 +800,7 @@ class LoaderImpl implements Loader {
         try {
           await target.waitIndex!(table, spec.name);
         } catch (err) {
-          throw new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', `waiting for index ${spec.name}: ${(err as Error).message}`, { cause: err });
+          throw new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', `waiting for index ${spec.name}: ${(err as Error).message}`, { cause: err });
         }
         return {
           name: spec.name,

@@ -2,11 +2,12 @@
  * The addon's interface, which is internal (the public API is `Database` and `Table`), and the
  * one place that asks for the addon (`native.ts` finds it: a source build or the prebuilt package).
  */
+import type { Conflict, Durability } from '@wharf/wire';
 import { loadNative } from './native.ts';
+import type { OpenOptions } from './options.ts';
 
+export type { Conflict, Durability };
 export type Key = string | number;
-export type Durability = 'hard' | 'soft';
-export type Conflict = 'error' | 'replace' | 'update';
 export type DocFormat = 'ndjson' | 'json';
 
 /**
@@ -40,15 +41,11 @@ export const OUTBOX_OFFSET = ANSWER_OFFSET + ANSWER_SLOTS * ANSWER_FIELDS * 8;
 export const OUTBOX_SLOTS = 4096;
 export const SHARED_BYTES = OUTBOX_OFFSET + OUTBOX_SLOTS * 4;
 
-export interface NativeOpenOptions {
-  segmentSize?: number;
-  checkpointBytes?: number;
-  flushIntervalMs?: number;
-  groupCommitWindowMs?: number;
-  memoryBudget?: number;
-  mergeFanIn?: number;
-  backgroundDelayPerMibMs?: number;
-}
+/** The open options the engine itself takes (the rest are the JS handle's). */
+export type NativeOpenOptions = Pick<
+  OpenOptions,
+  'segmentSize' | 'checkpointBytes' | 'flushIntervalMs' | 'groupCommitWindowMs' | 'memoryBudget' | 'mergeFanIn' | 'backgroundDelayPerMibMs'
+>;
 
 /** One open database. Reads resolve to JSON text; requests with an `id` answer through the callback. */
 export interface NativeDatabase {

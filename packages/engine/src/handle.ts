@@ -143,9 +143,9 @@ export class Handle {
     return this.#closed;
   }
 
-  /** The native database, or a `WHARF_CLOSED` error once `close` was called. */
+  /** The native database, or a `WHARF_ERR_CLOSED` error once `close` was called. */
   native(): NativeDatabase {
-    if (this.#closed) throw new WharfError('WHARF_CLOSED', 'the database is closed');
+    if (this.#closed) throw new WharfError('WHARF_ERR_CLOSED', 'the database is closed');
     return this.#native;
   }
 
@@ -346,7 +346,7 @@ export class Handle {
 
   /**
    * Closes the native database: the engine answers every request already sent, syncs and stops.
-   * Later calls fail with `WHARF_CLOSED`.
+   * Later calls fail with `WHARF_ERR_CLOSED`.
    */
   close(): Promise<void> {
     if (!this.#closed) this.#sendBatch();

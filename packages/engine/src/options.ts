@@ -89,7 +89,7 @@ export interface BetweenOptions extends IndexQueryOptions {
 }
 
 export interface IndexWaitOptions {
-  /** Give up (WHARF_INDEX_NOT_READY) after this long (default: one hour). */
+  /** Give up (WHARF_ERR_INDEX_NOT_READY) after this long (default: one hour). */
   timeoutMs?: number;
 }
 

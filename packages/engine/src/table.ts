@@ -1,6 +1,6 @@
 /**
  * A table of one open database. Obtained with `db.table(name)`; creating one does no I/O, and a
- * missing table surfaces as `WHARF_TABLE_NOT_FOUND` on use.
+ * missing table surfaces as `WHARF_ERR_TABLE_NOT_FOUND` on use.
  */
 import {
   CONFLICT_CODE,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Database } from '../src/index.ts';
-import { openTemp, rejection } from './helpers.ts';
+import { openTemp, openTempTable, rejection, withDb } from './helpers.ts';
 
 interface Person { id: number; city?: string; tags: string[]; age: number }
 
@@ -41,16 +40,14 @@ describe('secondary indexes', () => {
     await db.close();
 
     // A clean close keeps them built.
-    const again = await Database.open(dir);
-    expect((await again.table('people').listIndexes()).every((i) => i.ready)).toBe(true);
-    expect(ids(await again.table<Person>('people').getAll('city', ['Lima'], { fresh: false }))).toEqual(ids(all.filter((p) => p.city === 'Lima')));
-    await again.close();
+    await withDb(dir, async (again) => {
+      expect((await again.table('people').listIndexes()).every((i) => i.ready)).toBe(true);
+      expect(ids(await again.table<Person>('people').getAll('city', ['Lima'], { fresh: false }))).toEqual(ids(all.filter((p) => p.city === 'Lima')));
+    });
   });
 
   it('a write that waits for indexes is in them when it resolves', async () => {
-    const { db } = await openTemp();
-    await db.createTable('t');
-    const t = db.table('t');
+    const { db, t } = await openTempTable();
     await t.createIndex('email', 'contact.email');
     await t.indexWait(['email']);
     for (let i = 0; i < 50; i++) {
@@ -61,14 +58,12 @@ describe('secondary indexes', () => {
   });
 
   it('reports unknown, duplicate and bad indexes clearly', async () => {
-    const { db } = await openTemp();
-    await db.createTable('t');
-    const t = db.table('t');
+    const { db, t } = await openTempTable();
     await t.createIndex('a', 'a');
-    expect(await rejection(t.createIndex('a', 'b'))).toMatchObject({ code: 'WHARF_INDEX_EXISTS', message: expect.stringContaining('`a`') });
-    expect(await rejection(t.getAll('nope', [1]))).toMatchObject({ code: 'WHARF_INDEX_NOT_FOUND', message: expect.stringContaining('`nope`') });
-    expect(await rejection(t.createIndex('b', 'a..b'))).toMatchObject({ code: 'WHARF_INVALID_ARGUMENT' });
-    expect(await rejection(t.getAll('a', [{}] as never))).toMatchObject({ code: 'WHARF_INVALID_ARGUMENT', message: expect.stringContaining('values[0]') });
+    expect(await rejection(t.createIndex('a', 'b'))).toMatchObject({ code: 'WHARF_ERR_INDEX_EXISTS', message: expect.stringContaining('`a`') });
+    expect(await rejection(t.getAll('nope', [1]))).toMatchObject({ code: 'WHARF_ERR_INDEX_NOT_FOUND', message: expect.stringContaining('`nope`') });
+    expect(await rejection(t.createIndex('b', 'a..b'))).toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
+    expect(await rejection(t.getAll('a', [{}] as never))).toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT', message: expect.stringContaining('values[0]') });
     await t.dropIndex('a');
     expect(await t.listIndexes()).toEqual([]);
     await db.close();

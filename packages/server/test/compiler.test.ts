@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { compile } from '../src/rethinkdb/term/compiler.js';
 import { ReqlCompileError } from '../src/rethinkdb/errors.js';
+import { thrown } from '../../../test/helpers/thrown.js';
 
 function compileError(term: unknown): { message: string; backtrace: unknown[] } {
-  try {
-    compile(term);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ReqlCompileError);
-    return { message: (err as Error).message, backtrace: (err as ReqlCompileError).backtrace };
-  }
-  throw new Error('expected a compile error');
+  const err = thrown(() => compile(term), ReqlCompileError);
+  return { message: err.message, backtrace: err.backtrace };
 }
 
 describe('term compiler', () => {

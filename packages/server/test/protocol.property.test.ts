@@ -13,6 +13,7 @@ import { compile, MAX_TERM_DEPTH } from '../src/rethinkdb/term/compiler.js';
 import { MAX_DOCUMENT_DEPTH } from '../src/rethinkdb/term/datum.js';
 import { ReqlCompileError, ReqlError } from '../src/rethinkdb/errors.js';
 import { UNSUPPORTED_VERSION_TEXT } from '../src/rethinkdb/protocol.js';
+import { thrown } from '../../../test/helpers/thrown.js';
 
 const MAGIC = Buffer.from([0xc3, 0xbd, 0xc2, 0x34]);
 const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'prototype'];
@@ -264,14 +265,7 @@ describe('term decoding (property)', () => {
           expect(() => compile(wire)).not.toThrow();
           return;
         }
-        let error: unknown;
-        try {
-          compile(wire);
-        } catch (err) {
-          error = err;
-        }
-        expect(error).toBeInstanceOf(ReqlCompileError);
-        expect((error as Error).message).toContain(`limit of ${limit} levels`);
+        expect(thrown(() => compile(wire), ReqlCompileError).message).toContain(`limit of ${limit} levels`);
       }),
       { numRuns: 60 },
     );

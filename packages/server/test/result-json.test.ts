@@ -2,16 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { resultJson } from '../src/rethinkdb/cursor.js';
 import { ReqlRuntimeError } from '../src/rethinkdb/errors.js';
 import { ErrorType } from '../src/rethinkdb/protocol.js';
+import { thrown } from '../../../test/helpers/thrown.js';
 
 function failure(value: unknown): ReqlRuntimeError {
-  try {
-    resultJson(value);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ReqlRuntimeError);
-    expect((err as ReqlRuntimeError).errorType).toBe(ErrorType.INTERNAL);
-    return err as ReqlRuntimeError;
-  }
-  throw new Error('expected an error');
+  const err = thrown(() => resultJson(value), ReqlRuntimeError);
+  expect(err.errorType).toBe(ErrorType.INTERNAL);
+  return err;
 }
 
 describe('resultJson: every response body is JSON', () => {

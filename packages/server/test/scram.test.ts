@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   authMessage, clientFinal, deriveCredentials, parseClientFinal, parseClientFirst, saltedPassword, ScramError, serverFinal, serverFirst, verifyProof,
 } from '../src/rethinkdb/scram.js';
+import { thrown } from '../../../test/helpers/thrown.js';
 
 // The test vector of the protocol spec (user admin, password "", salt 00..0f, i = 4096).
 const SALT = Buffer.from([...Array(16).keys()]);
@@ -10,15 +11,7 @@ const SERVER_FIRST = 'r=abcdefghijklmnopqrstuvwxABCDEFGHIJKLMNOPQRSTUVWX,s=AAECA
 const CLIENT_FINAL = 'c=biws,r=abcdefghijklmnopqrstuvwxABCDEFGHIJKLMNOPQRSTUVWX,p=HeodfewYjZjrJl0C8PVN06NhGY/xEWeh9w08wR2bF1k=';
 const SERVER_FINAL = 'v=yFfyQotCTlt8G+gxUszwqkTOsHHgGqoWqHfb8BJoZno=';
 
-function codeOf(fn: () => unknown): number {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ScramError);
-    return (err as ScramError).errorCode;
-  }
-  throw new Error('expected a ScramError');
-}
+const codeOf = (fn: () => unknown): number => thrown(fn, ScramError).errorCode;
 
 describe('SCRAM-SHA-256 (RethinkDB flavour)', () => {
   it('matches the spec test vector', () => {

@@ -1,7 +1,19 @@
 export { encodeFrame, encodeFrameParts, decodeFrame, validateClientMessage, encodeServerMessage, decodeServerMessage, HEADER_LENGTH_SIZE } from './frame.js';
 export type { DecodedFrame } from './frame.js';
-export { WireError } from './errors.js';
-export type { WireErrorCode } from './errors.js';
+export {
+  WireError,
+  errorCatalogue,
+  errorCodes,
+  errorCodesOf,
+  errorSpec,
+  exitCodeOf,
+  exitCodes,
+  formatErrorMessage,
+  isErrorCode,
+  reqlErrorClasses,
+} from './errors.js';
+export type { ErrorCodeOf, ErrorLayer, ErrorSpec, ReqlErrorType, WharfErrorCode, WireErrorCode } from './errors.js';
+export type { EngineStats, IndexInfo, LatencySummary, TableInfo, WriteStages } from './engine-shapes.js';
 export { limits, closeCodes, paths } from './messages.js';
 export type {
   Durability,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, decodeServerMessage, encodeFrame, encodeFrameParts, limits, WireError } from '@wharf/wire';
+import { thrown } from '../../../test/helpers/thrown.js';
 
 function frameWithHeader(headerText: string, payload = Buffer.alloc(0)): Buffer {
   const h = Buffer.from(headerText);
@@ -8,15 +9,7 @@ function frameWithHeader(headerText: string, payload = Buffer.alloc(0)): Buffer 
   return Buffer.concat([len, h, payload]);
 }
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(WireError);
-    return (err as WireError).code;
-  }
-  throw new Error('expected a WireError');
-}
+const codeOf = (fn: () => unknown): string => thrown(fn, WireError).code;
 
 describe('ws ingest frame codec', () => {
   it('round-trips an insert with an NDJSON payload', () => {

@@ -99,7 +99,7 @@ export class RethinkdbTarget implements Target {
   }
 
   async insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {
-    if (payload.format !== 'json') throw new LoaderError('WHARF_INVALID_ARGUMENT', 'rethinkdb target takes JSON-array payloads');
+    if (payload.format !== 'json') throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'rethinkdb target takes JSON-array payloads');
     const text = payload.bytes.toString('utf8');
     const res = await this.#run(
       (r) =>

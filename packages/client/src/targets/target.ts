@@ -70,7 +70,7 @@ export const DEFAULT_RETHINKDB_PORT = 28015;
 
 function bad(spec: string, why: string): LoaderError {
   return new LoaderError(
-    'WHARF_BAD_TARGET',
+    'WHARF_ERR_BAD_TARGET',
     `bad target ${JSON.stringify(redact(spec))}: ${why} ` +
       '(expected embedded:DIR, wharf://[:password@]host:port or rethinkdb://[user:pass@]host[:port][,host2…]/db)',
   );

@@ -480,7 +480,7 @@ impl Database {
     }
 
     /// Blocks until the named indexes (all when `names` is empty) are built and reflect every
-    /// write acknowledged before the call, or `timeout` passes (`WHARF_INDEX_NOT_READY`).
+    /// write acknowledged before the call, or `timeout` passes (`WHARF_ERR_INDEX_NOT_READY`).
     pub fn index_wait(&self, table: &str, names: &[String], timeout: Duration) -> Result<Vec<IndexInfo>> {
         let t = self.table(table)?;
         let indexes: Vec<Arc<Index>> = if names.is_empty() {
@@ -496,7 +496,8 @@ impl Database {
             let slow = indexes.iter().find(|i| !i.ready()).map(|i| i.info(documents));
             return Err(match slow {
                 Some(info) => index::not_ready(table, &info),
-                None => Error::new(ErrorCode::IndexNotReady, format!("indexes of table `{table}` did not catch up within {timeout:?}")),
+                None => Error::new(ErrorCode::IndexNotReady, format!("indexes of table `{table}` did not catch up within {timeout:?}"))
+                    .with_table(table),
             });
         }
         let documents = t.data.read().documents;
@@ -575,7 +576,7 @@ impl Database {
     }
 
     /// Finishes every queued request, checkpoints, and stops the engine's threads. Later calls
-    /// fail with `WHARF_CLOSED`. Closing twice is harmless.
+    /// fail with `WHARF_ERR_CLOSED`. Closing twice is harmless.
     pub fn close(&self) -> Result<()> {
         self.inner.close()
     }

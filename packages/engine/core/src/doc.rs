@@ -13,6 +13,10 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::key::Key;
 
+/// A stored document: its JSON text as given, shared between the memtable, runs' readers and
+/// answers without copying.
+pub(crate) type Doc = Arc<str>;
+
 /// Deepest nesting of objects and arrays a document may have, counting the document itself:
 /// `{}` is 1 level, `{"a":[1]}` 2. A deeper document is refused at every write path, with an
 /// error naming this limit and where it is crossed, so that everything stored can be parsed back

@@ -1,4 +1,4 @@
-//! BASE secondary indexes (seed 001): kept up to date in the background, in batches, never on
+//! BASE secondary indexes: kept up to date in the background, in batches, never on
 //! the write's critical path.
 //!
 //! An index is a hidden tree (a [`Table`] with no name in the catalog) whose keys are
@@ -26,7 +26,9 @@ use serde_json::Value;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::key::{Key, KeyRange};
-use crate::table::{Catalog, Doc, Table};
+use crate::doc::Doc;
+use crate::table::{Catalog, Table};
+pub(crate) use crate::table::{index_not_found as not_found, Build, Change, Index};
 
 /// An index's definition and state, as `list_indexes` reports it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -42,33 +44,10 @@ pub struct IndexInfo {
     pub indexed: u64,
 }
 
-pub(crate) struct Index {
-    pub name: String,
-    pub field: String,
-    path: Vec<String>,
-    pub multi: bool,
-    /// The hidden tree holding the entries.
-    pub tree: Arc<Table>,
-    pub build: Mutex<Build>,
-}
-
-#[derive(Clone)]
-pub(crate) enum Build {
-    /// Documents with keys up to `after` are indexed.
-    Building { after: Option<Key>, indexed: u64 },
-    Ready,
-}
-
 /// Longest encoded value kept in an entry; longer strings are cut (queries re-check documents).
 const MAX_VALUE_BYTES: usize = 512;
 
 impl Index {
-    pub fn new(name: String, field: String, multi: bool, tree: Arc<Table>, ready: bool) -> Result<Index> {
-        let path = parse_path(&field)?;
-        let build = if ready { Build::Ready } else { Build::Building { after: None, indexed: 0 } };
-        Ok(Index { name, field, path, multi, tree, build: Mutex::new(build) })
-    }
-
     /// `documents`: the table's, which a built index holds.
     pub fn info(&self, documents: u64) -> IndexInfo {
         let (ready, indexed) = match &*self.build.lock().unwrap() {
@@ -98,16 +77,6 @@ impl Index {
     fn doc_matches(&self, doc: &str, matches: impl Fn(&str) -> bool) -> bool {
         crate::doc::parse_value(doc).is_some_and(|d| self.values(&d).iter().any(|v| matches(v)))
     }
-}
-
-fn parse_path(field: &str) -> Result<Vec<String>> {
-    let path: Vec<String> = field.split('.').map(str::to_string).collect();
-    if field.is_empty() || field.len() > 255 || path.iter().any(|p| p.is_empty()) {
-        return Err(Error::invalid(format!(
-            "index field `{field}` is not valid: give a field name or a dotted path such as `address.city`"
-        )));
-    }
-    Ok(path)
 }
 
 /// Encodes a value so that byte order is RethinkDB's order; `None` for arrays and objects.
@@ -176,14 +145,6 @@ fn entry_bound(bound: &ValueBound, lower: bool) -> Result<(Bound<Key>, Option<(S
     let e = encode_value(v).ok_or_else(|| Error::invalid(format!("index bounds are strings, numbers, booleans or null; got {v}")))?;
     let key = Key::Str(if closed == lower { format!("{e}\0\0") } else { format!("{e}\0\u{1}") }.into());
     Ok((if lower { Bound::Included(key) } else { Bound::Excluded(key) }, Some((e, closed))))
-}
-
-/// A change to an indexed table, as the committer saw it.
-pub(crate) struct Change {
-    pub table_id: u32,
-    pub key: Key,
-    pub old: Option<Doc>,
-    pub new: Option<Doc>,
 }
 
 type Waiter = Box<dyn FnOnce() + Send>;
@@ -446,10 +407,6 @@ impl Index {
     }
 }
 
-pub(crate) fn not_found(table: &str, name: &str) -> Error {
-    Error::new(ErrorCode::IndexNotFound, format!("index `{name}` does not exist on table `{table}`"))
-}
-
 pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
     Error::new(
         ErrorCode::IndexNotReady,
@@ -458,6 +415,8 @@ pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
             info.name, info.indexed
         ),
     )
+    .with_table(table)
+    .with_index(&info.name)
 }
 
 #[cfg(test)]

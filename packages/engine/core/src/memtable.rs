@@ -3,7 +3,7 @@
 //! Imports usually arrive in key order (sequential ids, a sorted export). In a B-tree every such
 //! key is the largest yet: a lookup walks down the right edge comparing it with every key of every
 //! node on the way (a 1M-entry `BTreeMap`: ~60 comparisons), and the insert after it walks down
-//! again. Those two searches were half of the committer's CPU in a 1M-document bulk load. So keys
+//! again. So keys
 //! larger than all before them are appended to a sorted `Vec` instead, where the lookup is one
 //! comparison with its last key and the insert a push (RocksDB's memtable insert hint does the
 //! same for its skiplist). Keys that arrive out of order go to a `BTreeMap`.
@@ -14,7 +14,7 @@ use std::iter::Peekable;
 use std::ops::Bound;
 
 use crate::key::{Key, KeyRange};
-use crate::table::Doc;
+use crate::doc::Doc;
 
 /// An entry's value: a document, or `None` for a delete.
 pub(crate) type Entry = Option<Doc>;

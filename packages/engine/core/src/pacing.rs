@@ -1,4 +1,4 @@
-//! Adaptive write pacing (seed 003): foreground writes slow down smoothly toward the rate the
+//! Adaptive write pacing: foreground writes slow down smoothly toward the rate the
 //! background work actually achieves on this disk, instead of stopping when it falls behind.
 //!
 //! *Debt* is work the background owes:

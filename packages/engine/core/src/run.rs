@@ -30,7 +30,7 @@ use crate::checksum::crc32c;
 use crate::error::{Error, Result};
 use crate::io::{Storage, Vfs};
 use crate::key::{cmp_encoded, encoded_len, Key};
-use crate::table::Doc;
+use crate::doc::Doc;
 
 const MAGIC: &[u8; 8] = b"WHARFRUN";
 const END_MAGIC: &[u8; 8] = b"WHARFEND";
@@ -44,7 +44,7 @@ const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
 /// The most a block's entries can take: up to `BLOCK_TARGET`, then one more entry, which holds
 /// a document from one journal record.
-const MAX_BLOCK: usize = BLOCK_TARGET + crate::journal::MAX_RECORD_PAYLOAD;
+const MAX_BLOCK: usize = BLOCK_TARGET + crate::record::MAX_RECORD_PAYLOAD;
 /// The fewest bytes a block's index entry takes: offset, length and the shortest key.
 const MIN_INDEX_ENTRY: usize = 12 + 3;
 /// Bytes a run writer writes (and starts writing back) at once.
@@ -91,9 +91,9 @@ impl RunWriter {
     /// `expected`: at most how many entries, and about how many bytes of blocks, the run will
     /// hold. The filter is sized for that many keys (more may be added, at a higher
     /// false-positive rate), and it and the block index are allocated once. Grown by doubling, a
-    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, and a
-    /// merge thread at a low priority then held up every thread allocating from that arena,
-    /// Node's own included, for 100 ms and more (perf, `sustained` bench).
+    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, so a
+    /// merge thread at a low priority would hold up every thread allocating from that arena,
+    /// Node's own included.
     ///
     /// `compress`: each block is stored LZ4-compressed when that makes it smaller.
     pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64), compress: bool) -> Result<RunWriter> {
@@ -543,9 +543,8 @@ fn entries(block: &[u8], name: &str) -> Result<Vec<(Key, Option<Doc>)>> {
 }
 
 /// The most one read of an iteration (a merge's input, a scan) takes. The kernel's readahead is
-/// off for run files (`Storage::no_readahead`): on the VMs here it read merge inputs 4 MiB per
-/// request, and a point read queued behind those took 6–10 ms at p99, against ~1 ms behind
-/// 256-KiB reads (docs/BENCHMARKS.md, *Session 13*).
+/// off for run files (`Storage::no_readahead`), which would read merge inputs several MiB per
+/// request, and point reads queue behind a merge's reads: a bounded window keeps that wait short.
 pub(crate) const READ_WINDOW_MAX: usize = 256 << 10;
 
 /// Iterates over a run in key order (or reverse), reading a window of blocks at a time and

@@ -3,21 +3,18 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::BlockCache;
 
-use crate::doc::{PreparedDoc, PreparedDocs};
-use crate::error::{Error, Result};
-use crate::index::{Change, Index};
+use crate::doc::{Doc, PreparedDoc, PreparedDocs};
+use crate::error::{Error, ErrorCode, Result};
 use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
 use crate::stats::Counters;
 use crate::run::{Fetch, Probe};
 use crate::tree::{get_in_runs, RunTotals, Tree};
-
-pub(crate) type Doc = Arc<str>;
 
 /// One document that could not be written, by its position in the batch.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -307,6 +304,62 @@ impl Table {
     }
 }
 
+/// A change to an indexed table, as the committer saw it.
+pub(crate) struct Change {
+    pub table_id: u32,
+    pub key: Key,
+    pub old: Option<Doc>,
+    pub new: Option<Doc>,
+}
+
+/// A secondary index on a table: its definition, build state and hidden tree. Defined here, with
+/// the table that lists it, since each holds the other (the entries live in a [`Table`]); its
+/// maintenance and queries are `index.rs`'s.
+pub(crate) struct Index {
+    pub name: String,
+    pub field: String,
+    /// `field` split at its dots.
+    pub path: Vec<String>,
+    pub multi: bool,
+    /// The hidden tree holding the entries.
+    pub tree: Arc<Table>,
+    pub build: Mutex<Build>,
+}
+
+#[derive(Clone)]
+pub(crate) enum Build {
+    /// Documents with keys up to `after` are indexed.
+    Building { after: Option<Key>, indexed: u64 },
+    Ready,
+}
+
+impl Index {
+    pub fn new(name: String, field: String, multi: bool, tree: Arc<Table>, ready: bool) -> Result<Index> {
+        let path = parse_path(&field)?;
+        let build = if ready { Build::Ready } else { Build::Building { after: None, indexed: 0 } };
+        Ok(Index { name, field, path, multi, tree, build: Mutex::new(build) })
+    }
+
+}
+
+/// Splits an index's dotted field path, refusing an empty or overlong one.
+fn parse_path(field: &str) -> Result<Vec<String>> {
+    let path: Vec<String> = field.split('.').map(str::to_string).collect();
+    if field.is_empty() || field.len() > 255 || path.iter().any(|p| p.is_empty()) {
+        return Err(Error::invalid(format!(
+            "index field `{field}` is not valid: give a field name or a dotted path such as `address.city`"
+        )));
+    }
+    Ok(path)
+}
+
+/// The error for an index `name` that `table` does not have.
+pub(crate) fn index_not_found(table: &str, name: &str) -> Error {
+    Error::new(ErrorCode::IndexNotFound, format!("index `{name}` does not exist on table `{table}`"))
+        .with_table(table)
+        .with_index(name)
+}
+
 fn same_document(old: &str, new: &str) -> bool {
     old == new
         || matches!(
@@ -371,9 +424,11 @@ impl Catalog {
     pub fn add_index(&mut self, table: &Arc<Table>, name: &str, field: &str, multi: bool) -> Result<()> {
         if table.indexes.read().unwrap().iter().any(|i| i.name == name) {
             return Err(Error::new(
-                crate::ErrorCode::IndexExists,
+                ErrorCode::IndexExists,
                 format!("index `{name}` already exists on table `{}`", table.name),
-            ));
+            )
+            .with_table(&table.name)
+            .with_index(name));
         }
         let id = self.next_index_tree_id;
         self.next_index_tree_id += 1;
@@ -386,7 +441,7 @@ impl Catalog {
 
     pub fn remove_index(&mut self, table: &Table, name: &str) -> Result<()> {
         let mut indexes = table.indexes.write().unwrap();
-        let at = indexes.iter().position(|i| i.name == name).ok_or_else(|| crate::index::not_found(&table.name, name))?;
+        let at = indexes.iter().position(|i| i.name == name).ok_or_else(|| index_not_found(&table.name, name))?;
         let index = indexes.remove(at);
         self.forget(index.tree.id);
         Ok(())

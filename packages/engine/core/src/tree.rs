@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::key::{Key, KeyRange};
 pub(crate) use crate::memtable::Memtable;
 use crate::run::{Fetch, Probe, Run};
-use crate::table::Doc;
+use crate::doc::Doc;
 
 /// Rough memory one memtable entry costs beyond its document (B-tree slot, key, `Arc`).
 pub(crate) const ENTRY_OVERHEAD: u64 = 64;

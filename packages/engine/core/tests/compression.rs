@@ -279,11 +279,7 @@ fn a_soft_load_measures_the_write_cost_from_the_flushers_syncs() {
         let docs = [random_doc(2 * k, 45_000, &mut rng), random_doc(2 * k + 1, 45_000, &mut rng)];
         insert(&db, "t", &docs.join("\n"), Durability::Soft).unwrap();
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while db.stats().write_ns_per_byte == 0.0 {
-        assert!(std::time::Instant::now() < deadline, "no write cost measured: {:?}", db.stats());
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until("the flusher's fdatasyncs to measure a write cost", || db.stats().write_ns_per_byte > 0.0);
     assert!(db.stats().fdatasyncs >= 1);
     db.close().unwrap();
 }

@@ -103,11 +103,7 @@ fn a_failed_background_fdatasync_of_soft_writes_poisons_the_handle() {
     vfs.fail_sync_after(1);
     insert(&db, "t", &doc(1, 10), Durability::Soft).unwrap();
     // The flusher thread's fdatasync fails; the committer takes the outcome and poisons.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !db.stats().poisoned {
-        assert!(std::time::Instant::now() < deadline, "a failed background sync went unnoticed");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until("the failed background sync to poison the handle", || db.stats().poisoned);
     assert_eq!(insert(&db, "t", &doc(2, 10), Durability::Soft).unwrap_err().code, ErrorCode::Poisoned);
     assert_eq!(wait(|done| db.sync(done)).unwrap_err().code, ErrorCode::Poisoned);
     let _ = db.close();

@@ -408,7 +408,7 @@ impl Answer {
 }
 
 /// Answers one request exactly once. If it is dropped unanswered (the engine dropped the
-/// callback, e.g. while closing), it answers `WHARF_CLOSED`, so no JS promise waits forever.
+/// callback, e.g. while closing), it answers `WHARF_ERR_CLOSED`, so no JS promise waits forever.
 pub struct Reply {
     id: u32,
     tsfn: Option<Arc<Tsfn>>,
@@ -467,7 +467,7 @@ impl Drop for Reply {
 }
 
 /// Answers requests `ids` exactly once, together: request `ids[i]` gets result `i`. Dropped
-/// unanswered, it answers each `WHARF_CLOSED`.
+/// unanswered, it answers each `WHARF_ERR_CLOSED`.
 pub struct EachReply {
     ids: Vec<u32>,
     tsfn: Option<Arc<Tsfn>>,

@@ -57,7 +57,7 @@ impl OpenOptions {
 
 #[napi]
 pub struct NativeDatabase {
-    /// `None` once `close` was called: every later call fails with `WHARF_CLOSED`. A `RefCell`
+    /// `None` once `close` was called: every later call fails with `WHARF_ERR_CLOSED`. A `RefCell`
     /// so that `close` takes `&self`: napi-rs holds a method's borrow of its receiver until an
     /// `AsyncTask` it returned settles, and a `&mut self` close then failed ("cannot be
     /// borrowed mutably…") whenever a large insert's parse task had answered but not yet settled.
@@ -75,7 +75,7 @@ pub(crate) struct Live {
 }
 
 impl NativeDatabase {
-    /// The open database, or `WHARF_CLOSED`.
+    /// The open database, or `WHARF_ERR_CLOSED`.
     pub(crate) fn live(&self) -> Result<Live> {
         self.open.borrow().clone().ok_or_else(|| to_napi(EngineError::closed()))
     }

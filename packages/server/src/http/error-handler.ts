@@ -1,5 +1,6 @@
 /**
- * Turns every failure into the ErrorResponse shape with a WHARF_ERR_* code from the catalog.
+ * Turns every failure into the ErrorResponse shape with a WHARF_ERR_* code of the catalogue
+ * (@wharf/wire, docs/ERRORS.md), answered with the status the catalogue gives it.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WharfServerError, fromEngineError, engineCodeOf } from '../errors.js';
@@ -37,7 +38,6 @@ export function sendError(reply: FastifyReply, e: WharfServerError): FastifyRepl
     error: STATUS_TEXT[e.statusCode] ?? 'Error',
     message: e.message,
   };
-  if (e.engineCode !== undefined) body.engineCode = e.engineCode;
   return reply.code(e.statusCode).type('application/json').send(body);
 }
 

@@ -6,7 +6,7 @@
  *   number (`42` → 42, `"42"` → "42"), else the raw text (`abc` → "abc").
  */
 import { WharfServerError } from '../errors.js';
-import type { Key } from '../engine-types.js';
+import type { Key } from '@wharf/engine';
 
 export type KeyType = 'auto' | 'string' | 'number';
 

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import { closeCodes, decodeFrame, encodeServerMessage, WireError, type ClientMessage, type ServerMessage, type WriteResult } from '@wharf/wire';
-import type { EngineTable } from '../engine-types.js';
+import type { Table } from '@wharf/engine';
 import { fromEngineError, fromInsertError, engineCodeOf, WharfServerError, type ErrorCode } from '../errors.js';
 import { describeTooDeep, findTooDeep } from '../depth.js';
 import { MAX_DOCUMENT_DEPTH } from '../limits.js';
@@ -78,14 +78,14 @@ export class IngestConnection {
         work = app.db.createTable(header.table, header.primaryKey ? { primaryKey: header.primaryKey } : {}).then(
           () => ({ type: 'ack', id: header.id, result: { ...EMPTY_RESULT } }),
           (err: unknown) => {
-            if (engineCodeOf(err) === 'WHARF_TABLE_EXISTS') return { type: 'ack', id: header.id, result: { ...EMPTY_RESULT } };
+            if (engineCodeOf(err) === 'WHARF_ERR_TABLE_EXISTS') return { type: 'ack', id: header.id, result: { ...EMPTY_RESULT } };
             throw err;
           },
         );
         break;
       case 'insert': {
         const opts = { ...(header.durability ? { durability: header.durability } : {}), ...(header.conflict ? { conflict: header.conflict } : {}) };
-        let table: EngineTable;
+        let table: Table;
         try {
           table = app.db.table(header.table); // checks the name synchronously
         } catch (err) {

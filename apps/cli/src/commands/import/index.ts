@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createLoader, loadEngine, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
+import { createLoader, exitCodeOf, loadEngine, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
 import type { ImportOptions } from '../../options.js';
 import { writeChart } from './chart.js';
 import {
@@ -46,7 +46,10 @@ export interface ImportOutcome {
   report: ImportReport;
 }
 
-class UsageError extends Error {}
+/** A bad command line (exit 2): the catalogue's WHARF_ERR_USAGE. */
+class UsageError extends Error {
+  readonly code = 'WHARF_ERR_USAGE';
+}
 
 const FIRST_REJECTS_KEPT = 10;
 
@@ -248,7 +251,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     try {
       await loader.ready();
     } catch (err) {
-      openError = { code: (err as { code?: string }).code ?? 'WHARF_ERROR', message: (err as Error).message };
+      openError = { code: (err as { code?: string }).code ?? 'WHARF_ERR_INTERNAL', message: (err as Error).message };
     }
   }
 
@@ -345,7 +348,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
         summary = err.summary;
         loadError = summary.error ?? { code: String(err.code), message: err.message };
       } else {
-        loadError = { code: (err as { code?: string }).code ?? 'WHARF_ERROR', message: (err as Error).message };
+        loadError = { code: (err as { code?: string }).code ?? 'WHARF_ERR_INTERNAL', message: (err as Error).message };
       }
     }
   }
@@ -394,18 +397,18 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   else status = 'ok';
   report.status = status;
   report.ok = status === 'ok' || status === 'rejects' || (status === 'dry-run' && report.documents.rejected === 0);
-  report.exitCode =
-    status === 'failed' ? EXIT.failed :
-    status === 'interrupted' ? EXIT.interrupted :
-    status === 'thresholds' ? EXIT.thresholds :
-    status === 'rejects' || (status === 'dry-run' && report.documents.rejected > 0) ? EXIT.rejects : EXIT.ok;
   report.error = inputError
-    ? { code: 'WHARF_BAD_INPUT', message: inputError.message, ...(inputError.line ? { line: inputError.line } : {}) }
+    ? { code: 'WHARF_ERR_BAD_INPUT', message: inputError.message, ...(inputError.line ? { line: inputError.line } : {}) }
     : loadError
       ? loadError
       : !o.dryRun && !consistent
-        ? { code: 'WHARF_INCOMPLETE', message: `written ${report.documents.written} ≠ read ${report.documents.read} − rejected ${report.documents.rejected}` }
+        ? { code: 'WHARF_ERR_INCOMPLETE', message: `written ${report.documents.written} ≠ read ${report.documents.read} − rejected ${report.documents.rejected}` }
         : null;
+  report.exitCode =
+    status === 'failed' ? exitCodeOf(report.error?.code) :
+    status === 'interrupted' ? EXIT.interrupted :
+    status === 'thresholds' ? EXIT.thresholds :
+    status === 'rejects' || (status === 'dry-run' && report.documents.rejected > 0) ? EXIT.rejects : EXIT.ok;
 
   // The checkpoint is complete only when the whole input was read and every document has an outcome.
   if (checkpoint) {

@@ -332,7 +332,7 @@ impl Committer {
         check_name("primary key", primary_key)?;
         let mut catalog = self.shared.catalog.write().unwrap();
         if catalog.by_name.contains_key(name) {
-            return Err(Error::new(ErrorCode::TableExists, format!("table `{name}` already exists")));
+            return Err(Error::new(ErrorCode::TableExists, format!("table `{name}` already exists")).with_table(name));
         }
         let id = catalog.next_table_id.max(1);
         mutation::encode_create_table(enc.buf(), id, name, primary_key);

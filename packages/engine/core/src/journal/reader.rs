@@ -14,12 +14,12 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::segment::{decode_header, slot_of, SegmentFile, SEGMENT_HEADER_SIZE};
-use super::writer::{Position, END_MARKER_SIZE, MAX_RECORD_PAYLOAD};
+use super::writer::{Position, END_MARKER_SIZE};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
 use crate::io::Vfs;
 use crate::mutation::{self, Mutation};
-use crate::record::{decompress_payload, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::record::{decompress_payload, RecordHeader, RecordKind, MAX_RECORD_PAYLOAD, RECORD_HEADER_SIZE};
 
 pub(crate) struct Recovered {
     /// Segments replayed, oldest first; the last one is where the journal ended.

@@ -12,13 +12,11 @@ use super::flusher::SyncTicket;
 use super::segment::{encode_header, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
-use crate::record::{compress_payload, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::record::{compress_payload, RecordHeader, RecordKind, MAX_RECORD_PAYLOAD, RECORD_HEADER_SIZE};
 use crate::stats::Counters;
 
 /// Room every segment keeps for its end marker.
 pub(crate) const END_MARKER_SIZE: u64 = RECORD_HEADER_SIZE as u64 + 8;
-/// Largest payload (uncompressed) a record ever carries, whatever the segment size.
-pub(crate) const MAX_RECORD_PAYLOAD: usize = 16 << 20;
 /// Groups with at least this many payload bytes are candidates for compression. A sync window
 /// that holds such a group, or at least this many written bytes, feeds the write-cost estimate.
 pub(crate) const COMPRESS_MIN_GROUP: usize = 64 << 10;

@@ -1,7 +1,7 @@
 //! A database whose committer a test drives: a manual clock (no deadline passes unless the test
 //! advances it) and sync points where the test holds the committer and lets it go one step at a
-//! time. Every wait here is bounded (`BOUND`) so that a test fails instead of hanging; the bound
-//! only fires on a bug, it is not a timing assertion.
+//! time. Every wait here is bounded ([`NEVER`]) so that a test fails instead of hanging; the
+//! bound only fires on a bug, it is not a timing assertion.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{self, Receiver};
@@ -12,8 +12,7 @@ use wharf_engine::io::{SimVfs, Vfs};
 use wharf_engine::testing::{CommitterHooks, ManualClock, SyncPoint};
 use wharf_engine::{CommitterWait, Database, Options};
 
-/// How long a test waits for the committer before it fails.
-pub const BOUND: Duration = Duration::from_secs(60);
+use super::NEVER;
 
 #[derive(Default)]
 struct GateState {
@@ -70,7 +69,7 @@ impl Gate {
     /// Waits until the committer is held at `point`.
     pub fn wait_held(&self, point: SyncPoint) {
         let s = self.state.lock().unwrap();
-        let (s, timeout) = self.changed.wait_timeout_while(s, BOUND, |s| s.held_at != Some(point)).unwrap();
+        let (s, timeout) = self.changed.wait_timeout_while(s, NEVER, |s| s.held_at != Some(point)).unwrap();
         assert!(!timeout.timed_out(), "the committer never stopped at {point:?}; it reached {:?}", s.seen);
     }
 
@@ -80,7 +79,7 @@ impl Gate {
         let mut s = self.state.lock().unwrap();
         s.passes += 1;
         self.changed.notify_all();
-        let (_s, timeout) = self.changed.wait_timeout_while(s, BOUND, |s| s.passes > 0).unwrap();
+        let (_s, timeout) = self.changed.wait_timeout_while(s, NEVER, |s| s.passes > 0).unwrap();
         assert!(!timeout.timed_out(), "the committer did not leave {point:?}");
     }
 
@@ -93,7 +92,7 @@ impl Gate {
     pub fn wait_reached(&self, point: SyncPoint, times: usize) {
         let s = self.state.lock().unwrap();
         let below = |s: &mut GateState| s.reached.get(&point).copied().unwrap_or(0) <= times;
-        let (s, timeout) = self.changed.wait_timeout_while(s, BOUND, below).unwrap();
+        let (s, timeout) = self.changed.wait_timeout_while(s, NEVER, below).unwrap();
         assert!(!timeout.timed_out(), "the committer never reached {point:?} again; it reached {:?}", s.seen);
     }
 
@@ -136,9 +135,9 @@ pub fn open_driven(vfs: &Arc<SimVfs>, options: Options) -> Driven {
     Driven { db, clock, gate }
 }
 
-/// Receives one answer, or fails the test after `BOUND`.
+/// Receives one answer, or fails the test after `NEVER`.
 pub fn answer<T>(rx: &Receiver<T>, what: &str) -> T {
-    rx.recv_timeout(BOUND).unwrap_or_else(|_| panic!("no answer to {what} within {BOUND:?}"))
+    rx.recv_timeout(NEVER).unwrap_or_else(|_| panic!("no answer to {what} within {NEVER:?}"))
 }
 
 /// A callback that sends its outcome on a channel.

@@ -49,6 +49,20 @@ pub fn one_hard_write(vfs: &Arc<SimVfs>) -> Database {
     db
 }
 
+/// The bound of every wait for something that must happen: far above any normal wait, reached
+/// only when it never comes (a bug). Tests assert no timing; this only ends an endless wait.
+pub const NEVER: Duration = Duration::from_secs(30);
+
+/// Polls `condition` until it holds; fails naming `what` if it still does not after [`NEVER`].
+#[track_caller]
+pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + NEVER;
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "still waiting after {NEVER:?} for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 pub fn get(db: &Database, table: &str, key: u64) -> Option<String> {
     db.get(table, &Key::from(key as f64)).unwrap().map(|d| d.to_string())
 }

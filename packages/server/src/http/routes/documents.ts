@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { WharfServerError, fromEngineError } from '../../errors.js';
-import type { Key, ScanOptions } from '../../engine-types.js';
+import type { Key, ScanOptions } from '@wharf/engine';
 import { encodeBoundKey, parseBoundKey, pathKeyCandidates, type KeyType } from '../keys.js';
 import { errorResponses } from '../schemas/index.js';
 

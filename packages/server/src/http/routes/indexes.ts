@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { WharfServerError, fromEngineError } from '../../errors.js';
-import { indexApi, type BetweenOptions, type IndexInfo, type IndexValue } from '../../engine-types.js';
+import type { BetweenOptions, IndexInfo, IndexValue } from '@wharf/engine';
 import { errorResponses } from '../schemas/index.js';
 
 /** The engine's rule for index names (the table-name rule). */
@@ -51,10 +51,10 @@ function parseIndexValue(raw: string, what: string): IndexValue {
 export default async function indexesRoutes(app: FastifyInstance): Promise<void> {
   const { limits } = app.wharf.options;
 
-  /** The table, or 404 naming it (before touching the engine's index API). */
+  /** The table, or 404 naming it (before the engine's index calls, whose errors name the index). */
   const tableOf = (name: string) => {
     if (!app.db.listTables().some((t) => t.name === name)) throw new WharfServerError('WHARF_ERR_TABLE_NOT_FOUND', [name]);
-    return indexApi(app.db.table(name));
+    return app.db.table(name);
   };
 
   app.get<{ Params: { table: string } }>('/api/tables/:table/indexes', {

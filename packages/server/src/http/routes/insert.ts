@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { WharfServerError, fromInsertError } from '../../errors.js';
 import { describeTooDeep, findTooDeep } from '../../depth.js';
 import { MAX_DOCUMENT_DEPTH } from '../../limits.js';
-import type { WriteOptions, WriteResult } from '../../engine-types.js';
+import type { WriteOptions, WriteResult } from '@wharf/engine';
 import { errorResponses } from '../schemas/index.js';
 
 interface InsertQuery { durability?: 'soft' | 'hard'; conflict?: 'error' | 'replace' | 'update'; waitForIndexes?: boolean }

@@ -60,14 +60,13 @@ export const IndexInfo = {
 export const ErrorResponse = {
   $id: 'ErrorResponse',
   type: 'object',
-  description: 'Every error answer. `code` is one of the WHARF_ERR_* codes in the error catalog (README).',
+  description: 'Every error answer. `code` is one of the WHARF_ERR_* codes of the error catalogue (docs/ERRORS.md).',
   required: ['statusCode', 'code', 'error', 'message'],
   properties: {
     statusCode: { type: 'integer' },
     code: { type: 'string' },
     error: { type: 'string' },
     message: { type: 'string' },
-    engineCode: { type: 'string', description: "The engine's WHARF_* code when the engine refused the operation." },
   },
 } as const;
 

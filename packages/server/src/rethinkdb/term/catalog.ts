@@ -6,7 +6,7 @@
  * restarts. `rethinkdb` is listed (as the reference server does) but holds no tables.
  */
 import { createHash } from 'node:crypto';
-import type { EngineDatabase, TableInfo } from '../../engine-types.js';
+import type { Database, TableInfo } from '@wharf/engine';
 import { opFailed, queryLogic } from '../errors.js';
 
 export const DEFAULT_DB = 'test';
@@ -37,11 +37,11 @@ export interface TableLocation {
 }
 
 export class Catalog {
-  readonly #db: EngineDatabase;
+  readonly #db: Database;
   /** Databases created with DB_CREATE in this process (they may have no tables yet). */
   readonly #createdDbs = new Set<string>([DEFAULT_DB]);
 
-  constructor(db: EngineDatabase) {
+  constructor(db: Database) {
     this.#db = db;
   }
 

@@ -5,8 +5,9 @@
  * source for a cursor).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { BetweenOptions, Durability, EngineDatabase, IndexInfo, IndexValue, Key, ScanOptions } from '../../engine-types.js';
-import { engineCodeOf } from '../../errors.js';
+import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
+import { errorCatalogue } from '@wharf/wire';
+import { engineCodeOf, engineErrorNames } from '../../errors.js';
 import {
   internalError, nonExistence, opFailed, queryLogic, ReqlError, ReqlRuntimeError, resourceLimit,
 } from '../errors.js';
@@ -19,13 +20,13 @@ import {
   type TimeDatum,
 } from './datum.js';
 import { T, termName } from './names.js';
-import { checkIndexName, hasIndexes, indexes, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
+import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
 import { buildSelector, deepMerge, getField, hasFields, matchesObject, pluck, without } from './objects.js';
 import { Bound, DbRef, Env, Func, isDatumValue, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
 import { deleteRows, insert, replaceRows, updateRows } from './writes.js';
 
 export interface EvaluatorDeps {
-  db: EngineDatabase;
+  db: Database;
   catalog: Catalog;
   serverName: string;
   serverId: string;
@@ -245,32 +246,34 @@ export class Evaluator {
     return new TableRef(db, name, engineName, info.primaryKey, this.deps.db.table(engineName));
   }
 
-  /** Map an engine failure to a ReQL error naming the table. */
+  /**
+   * Map an engine failure to a ReQL error naming the table (RethinkDB's wording), of the ReQL
+   * error type the catalogue gives the code. The index name is the engine error's own field.
+   */
   engineError(err: unknown, ref?: { fullName: string }, index?: string): ReqlError {
     if (err instanceof ReqlError) return err;
     const code = engineCodeOf(err);
     const message = err instanceof Error ? err.message : String(err);
-    const indexName = index ?? /index [`'"]([^`'"]+)[`'"]/i.exec(message)?.[1] ?? '?';
+    if (code === undefined) return internalError(message);
+    const indexName = engineErrorNames(err, { index }).index ?? '?';
+    const table = ref?.fullName ?? '?';
+    const errorType = ErrorType[errorCatalogue[code].reql];
     switch (code) {
-      case 'WHARF_INDEX_NOT_FOUND':
-        return opFailed(`Index \`${indexName}\` was not found on table \`${ref?.fullName ?? '?'}\`.`);
-      case 'WHARF_INDEX_EXISTS':
-        return opFailed(`Index \`${indexName}\` already exists on table \`${ref?.fullName ?? '?'}\`.`);
-      case 'WHARF_INDEX_NOT_READY':
-        return opFailed(`Index \`${indexName}\` on table \`${ref?.fullName ?? '?'}\` was accessed before its construction was finished.`);
-      case 'WHARF_TABLE_NOT_FOUND':
+      case 'WHARF_ERR_INDEX_NOT_FOUND':
+        return new ReqlRuntimeError(`Index \`${indexName}\` was not found on table \`${table}\`.`, errorType);
+      case 'WHARF_ERR_INDEX_EXISTS':
+        return new ReqlRuntimeError(`Index \`${indexName}\` already exists on table \`${table}\`.`, errorType);
+      case 'WHARF_ERR_INDEX_NOT_READY':
+        return new ReqlRuntimeError(`Index \`${indexName}\` on table \`${table}\` was accessed before its construction was finished.`, errorType);
+      case 'WHARF_ERR_TABLE_NOT_FOUND':
         this.deps.catalog.invalidate();
-        return opFailed(`Table \`${ref?.fullName ?? '?'}\` does not exist.`);
-      case 'WHARF_TABLE_EXISTS':
-        return opFailed(`Table \`${ref?.fullName ?? '?'}\` already exists.`);
-      case 'WHARF_INVALID_ARGUMENT':
-        return queryLogic(message);
-      case 'WHARF_POISONED':
-      case 'WHARF_CLOSED':
-      case 'WHARF_IO':
-        return new ReqlRuntimeError(`${code}: ${message}`, ErrorType.OP_FAILED);
+        return new ReqlRuntimeError(`Table \`${table}\` does not exist.`, errorType);
+      case 'WHARF_ERR_TABLE_EXISTS':
+        return new ReqlRuntimeError(`Table \`${table}\` already exists.`, errorType);
+      case 'WHARF_ERR_INVALID_ARGUMENT':
+        return new ReqlRuntimeError(message, errorType);
       default:
-        return internalError(code ? `${code}: ${message}` : message);
+        return new ReqlRuntimeError(`${code}: ${message}`, errorType);
     }
   }
 
@@ -321,7 +324,7 @@ export class Evaluator {
         const index = await this.secondaryIndex(node, t, env);
         const evaluator = this;
         if (index !== null) {
-          const api = indexes(t, index);
+          const api = t.engine;
           const values: IndexValue[] = [];
           for (const n of a.slice(1)) values.push(indexValue(await this.evalDatum(n, env)));
           return Seq.fromStream(async function* () {
@@ -527,12 +530,10 @@ export class Evaluator {
         }
         if (!(t instanceof TableRef)) expectType(t, 'TABLE');
         const config = this.tableConfig(t);
-        if (hasIndexes(t)) {
-          try {
-            config.indexes = (await indexes(t).listIndexes()).map((i) => i.name).sort();
-          } catch (err) {
-            throw this.engineError(err, t);
-          }
+        try {
+          config.indexes = (await t.engine.listIndexes()).map((i) => i.name).sort();
+        } catch (err) {
+          throw this.engineError(err, t);
         }
         return config;
       }
@@ -674,8 +675,7 @@ export class Evaluator {
     const a = node.args;
     const t = await this.eval(a[0] as Node, env);
     if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-    if (!hasIndexes(t) && node.type !== T.INDEX_CREATE && node.args.length === 1) return [];
-    const api = indexes(t);
+    const api = t.engine;
     switch (node.type) {
       case T.INDEX_CREATE: {
         const name = checkIndexName(await this.evalDatum(a[1] as Node, env));
@@ -912,7 +912,7 @@ export class Evaluator {
 
   /** Rows of a secondary index between two values (null: unbounded), in index order. */
   indexSeq(t: TableRef, index: string, lower: IndexValue | null, upper: IndexValue | null, opts: BetweenOptions): Seq {
-    const api = indexes(t, index);
+    const api = t.engine;
     const evaluator = this;
     return Seq.fromStream(async function* () {
       let rows: object[];

@@ -4,7 +4,7 @@
  * selections, functions and the MINVAL/MAXVAL bounds. Datums are plain JSON values and never
  * class instances, so `instanceof` tells the two apart.
  */
-import type { EngineTable, Key } from '../../engine-types.js';
+import type { Key, Table } from '@wharf/engine';
 import type { Node } from './compiler.js';
 import type { Datum, DatumObject } from './datum.js';
 import { datumTypeName } from './datum.js';
@@ -19,7 +19,7 @@ export class TableRef {
     readonly name: string,
     readonly engineName: string,
     readonly primaryKey: string,
-    readonly engine: EngineTable,
+    readonly engine: Table,
   ) {}
 
   get fullName(): string {

@@ -7,7 +7,7 @@
  * with conflict "replace" in chunks: one write per chunk, not one per row. They are not atomic
  * with respect to concurrent writers of the same rows (documented in the README).
  */
-import type { Durability, Key, WriteResult } from '../../engine-types.js';
+import type { Durability, Key, WriteResult } from '@wharf/engine';
 import { ErrorType } from '../protocol.js';
 import { queryLogic, ReqlRuntimeError, resourceLimit } from '../errors.js';
 import type { Node, TermNode } from './compiler.js';
