@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
 pub use crate::committer::{AckListener, Callback};
-use crate::committer::{Committer, Queue, Request, Shared};
+use crate::committer::{Committer, CommitterHooks, Queue, Recent, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
@@ -104,6 +104,13 @@ impl Database {
 
     /// Opens a database on any [`Vfs`] (the crash tests use [`crate::io::SimVfs`]).
     pub fn open_with(vfs: Arc<dyn Vfs>, options: Options) -> Result<Database> {
+        Database::open_with_hooks(vfs, options, CommitterHooks::default())
+    }
+
+    /// For tests: opens a database whose committer reads `hooks.clock` and reports its
+    /// [`crate::testing::SyncPoint`]s. Not a stable API.
+    #[doc(hidden)]
+    pub fn open_with_hooks(vfs: Arc<dyn Vfs>, options: Options, hooks: CommitterHooks) -> Result<Database> {
         if options.segment_size.is_some_and(|n| n < MIN_SEGMENT_SIZE) {
             return Err(Error::invalid("segment_size must be at least 64 KiB"));
         }
@@ -114,14 +121,14 @@ impl Database {
             return Err(Error::invalid("merge_fan_in must be at least 2"));
         }
         vfs.lock().map_err(|e| Error::new(ErrorCode::Locked, e.to_string()))?;
-        let opened = Database::open_locked(vfs.clone(), options);
+        let opened = Database::open_locked(vfs.clone(), options, hooks);
         if opened.is_err() {
             vfs.unlock();
         }
         opened
     }
 
-    fn open_locked(vfs: Arc<dyn Vfs>, options: Options) -> Result<Database> {
+    fn open_locked(vfs: Arc<dyn Vfs>, options: Options, hooks: CommitterHooks) -> Result<Database> {
         let started = Instant::now();
         let counters = Arc::new(Counters::default());
 
@@ -228,7 +235,15 @@ impl Database {
             maintenance: maintenance_state.clone(),
             index_worker: Arc::new(IndexWorker::default()),
             ack_listener: OnceLock::new(),
+            clock: hooks.clock.clone(),
+            sync_point: hooks.sync_point,
         });
+        let weak = Arc::downgrade(&shared);
+        hooks.clock.on_advance(Box::new(move || {
+            if let Some(shared) = weak.upgrade() {
+                shared.wake_committer();
+            }
+        }));
         shared.index_worker.start_build();
         let (tasks, task_rx) = mpsc::channel();
         let background = Arc::new(Background {
@@ -270,13 +285,8 @@ impl Database {
             background: background.clone(),
             options,
             tasks,
-            last_durable_writes: 0,
-            cohort: 0,
-            return_gap: std::time::Duration::ZERO,
-            last_sync: std::time::Duration::ZERO,
-            last_group_bytes: 0,
-            checkpoint_started: Instant::now(),
             encoder,
+            recent: Recent::new(hooks.clock.now()),
         };
         let mut threads = vec![
             std::thread::Builder::new()
@@ -372,7 +382,13 @@ impl Database {
     /// Inserts a prepared batch. Bad documents fail alone; `done` gets the RethinkDB-shaped
     /// result when the batch is visible (`Soft`) or durable (`Hard`).
     pub fn insert(&self, table: &str, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>) {
-        self.submit(Request::Insert { table: table.into(), docs, options, done, submitted: Instant::now() });
+        self.submit(Request::Insert {
+            table: table.into(),
+            docs,
+            options,
+            done,
+            submitted: self.inner.shared.clock.now(),
+        });
     }
 
     /// Single-document inserts into one table, in order, each a write of its own: `done` gets
@@ -389,7 +405,13 @@ impl Database {
         if docs.is_empty() {
             return done(Ok(Vec::new())); // a request of no writes would not wake the committer
         }
-        self.submit(Request::InsertEach { table: table.into(), docs, options, done, submitted: Instant::now() });
+        self.submit(Request::InsertEach {
+            table: table.into(),
+            docs,
+            options,
+            done,
+            submitted: self.inner.shared.clock.now(),
+        });
     }
 
     /// Sets the one listener the committer tells around each batch of acknowledgements it sends:
@@ -405,7 +427,13 @@ impl Database {
 
     /// Deletes `keys`; missing keys count as `skipped`.
     pub fn delete(&self, table: &str, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>) {
-        self.submit(Request::Delete { table: table.into(), keys, durability, done, submitted: Instant::now() });
+        self.submit(Request::Delete {
+            table: table.into(),
+            keys,
+            durability,
+            done,
+            submitted: self.inner.shared.clock.now(),
+        });
     }
 
     /// `done` runs once everything acknowledged before this call is durable.

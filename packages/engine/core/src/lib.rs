@@ -80,9 +80,15 @@ pub use doc::{DocFormat, PreparedDocs, MAX_DOCUMENT_DEPTH};
 pub use error::{Error, ErrorCode, Result};
 pub use index::{IndexInfo, ValueBound};
 pub use key::{Key, KeyRange};
-pub use options::{Conflict, Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
+pub use options::{CommitterWait, Conflict, Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
 pub use stats::{LatencyHistogram, LatencySummary, Stats, WriteStages};
 pub use table::{DocumentError, WriteResult};
+
+/// What tests inject into the committer: its clock and its sync points. Not a stable API.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::committer::{Clock, CommitterHooks, ManualClock, SyncPoint, SystemClock};
+}
 
 /// Format internals exposed for the crash and recovery tests in `tests/` and for benchmarks.
 /// Not a stable API.

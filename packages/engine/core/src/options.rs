@@ -69,6 +69,32 @@ pub struct Options {
     /// writers in the same process; a server whose clients are a network round trip away wants
     /// several milliseconds. Zero disables the wait.
     pub group_commit_window: Duration,
+    /// How the committer waits for requests (see [`CommitterWait`]).
+    pub committer_wait: CommitterWait,
+}
+
+/// How the committer waits for requests, in one place: the write path's only spin/yield/park
+/// primitive reads these (see `docs/design/write-path.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitterWait {
+    /// How long an idle committer keeps looking for a request (yielding its CPU between looks)
+    /// before it parks, when callers have been coming back within that time. A caller awaiting
+    /// its last write often sends the next one within microseconds, while waking a parked
+    /// thread costs a syscall on the caller's side and a context switch. Default 300 µs (about
+    /// one wake-up of the caller's thread plus its turn-around). Zero: always park.
+    pub spin: Duration,
+    /// At most this many yields per spin, whatever the clock says. Default 2,000.
+    pub spin_yields: u32,
+    /// While it gathers a cohort of hard writers, the parked committer is woken only once the
+    /// whole rest of the cohort is queued (or its gap runs out), not by each arrival: each
+    /// wake-up costs the submitting thread a syscall. Default true. False: woken by each request.
+    pub wake_on_whole_cohort: bool,
+}
+
+impl Default for CommitterWait {
+    fn default() -> Self {
+        CommitterWait { spin: Duration::from_micros(300), spin_yields: 2_000, wake_on_whole_cohort: true }
+    }
 }
 
 /// Journal segment size of a new database when [`Options::segment_size`] is `None`.
@@ -87,6 +113,7 @@ impl Default for Options {
             merge_fan_in: 4,
             background_delay_per_mib: Duration::ZERO,
             group_commit_window: Duration::from_millis(1),
+            committer_wait: CommitterWait::default(),
         }
     }
 }

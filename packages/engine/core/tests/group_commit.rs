@@ -1,11 +1,13 @@
 //! Group commit on a real file system: concurrent hard writers share fdatasyncs, and a lone
-//! writer pays exactly one per write.
+//! writer pays exactly one per write. The committer's protocol step by step is `committer.rs`.
 
 mod support;
 
 use std::sync::Arc;
+use support::driven::*;
 use support::*;
-use wharf_engine::{wait, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions};
+use wharf_engine::testing::SyncPoint;
+use wharf_engine::{wait, Database, DocFormat, Durability, Options, PreparedDocs, WriteOptions};
 
 fn hard_insert(db: &Database, key: u64) {
     let docs = PreparedDocs::parse(doc(key, 100).as_bytes(), DocFormat::Ndjson, "id").unwrap();
@@ -40,15 +42,12 @@ fn checkpoints_after_hard_writes_add_no_journal_fdatasync() {
         let docs = PreparedDocs::parse(doc(k, 1000).as_bytes(), DocFormat::Ndjson, "id").unwrap();
         wait(|done| db.insert("t", docs, WriteOptions::default(), done)).unwrap();
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while db.stats().checkpoints < 2 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    // Close waits for the checkpoints under way and makes a last one: every checkpoint is done.
+    db.close().unwrap();
     let stats = db.stats();
-    assert!(stats.checkpoints >= 2, "{stats:?}");
+    assert!(stats.checkpoints >= 3, "{stats:?}");
     // The journal was synced up to each checkpoint's position already.
     assert_eq!(stats.fdatasyncs - before, 300);
-    db.close().unwrap();
 }
 
 #[test]
@@ -102,69 +101,6 @@ fn inserts_sent_together_join_one_group_each_with_its_own_result() {
     db.close().unwrap();
 }
 
-/// 64 hard writes handed over in four parts, as the binding sends the writes of one tick: after a
-/// group of 64, the committer applies each part as it arrives (each is visible before the next is
-/// sent) and commits all four as one group, with one fdatasync.
-#[test]
-fn a_cohort_sent_in_parts_is_applied_as_it_arrives_and_committed_as_one_group() {
-    let dir = tempfile::tempdir().unwrap();
-    // A long window (its gap between arrivals is an eighth of it: 125 ms), so that no pause of
-    // this thread or the committer on a loaded machine splits the cohort.
-    let options = Options { group_commit_window: std::time::Duration::from_secs(1), ..Options::default() };
-    let db = Database::open(dir.path(), options).unwrap();
-    create(&db, "t");
-    let ndjson = |keys: std::ops::Range<u64>| keys.map(|k| doc(k, 10)).collect::<Vec<_>>().join("\n");
-    let parse = |text: String| PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let first = wait(|done| db.insert_each("t", parse(ndjson(0..64)), done, WriteOptions::default())).unwrap();
-    assert_eq!(first.len(), 64);
-
-    let before = db.stats();
-    let (tx, rx) = std::sync::mpsc::channel();
-    for part in 0..4u64 {
-        let tx = tx.clone();
-        let first_key = 1000 + part * 16;
-        db.insert_each(
-            "t",
-            parse(ndjson(first_key..first_key + 16)),
-            Box::new(move |r| tx.send(r).unwrap()),
-            WriteOptions::default(),
-        );
-        if part < 3 {
-            // Each part is visible before the next is sent, the group still open (well within the
-            // gap): the first as the group's start, the others as the committer gathers them.
-            let visible = || db.get("t", &Key::Num(first_key as f64)).unwrap().is_some();
-            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(60);
-            while !visible() && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            assert!(visible(), "part {part} is applied while the rest is awaited");
-            assert!(rx.try_recv().is_err(), "and not answered before its group's fdatasync");
-        }
-    }
-    let results: Vec<_> = (0..4).flat_map(|_| rx.recv().unwrap().unwrap()).collect();
-    assert!(results.iter().all(|r| r.inserted == 1), "{results:?}");
-    let after = db.stats();
-    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1));
-    db.close().unwrap();
-}
-
-#[test]
-fn soft_writes_reach_disk_within_the_flush_interval_without_sync() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = Options { flush_interval: std::time::Duration::from_millis(20), ..Options::default() };
-    let db = Database::open(dir.path(), options).unwrap();
-    create(&db, "t");
-    let docs = PreparedDocs::parse(doc(1, 10).as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let opts = WriteOptions { durability: Durability::Soft, ..Default::default() };
-    wait(|done| db.insert("t", docs, opts, done)).unwrap();
-    // Poll (no timing assertion): the background flush must make it durable on its own.
-    let target = db.stats().applied_seq;
-    while db.stats().durable_seq < target {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    db.close().unwrap();
-}
-
 /// The acknowledgement listener is told before and after the answers of a batch: a poller that
 /// sees `acknowledged` finds every answer of the group sent, none still to come, and none is sent
 /// outside the two calls.
@@ -172,10 +108,12 @@ fn soft_writes_reach_disk_within_the_flush_interval_without_sync() {
 fn the_ack_listener_brackets_a_groups_answers() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::sync::Mutex;
-    /// Answers sent so far, at each call: `(acknowledging, n)`.
+    /// Answers sent so far, at each call: `(acknowledging, n)`; each `acknowledged` is also
+    /// sent on `batches`.
     struct Recorder {
         answered: Arc<AtomicUsize>,
         calls: Arc<Mutex<Vec<(bool, usize)>>>,
+        batches: Mutex<std::sync::mpsc::Sender<()>>,
     }
     impl wharf_engine::AckListener for Recorder {
         fn acknowledging(&self) {
@@ -183,6 +121,7 @@ fn the_ack_listener_brackets_a_groups_answers() {
         }
         fn acknowledged(&self) {
             self.calls.lock().unwrap().push((false, self.answered.load(SeqCst)));
+            let _ = self.batches.lock().unwrap().send(());
         }
     }
     let dir = tempfile::tempdir().unwrap();
@@ -190,8 +129,11 @@ fn the_ack_listener_brackets_a_groups_answers() {
     create(&db, "t");
     let answered = Arc::new(AtomicUsize::new(0));
     let calls = Arc::new(Mutex::new(Vec::new()));
-    db.set_ack_listener(Box::new(Recorder { answered: answered.clone(), calls: calls.clone() })).unwrap();
-    let again = Recorder { answered: answered.clone(), calls: calls.clone() };
+    let (batch_tx, batches) = std::sync::mpsc::channel();
+    let recorder =
+        || Recorder { answered: answered.clone(), calls: calls.clone(), batches: Mutex::new(batch_tx.clone()) };
+    db.set_ack_listener(Box::new(recorder())).unwrap();
+    let again = recorder();
     assert!(db.set_ack_listener(Box::new(again)).is_err(), "one listener per database");
 
     // 32 hard writes handed over at once: one group, answered after its fdatasync.
@@ -206,11 +148,8 @@ fn the_ack_listener_brackets_a_groups_answers() {
         tx.send(()).unwrap();
     });
     db.insert_each("t", docs, done, WriteOptions { durability: Durability::Hard, ..WriteOptions::default() });
-    rx.recv().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !calls.lock().unwrap().contains(&(false, 32)) && std::time::Instant::now() < deadline {
-        std::thread::yield_now();
-    }
+    rx.recv_timeout(NEVER).expect("the 32 writes are answered");
+    batches.recv_timeout(NEVER).expect("the listener is told the batch was sent");
     let calls = calls.lock().unwrap().clone();
     assert_eq!(calls, [(true, 0), (false, 32)], "one batch, its 32 answers between the two calls");
     db.close().unwrap();
@@ -220,31 +159,28 @@ fn the_ack_listener_brackets_a_groups_answers() {
 /// reuses the previous write's table within a group).
 #[test]
 fn a_write_after_its_table_was_dropped_fails_in_the_same_group_too() {
-    use std::sync::mpsc;
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), Options::default()).unwrap();
-    create(&db, "t");
-    create(&db, "big");
-    // A large write first: the committer applies it for a while, so the three requests after it
-    // queue up and are taken together.
-    let big: String = (0..200_000u64).map(|k| doc(k, 50) + "\n").collect();
-    let big = PreparedDocs::parse(big.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let one = |k: u64| PreparedDocs::parse(doc(k, 50).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let vfs = wharf_engine::io::SimVfs::new();
+    let d = open_driven(&vfs, small_options());
+    let (done, created) = to_channel();
+    d.db.create_table("t", "id", done);
+    d.gate.pass(SyncPoint::Idle);
+    answer(&created, "create_table").unwrap();
+    // Queued while the committer is held between groups: one group takes all three.
     let soft = WriteOptions { durability: Durability::Soft, ..WriteOptions::default() };
-    let insert = |table: &str, docs: PreparedDocs| {
-        let (tx, rx) = mpsc::channel();
-        db.insert(table, docs, soft, Box::new(move |r| tx.send(r).unwrap()));
-        rx
-    };
-    let big = insert("big", big);
-    let before = insert("t", one(1));
-    let (tx, dropped) = mpsc::channel();
-    db.drop_table("t", Box::new(move |r| tx.send(r).unwrap()));
-    let after = insert("t", one(2));
-    assert_eq!(big.recv().unwrap().unwrap().inserted, 200_000);
-    assert_eq!(before.recv().unwrap().unwrap().inserted, 1);
-    dropped.recv().unwrap().unwrap();
-    let after = after.recv().unwrap().map(|r| r.inserted).map_err(|e| e.code);
+    let one = |k: u64| PreparedDocs::parse(doc(k, 50).as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let (done, before) = to_channel();
+    d.db.insert("t", one(1), soft, done);
+    let (done, dropped) = to_channel();
+    d.db.drop_table("t", done);
+    let (done, after) = to_channel();
+    d.db.insert("t", one(2), soft, done);
+    let groups = d.db.stats().groups;
+    d.gate.pass(SyncPoint::Idle);
+    assert_eq!(answer(&before, "the insert before the drop").unwrap().inserted, 1);
+    answer(&dropped, "drop_table").unwrap();
+    let after = answer(&after, "the insert after the drop").map(|r| r.inserted).map_err(|e| e.code);
     assert_eq!(after, Err(wharf_engine::ErrorCode::TableNotFound));
-    db.close().unwrap();
+    assert_eq!(d.db.stats().groups, groups + 1, "one group");
+    d.gate.release_all();
+    d.db.close().unwrap();
 }

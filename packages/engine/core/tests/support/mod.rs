@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod campaign;
+pub mod driven;
 
 use std::sync::Arc;
 use std::time::Duration;
