@@ -12,21 +12,15 @@
  * writers all send their next write in the same tick, the one that delivered their answers.
  */
 import {
-  ANSWER_FIELDS,
-  ANSWER_OFFSET,
-  ANSWER_SLOTS,
   binding,
   CONFLICT_CODE,
   DURABILITY_CODE,
-  OUTBOX_OFFSET,
-  OUTBOX_SLOTS,
-  POLLING_WORD,
-  SEALED_WORD,
-  SHARED_BYTES,
+  newSharedMemory,
   type Conflict,
   type Durability,
   type NativeDatabase,
   type NativeOpenOptions,
+  type SharedMemory,
 } from './binding.ts';
 import { toWharfError, WharfError, type ErrorCode } from './errors.ts';
 import { Gate } from './gate.ts';
@@ -81,12 +75,10 @@ interface Waiter {
 export class Handle {
   readonly durability: Durability;
   #native!: NativeDatabase;
-  /** The words of the memory shared with the addon (`SEALED_WORD`, `POLLING_WORD`). */
-  #words!: Int32Array;
-  /** Its answer slots, written by `deliverAnswers`. */
-  #slots!: Float64Array;
-  /** Its outbox: the request ids of the batch of `insertOne`s not sent yet. */
-  #outbox!: Uint32Array;
+  /** The memory shared with the addon: its words, answer slots and outbox. */
+  readonly #memory: SharedMemory;
+  readonly #sealedWord: number;
+  readonly #pollingWord: number;
   /** Answers taken, ever, mod 2^32: compared with the sealed count by their difference. */
   #delivered = 0;
   #closed = false;
@@ -114,29 +106,19 @@ export class Handle {
     this.durability = options.durability;
     this.#spinWaitMs = options.spinWaitUs / 1000;
     this.#poolReads = new Gate(options.poolReads);
+    this.#memory = newSharedMemory();
+    this.#sealedWord = this.#memory.layout.sealedWord;
+    this.#pollingWord = this.#memory.layout.pollingWord;
   }
 
   static async open(dir: string, native: NativeOpenOptions, options: HandleOptions): Promise<Handle> {
-    const handle = new Handle(options);
     try {
-      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#drain);
+      const handle = new Handle(options);
+      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#drain, handle.#memory.bytes);
+      return handle;
     } catch (error) {
       throw toWharfError(error);
     }
-    let memory: ArrayBuffer;
-    try {
-      memory = handle.#native.sharedMemory();
-      if (memory.byteLength !== SHARED_BYTES) {
-        throw new Error(`the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`);
-      }
-    } catch (error) {
-      await handle.#native.close();
-      throw toWharfError(error);
-    }
-    handle.#words = new Int32Array(memory, 0, ANSWER_OFFSET / 4);
-    handle.#slots = new Float64Array(memory, ANSWER_OFFSET, ANSWER_SLOTS * ANSWER_FIELDS);
-    handle.#outbox = new Uint32Array(memory, OUTBOX_OFFSET, OUTBOX_SLOTS);
-    return handle;
   }
 
   get closed(): boolean {
@@ -200,12 +182,12 @@ export class Handle {
     }
     const id = this.#newId();
     const answer = this.#waitFor(id, durability === 'hard');
-    this.#outbox[batch.docs.length] = id;
+    this.#memory.outbox[batch.docs.length] = id;
     batch.docs.push(doc);
     batch.chars += doc.length + 1;
     if (batch.docs.length === this.#chunkDocs) {
       this.#sendBatch();
-      this.#chunkDocs = Math.min(2 * this.#chunkDocs, OUTBOX_SLOTS);
+      this.#chunkDocs = Math.min(2 * this.#chunkDocs, this.#memory.layout.outboxSlots);
     }
     return answer;
   }
@@ -234,7 +216,7 @@ export class Handle {
       if (batch.durability === 'hard') this.#pollUntilAnswered();
     } catch (error) {
       const failure = toWharfError(error);
-      for (let i = 0; i < batch.docs.length; i++) this.#release(this.#outbox[i]!)?.reject(failure);
+      for (let i = 0; i < batch.docs.length; i++) this.#release(this.#memory.outbox[i]!)?.reject(failure);
     }
   };
 
@@ -270,7 +252,7 @@ export class Handle {
     this.#spinDeadline = performance.now() + this.#spinWaitMs;
     if (this.#spinning) return;
     this.#spinning = true;
-    Atomics.store(this.#words, POLLING_WORD, 1);
+    Atomics.store(this.#memory.words, this.#pollingWord, 1);
     setImmediate(this.#poll);
   }
 
@@ -280,7 +262,7 @@ export class Handle {
       this.#spinning = false;
       // Cleared, then the count read: answers sealed before the addon could see the word
       // cleared, which rang no doorbell, are taken here.
-      Atomics.store(this.#words, POLLING_WORD, 0);
+      Atomics.store(this.#memory.words, this.#pollingWord, 0);
       if (this.#sealedWaiting()) this.#drain();
       return;
     }
@@ -301,7 +283,7 @@ export class Handle {
 
   /** Answers are sealed that JS has not taken. */
   #sealedWaiting(): boolean {
-    return ((Atomics.load(this.#words, SEALED_WORD) - this.#delivered) | 0) > 0;
+    return ((Atomics.load(this.#memory.words, this.#sealedWord) - this.#delivered) | 0) > 0;
   }
 
   /**
@@ -314,7 +296,7 @@ export class Handle {
       const n = this.#native.deliverAnswers();
       this.#delivered = (this.#delivered + n) | 0;
       this.#settle(n);
-      if (n < ANSWER_SLOTS) return;
+      if (n < this.#memory.layout.answerSlots) return;
     }
   };
 
@@ -369,21 +351,24 @@ export class Handle {
 
   /** Settles the `n` answers `deliverAnswers` wrote into the slots. */
   #settle(n: number): void {
-    const slots = this.#slots;
+    const { slots, layout, countField: c } = this.#memory;
+    const fields = layout.answerFields;
+    const idField = layout.answerIdField;
+    const detailsField = layout.answerDetailsField;
     let details: (string | null)[] | undefined;
-    for (let i = 0; i < n * ANSWER_FIELDS; i += ANSWER_FIELDS) {
-      const waiter = this.#release(slots[i]!);
+    for (let i = 0; i < n * fields; i += fields) {
+      const waiter = this.#release(slots[i + idField]!);
       if (waiter === undefined) continue;
-      const d = slots[i + 7]!;
+      const d = slots[i + detailsField]!;
       if (d < 0) {
         // Counts as small integers: double fields would each box a heap number.
         waiter.resolve({
-          inserted: slots[i + 1]! | 0,
-          replaced: slots[i + 2]! | 0,
-          unchanged: slots[i + 3]! | 0,
-          deleted: slots[i + 4]! | 0,
-          skipped: slots[i + 5]! | 0,
-          errors: slots[i + 6]! | 0,
+          inserted: slots[i + c.inserted]! | 0,
+          replaced: slots[i + c.replaced]! | 0,
+          unchanged: slots[i + c.unchanged]! | 0,
+          deleted: slots[i + c.deleted]! | 0,
+          skipped: slots[i + c.skipped]! | 0,
+          errors: slots[i + c.errors]! | 0,
         });
         continue;
       }
