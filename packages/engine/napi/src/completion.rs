@@ -6,8 +6,12 @@
 //! through a [`Reply`] and the JS side settles the promise it keeps under that id. Creating a
 //! threadsafe function or a promise per write would cost more than the rest of the binding.
 //!
+//! The protocol, its states and invariants: `docs/design/write-path.md`, "The binding: answers to
+//! JavaScript".
+//!
 //! Answers wait in a list until JS takes them ([`Completions::deliver`]): it writes them, up to
-//! [`ANSWER_SLOTS`] a call, into memory JS reads directly, the [`SharedMemory`] of the database.
+//! [`ANSWER_SLOTS`] a call, into memory JS reads directly, the [`SharedMemory`] of the database
+//! (a `SharedArrayBuffer` JS created; its layout is in `shared_memory.rs`).
 //! Its first word counts the answers *sealed*: listed as part of a finished batch. The committer
 //! lists a group's answers between [`AckListener::acknowledging`] and `acknowledged`, and seals
 //! them at the end, so a group's 64 answers are taken together, not its first alone while the
