@@ -27,8 +27,6 @@ export interface SharedMemoryLayout {
   sharedBytes: number;
   /** 32-bit word: how many answers were sealed, ever (mod 2^32), stored by the engine's threads. */
   sealedWord: number;
-  /** 32-bit word: 1 while JS polls for answers (the addon rings no doorbell then), stored by JS. */
-  pollingWord: number;
   /** Byte offset of `answerSlots` answers of `answerFields` numbers, written by `deliverAnswers`. */
   answerOffset: number;
   answerSlots: number;
@@ -121,7 +119,7 @@ export interface NativeDatabase {
 export interface Binding {
   NativeDatabase: {
     /**
-     * `doorbell` is called when answers wait and JS is not polling for them; `sharedMemory` is a
+     * `doorbell` is called when answers wait and JS has not taken them; `sharedMemory` is a
      * `Uint8Array` over a whole `SharedArrayBuffer` of the layout's `sharedBytes`.
      */
     open(dir: string, options: NativeOpenOptions, doorbell: () => void, sharedMemory: Uint8Array): Promise<NativeDatabase>;
@@ -138,7 +136,7 @@ export interface SharedMemory {
   layout: SharedMemoryLayout;
   /** Handed to `open`: the whole buffer. */
   bytes: Uint8Array;
-  /** The 32-bit words (`sealedWord`, `pollingWord`), accessed with `Atomics` only. */
+  /** The 32-bit words (`sealedWord`), accessed with `Atomics` only. */
   words: Int32Array;
   /** The answer slots, read on the JS thread after `deliverAnswers`. */
   slots: Float64Array;

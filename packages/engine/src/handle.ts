@@ -27,27 +27,14 @@ import { Gate } from './gate.ts';
 import type { HandleOptions } from './options.ts';
 import type { WriteResult } from './results.ts';
 
-/** The longest one turn of the poll for a durable answer holds the event loop. */
+/** The longest one turn of the poll for a durable answer holds the event loop: timers and I/O run between turns. */
 const POLL_SLICE_MS = 0.05;
-/**
- * Polls for answers (a load of the shared sealed count, ~6 ns) between two reads of the clock
- * (~40 ns, and a heap number of garbage each) and two offers of the CPU (`yieldCpu`).
- */
-const CLOCK_EVERY = 1024;
 
 /**
  * Characters of JSON one call of single-document inserts carries at most (at most 96 KiB of
  * UTF-8): the engine parses them on the JS thread. A longer document goes alone (`request`).
  */
 export const INSERT_BATCH_CHARS = 32 * 1024;
-
-/**
- * Single-document inserts of one tick go in calls of 16, 32, 64, … documents as they are made,
- * the rest at its end: the engine applies each call while JS makes the next, and gathers them
- * into one group (64 hard writers: ~20 µs less per group than one call at the end of the tick,
- * ~100 µs of CPU; calls of 8 cost more than they overlap).
- */
-const FIRST_CHUNK_DOCS = 16;
 
 /** `RESOLVED.then(f)` runs `f` at the end of the tick: `queueMicrotask` without its AsyncResource. */
 const RESOLVED = Promise.resolve();
@@ -78,7 +65,6 @@ export class Handle {
   /** The memory shared with the addon: its words, answer slots and outbox. */
   readonly #memory: SharedMemory;
   readonly #sealedWord: number;
-  readonly #pollingWord: number;
   /** Answers taken, ever, mod 2^32: compared with the sealed count by their difference. */
   #delivered = 0;
   #closed = false;
@@ -95,8 +81,6 @@ export class Handle {
   #spinDeadline = 0;
   #spinning = false;
   #batch: InsertBatch | undefined;
-  /** Documents at which `insertOne` sends its batch before the end of the tick. */
-  #chunkDocs = FIRST_CHUNK_DOCS;
   /** `#endTick` is queued (once a tick, however many calls its inserts take). */
   #endQueued = false;
   /** Reads on libuv's thread pool (see `Gate`). */
@@ -108,7 +92,6 @@ export class Handle {
     this.#poolReads = new Gate(options.poolReads);
     this.#memory = newSharedMemory();
     this.#sealedWord = this.#memory.layout.sealedWord;
-    this.#pollingWord = this.#memory.layout.pollingWord;
   }
 
   static async open(dir: string, native: NativeOpenOptions, options: HandleOptions): Promise<Handle> {
@@ -153,11 +136,11 @@ export class Handle {
 
   /**
    * Inserts one document (its JSON text) with the other single-document inserts of this tick
-   * into the same table with the same options: they are sent in calls of `FIRST_CHUNK_DOCS`,
-   * twice that, … as they are made, and the rest at the end of the tick (a microtask), or before
-   * any other request, or once `INSERT_BATCH_CHARS` are reached. So writers resumed together by
-   * one group's answers send their next writes together, and the engine gathers those into one
-   * group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
+   * into the same table with the same options: they are sent in one call at the end of the tick
+   * (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` or the outbox's
+   * `outboxSlots` ids are reached. So writers resumed together by one group's answers send their
+   * next writes together, and the engine makes one group of them. For documents of at most
+   * `INSERT_BATCH_CHARS`: they are parsed on this thread.
    */
   insertOne(table: string, doc: string, durability: Durability, conflict: Conflict, waitForIndexes: boolean): Promise<WriteResult> {
     this.native();
@@ -185,17 +168,13 @@ export class Handle {
     this.#memory.outbox[batch.docs.length] = id;
     batch.docs.push(doc);
     batch.chars += doc.length + 1;
-    if (batch.docs.length === this.#chunkDocs) {
-      this.#sendBatch();
-      this.#chunkDocs = Math.min(2 * this.#chunkDocs, this.#memory.layout.outboxSlots);
-    }
+    if (batch.docs.length === this.#memory.layout.outboxSlots) this.#sendBatch();
     return answer;
   }
 
-  /** Sends what the tick's inserts left, and starts the next tick's calls small again. */
+  /** Sends the tick's inserts. */
   readonly #endTick = (): void => {
     this.#endQueued = false;
-    this.#chunkDocs = FIRST_CHUNK_DOCS;
     this.#sendBatch();
   };
 
@@ -238,8 +217,7 @@ export class Handle {
    * after the last was sent. Otherwise the thread sleeps in epoll while the committer
    * fdatasyncs, and waking it costs 25–75 µs on a VM, more under load: a third of a fast
    * fdatasync, on every write of a lone hard writer, and on every group of concurrent ones
-   * (64 writers: 305 µs a group polling, 360 sleeping). While the polling word is set, the addon
-   * does not ring its doorbell.
+   * (64 writers: 305 µs a group polling, 360 sleeping).
    *
    * Each turn of the loop (a `setImmediate`) busy-waits up to `POLL_SLICE_MS` for the engine to
    * seal answers, then yields, so timers and I/O still run: a bare `setImmediate` chain
@@ -252,28 +230,21 @@ export class Handle {
     this.#spinDeadline = performance.now() + this.#spinWaitMs;
     if (this.#spinning) return;
     this.#spinning = true;
-    Atomics.store(this.#memory.words, this.#pollingWord, 1);
     setImmediate(this.#poll);
   }
 
   readonly #poll = (): void => {
     const now = performance.now();
     if (this.#durableWaiting === 0 || now >= this.#spinDeadline) {
+      // Answers sealed from now on are taken when the doorbell rings.
       this.#spinning = false;
-      // Cleared, then the count read: answers sealed before the addon could see the word
-      // cleared, which rang no doorbell, are taken here.
-      Atomics.store(this.#memory.words, this.#pollingWord, 0);
-      if (this.#sealedWaiting()) this.#drain();
       return;
     }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
-    for (let polls = 1; !this.#sealedWaiting(); polls++) {
-      if (polls % CLOCK_EVERY === 0) {
-        if (performance.now() >= sliceEnd) break;
-        // If the committer, or a V8 thread, waits for this CPU, let it run: on 2 vCPUs the
-        // scheduler was seen to leave both threads on one CPU for ms while the other idled.
-        this.#native.yieldCpu();
-      }
+    while (!this.#sealedWaiting() && performance.now() < sliceEnd) {
+      // If the committer, or a V8 thread, waits for this CPU, let it run: on 2 vCPUs the
+      // scheduler was seen to leave both threads on one CPU for ms while the other idled.
+      this.#native.yieldCpu();
     }
     // Taken here rather than by the doorbell on the loop's next turn: that turn (an epoll, an
     // eventfd read, the dispatch) cost a lone hard writer ~5 µs per write.

@@ -20,14 +20,9 @@
 //!
 //! JS learns of sealed answers in one of two ways:
 //! - polling: while a hard write waits, the JS thread spins on the sealed count
-//!   (`src/handle.ts`), a load from memory, with the shared memory's second word set;
-//! - the doorbell: otherwise, sealing answers calls the threadsafe function (an eventfd write,
-//!   ~1 µs), once until JS takes answers again, and the event loop's next turn takes them.
-//!
-//! The doorbell is rung only while JS does not poll, and after the batch is sealed: it is off
-//! the path of a lone hard writer's answer. The two words are a Dekker pair: sealing stores the
-//! count, then reads the polling word; JS clears the polling word, then reads the count. One of
-//! the two sees the other's store (both sequentially consistent), so no answer is left waiting.
+//!   (`src/handle.ts`), a load from memory, and takes the answers as soon as it moves;
+//! - the doorbell: sealing answers calls the threadsafe function, once until JS takes answers
+//!   again, and the event loop's next turn takes them (nothing, if the poll took them first).
 //!
 //! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
@@ -48,11 +43,8 @@ use wharf_engine::{AckListener, Error as EngineError, LatencyHistogram, WriteRes
 
 use crate::shared_memory::{
     MemoryHold, SharedMemory, ANSWER_COUNTS, ANSWER_COUNTS_FIELD, ANSWER_DETAILS_FIELD, ANSWER_FIELDS, ANSWER_ID_FIELD, ANSWER_SLOTS,
-    OUTBOX_SLOTS, POLLING_WORD, SEALED_WORD,
+    OUTBOX_SLOTS, SEALED_WORD,
 };
-
-/// The largest emptied answer list kept for reuse.
-const SPARE_ANSWERS: usize = 4096;
 
 struct Answer {
     id: u32,
@@ -210,9 +202,6 @@ struct Pending {
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
     stages: BindingStages,
     listed: Mutex<Listed>,
-    /// The list `deliver` emptied last, kept for its capacity: a list grown from empty for every
-    /// group cost the committer a reallocation every few answers.
-    spare: Mutex<Vec<Answer>>,
     /// The committer is sending a batch, and seals it at the end.
     acknowledging: AtomicBool,
     /// The doorbell rang and JS has not taken answers since.
@@ -256,14 +245,12 @@ impl Pending {
     /// taken them already, or has a ring to answer still.
     fn seal_listed(&self, listed: std::sync::MutexGuard<'_, Listed>, tsfn: &Tsfn) {
         let Some(memory) = listed.memory else { return };
-        // The low 32 bits: JS compares counts by their difference. Stored, then the polling
-        // word loaded (the Dekker pair with `#poll` in `src/handle.ts`), under the lock that
-        // keeps the memory attached.
+        // The low 32 bits: JS compares counts by their difference. Under the lock that keeps
+        // the memory attached.
         memory.word(SEALED_WORD).store(listed.total as u32, SeqCst);
-        let polling = memory.word(POLLING_WORD).load(SeqCst) != 0;
         let waiting = !listed.answers.is_empty();
         drop(listed);
-        if waiting && !polling && !self.rung.swap(true, SeqCst) {
+        if waiting && !self.rung.swap(true, SeqCst) {
             // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
             let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
@@ -273,15 +260,14 @@ impl Pending {
     fn deliver(&self, env: &Env) -> u32 {
         // Before taking: a seal after this rings again (at worst once for answers taken here).
         self.rung.store(false, SeqCst);
-        let mut answers = std::mem::take(&mut *self.spare.lock().unwrap());
-        let memory = {
+        let (answers, memory) = {
             let mut listed = self.listed.lock().unwrap();
-            if listed.answers.len() <= ANSWER_SLOTS {
-                std::mem::swap(&mut answers, &mut listed.answers);
+            let answers = if listed.answers.len() <= ANSWER_SLOTS {
+                std::mem::take(&mut listed.answers)
             } else {
-                answers.extend(listed.answers.drain(..ANSWER_SLOTS));
-            }
-            listed.memory
+                listed.answers.drain(..ANSWER_SLOTS).collect()
+            };
+            (answers, listed.memory)
         };
         let Some(memory) = memory else { return 0 };
         let n = answers.len();
@@ -291,7 +277,7 @@ impl Pending {
         details.clear();
         // Only this thread touches the slots, and only inside calls from JS.
         let slots = unsafe { memory.slots() };
-        for (a, slot) in answers.drain(..).zip(slots.chunks_exact_mut(ANSWER_FIELDS)) {
+        for (a, slot) in answers.into_iter().zip(slots.chunks_exact_mut(ANSWER_FIELDS)) {
             if let Some(answered) = a.answered {
                 self.stages.delivery.record(now - answered);
             }
@@ -304,9 +290,6 @@ impl Pending {
                 details.push(Some(a.text));
                 (details.len() / 2 - 1) as f64
             };
-        }
-        if answers.capacity() <= SPARE_ANSWERS {
-            *self.spare.lock().unwrap() = answers;
         }
         n as u32
     }

@@ -84,7 +84,7 @@ impl NativeDatabase {
 #[napi]
 impl NativeDatabase {
     /// Opens (and recovers) the database on the libuv pool. `doorbell` is called when answers
-    /// to this database's callback-style requests wait and JS is not polling for them;
+    /// to this database's callback-style requests wait;
     /// `sharedMemory` is a `Uint8Array` over a `SharedArrayBuffer` of the layout's
     /// `sharedBytes`, where they are sealed and delivered (`completion.rs`, `shared_memory.rs`).
     #[napi(ts_return_type = "Promise<NativeDatabase>")]

@@ -9,9 +9,8 @@
 //! the JS thread ([`MemoryHold`]); after that no thread touches the memory.
 //!
 //! Bytes, from 0:
-//! - four 32-bit words: [`SEALED_WORD`], the count of answers sealed, ever, mod 2^32, stored by
-//!   the thread that seals; [`POLLING_WORD`], 1 while JS polls for answers, stored by JS; two
-//!   unused;
+//! - two 32-bit words: [`SEALED_WORD`], the count of answers sealed, ever, mod 2^32, stored by
+//!   the thread that seals; one unused;
 //! - from [`ANSWER_OFFSET`], [`ANSWER_SLOTS`] answers of [`ANSWER_FIELDS`] `f64`s, written by
 //!   `deliverAnswers` on the JS thread: at [`ANSWER_ID_FIELD`] the request id, from
 //!   [`ANSWER_COUNTS_FIELD`] the counts of a write in the order of [`ANSWER_COUNTS`] (0 for
@@ -35,9 +34,8 @@ use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 
 pub const SEALED_WORD: usize = 0;
-pub const POLLING_WORD: usize = 1;
-/// Bytes before the answer slots: four words, so the slots' `f64`s are 8-byte aligned.
-pub const ANSWER_OFFSET: usize = 16;
+/// Bytes before the answer slots: two words, so the slots' `f64`s are 8-byte aligned.
+pub const ANSWER_OFFSET: usize = 8;
 /// Answers one `deliverAnswers` writes at most.
 pub const ANSWER_SLOTS: usize = 512;
 pub const ANSWER_FIELDS: usize = 8;
@@ -59,7 +57,6 @@ const _: () = assert!(ANSWER_OFFSET.is_multiple_of(8) && OUTBOX_OFFSET.is_multip
 pub struct SharedMemoryLayout {
     pub shared_bytes: u32,
     pub sealed_word: u32,
-    pub polling_word: u32,
     pub answer_offset: u32,
     pub answer_slots: u32,
     pub answer_fields: u32,
@@ -77,7 +74,6 @@ pub fn shared_memory_layout() -> SharedMemoryLayout {
     SharedMemoryLayout {
         shared_bytes: SHARED_BYTES as u32,
         sealed_word: SEALED_WORD as u32,
-        polling_word: POLLING_WORD as u32,
         answer_offset: ANSWER_OFFSET as u32,
         answer_slots: ANSWER_SLOTS as u32,
         answer_fields: ANSWER_FIELDS as u32,
