@@ -19,6 +19,7 @@ export const PACKAGES = [
   'packages/client',
   'apps/admin',
   'packages/server',
+  'packages/bench',
   'apps/cli',
 ] as const;
 
@@ -32,17 +33,31 @@ export interface Tarball {
   entryCount: number;
 }
 
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+const run = (cmd: string, args: string[]) =>
+  execFileSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
 
 export function pack(out: string): Map<string, Tarball> {
   mkdirSync(out, { recursive: true });
   run('npm', ['run', '--silent', 'build:ts']);
   run('npm', ['run', '--silent', 'build:admin']);
   run(process.execPath, ['packages/engine/scripts/build-native.mjs', '--prebuilt']);
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', out, ...PACKAGES.map((p) => `./${p}`)])) as (Omit<Tarball, 'file'> & {
+  const packed = JSON.parse(
+    run('npm', ['pack', '--json', '--pack-destination', out, ...PACKAGES.map((p) => `./${p}`)]),
+  ) as (Omit<Tarball, 'file'> & {
     filename: string;
   })[];
-  return new Map(packed.map((t) => [t.name, { name: t.name, file: join(out, t.filename), size: t.size, unpackedSize: t.unpackedSize, entryCount: t.entryCount }]));
+  return new Map(
+    packed.map((t) => [
+      t.name,
+      {
+        name: t.name,
+        file: join(out, t.filename),
+        size: t.size,
+        unpackedSize: t.unpackedSize,
+        entryCount: t.entryCount,
+      },
+    ]),
+  );
 }
 
 export function sizeTable(tarballs: Iterable<Tarball>): string {

@@ -24,7 +24,9 @@ if (!Number.isInteger(rounds) || rounds < 1 || !Number.isInteger(seed) || seed <
 }
 
 const started = Date.now();
-process.stdout.write(`kill campaign: ${rounds} rounds, seed ${seed} (replay: tsx scripts/reliability/kill-campaign.ts ${rounds} ${seed})\n`);
+process.stdout.write(
+  `kill campaign: ${rounds} rounds, seed ${seed} (replay: tsx scripts/reliability/kill-campaign.ts ${rounds} ${seed})\n`,
+);
 const result = await runKillCampaign({ rounds, seed, log: (line) => process.stdout.write(`${line}\n`) });
 process.stdout.write(`${formatFigures(result)}\nwall time ${Math.round((Date.now() - started) / 1000)} s\n`);
 if (result.failures.length > 0) {

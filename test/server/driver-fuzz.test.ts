@@ -9,17 +9,51 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
-import { openSocket, rawConnect, V1_0, type RawConnection, type RawResponse } from './raw-driver.js';
+import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
+import { openSocket, type RawConnection, type RawResponse, rawConnect, V1_0 } from './raw-driver.js';
 
 const T = {
-  DATUM: 1, MAKE_ARRAY: 2, VAR: 10, ERROR: 12, TABLE: 15, GET: 16, EQ: 17, LT: 19, ADD: 24, GET_FIELD: 31, HAS_FIELDS: 32,
-  PLUCK: 33, WITHOUT: 34, MERGE: 35, MAP: 38, FILTER: 39, ORDER_BY: 41, COUNT: 43, TYPE_OF: 52, UPDATE: 53, REPLACE: 55, INSERT: 56,
-  FUNC: 69, DEFAULT: 92, KEYS: 94, JSON: 98, OBJECT: 143, BRACKET: 170,
+  DATUM: 1,
+  MAKE_ARRAY: 2,
+  VAR: 10,
+  ERROR: 12,
+  TABLE: 15,
+  GET: 16,
+  EQ: 17,
+  LT: 19,
+  ADD: 24,
+  GET_FIELD: 31,
+  HAS_FIELDS: 32,
+  PLUCK: 33,
+  WITHOUT: 34,
+  MERGE: 35,
+  MAP: 38,
+  FILTER: 39,
+  ORDER_BY: 41,
+  COUNT: 43,
+  TYPE_OF: 52,
+  UPDATE: 53,
+  REPLACE: 55,
+  INSERT: 56,
+  FUNC: 69,
+  DEFAULT: 92,
+  KEYS: 94,
+  JSON: 98,
+  OBJECT: 143,
+  BRACKET: 170,
 } as const;
 const RESPONSE_TYPES = new Set([1, 2, 3, 4, 5, 16, 17, 18]);
 const ERROR_TYPES = new Set([1000000, 2000000, 3000000, 3100000, 4100000, 4200000, 5000000, 6000000]);
-const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'isPrototypeOf', 'prototype'];
+const PROTOTYPE_KEYS = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+  'isPrototypeOf',
+  'prototype',
+];
 
 // ---- generators ----
 
@@ -34,7 +68,11 @@ const oddNumber = fc.oneof(
   fc.double({ noDefaultInfinity: true, noNaN: true }),
   fc.constantFrom(0, -0, 0.1, 1e308, -1e308, 5e-324, 2 ** 53, -(2 ** 53) - 2, 1e21),
 );
-const oddString = fc.oneof(key, fc.string({ unit: 'binary', maxLength: 20 }), fc.string({ unit: 'grapheme', maxLength: 10 }));
+const oddString = fc.oneof(
+  key,
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.string({ unit: 'grapheme', maxLength: 10 }),
+);
 const scalar = fc.oneof(fc.constant(null), fc.boolean(), oddNumber, oddString);
 const { datum } = fc.letrec((tie) => ({
   datum: fc.oneof(
@@ -57,8 +95,11 @@ function datumTerm(d: unknown): unknown {
 }
 
 /** JSON text nested `depth` levels of arrays and objects. */
-const deepText = fc.tuple(fc.integer({ min: 100, max: 10_000 }), fc.boolean()).map(([depth, objects]) =>
-  objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}1${']'.repeat(depth)}`);
+const deepText = fc
+  .tuple(fc.integer({ min: 100, max: 10_000 }), fc.boolean())
+  .map(([depth, objects]) =>
+    objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}1${']'.repeat(depth)}`,
+  );
 
 const lambda = (body: unknown): unknown => [T.FUNC, [[T.MAKE_ARRAY, [1]], body]];
 const row = [T.VAR, [1]];
@@ -87,13 +128,23 @@ const { term } = fc.letrec((tie) => {
       fc.tuple(t, key).map(([x, k]) => [T.MAP, [x, lambda([T.BRACKET, [row, k]])]]),
       fc.tuple(t, t).map(([x, p]) => [T.FILTER, [x, p]]),
       fc.tuple(t, key).map(([x, k]) => [T.ORDER_BY, [x, k]]),
-      fc.oneof(datum.map((d) => JSON.stringify(d)), deepText, fc.string({ maxLength: 20 })).map((s) => [T.JSON, [s]]),
+      fc
+        .oneof(
+          datum.map((d) => JSON.stringify(d)),
+          deepText,
+          fc.string({ maxLength: 20 }),
+        )
+        .map((s) => [T.JSON, [s]]),
       oddString.map((s) => [T.ERROR, [s]]),
       fc.tuple(fc.integer({ min: -10, max: 400 }), fc.array(t, { maxLength: 3 })),
       // Writes: documents with prototype-named keys into a table, and rewrites of its rows.
       t.map((doc) => [T.INSERT, [[T.TABLE, ['fuzz']], doc], { conflict: 'replace' }]),
-      fc.tuple(fc.integer({ min: 0, max: 5 }), t).map(([id, patch]) => [T.UPDATE, [[T.GET, [[T.TABLE, ['fuzz']], id]], patch]]),
-      fc.tuple(fc.integer({ min: 0, max: 5 }), t).map(([id, patch]) => [T.REPLACE, [[T.GET, [[T.TABLE, ['fuzz']], id]], lambda([T.MERGE, [row, patch]])]]),
+      fc
+        .tuple(fc.integer({ min: 0, max: 5 }), t)
+        .map(([id, patch]) => [T.UPDATE, [[T.GET, [[T.TABLE, ['fuzz']], id]], patch]]),
+      fc
+        .tuple(fc.integer({ min: 0, max: 5 }), t)
+        .map(([id, patch]) => [T.REPLACE, [[T.GET, [[T.TABLE, ['fuzz']], id]], lambda([T.MERGE, [row, patch]])]]),
       fc.integer({ min: 0, max: 5 }).map((id) => [T.GET, [[T.TABLE, ['fuzz']], id]]),
     ),
   };
@@ -177,7 +228,7 @@ describe('driver port (property, real server)', () => {
       fc.asyncProperty(fc.dictionary(plainKey, datum, { maxKeys: 5 }), plainKey, async (obj, k) => {
         const text = JSON.stringify(obj);
         const own = JSON.parse(text) as Record<string, unknown>;
-        const has = Object.prototype.hasOwnProperty.call(own, k);
+        const has = Object.hasOwn(own, k);
         const value = await run([T.BRACKET, [[T.JSON, [text]], k]]);
         if (has) expect(JSON.stringify(value.body.r[0])).toBe(JSON.stringify(own[k]));
         else expect(value.body).toMatchObject({ t: 18, e: 3100000, r: [expect.stringMatching(/^No attribute `/)] });
@@ -199,13 +250,17 @@ describe('driver port (property, real server)', () => {
   it('refuses datums nested past 128 levels with an error naming the limit (r.json and raw datums)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 10_000 }), fc.boolean(), fc.boolean(), async (depth, objects, raw) => {
-        const text = objects ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+        const text = objects
+          ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+          : `${'['.repeat(depth)}1${']'.repeat(depth)}`;
         // raw: the datum itself in the query (a DATUM term), not a string for r.json.
         const sent = raw ? await runRaw(`[1,[52,[[1,[${text}]]]],{}]`) : await run([T.TYPE_OF, [[T.JSON, [text]]]]);
         if (depth <= 128) expect(sent.body).toEqual({ t: 1, r: [objects ? 'OBJECT' : 'ARRAY'] });
         else {
           expect([17, 18]).toContain(sent.body.t);
-          expect(sent.body.r[0]).toMatch(/nested deeper than the limit of 128 levels of objects and arrays \(MAX_DOCUMENT_DEPTH\)/);
+          expect(sent.body.r[0]).toMatch(
+            /nested deeper than the limit of 128 levels of objects and arrays \(MAX_DOCUMENT_DEPTH\)/,
+          );
         }
       }),
       { numRuns: 40 },
@@ -224,12 +279,19 @@ describe('driver port (property, real server)', () => {
 
   it('refuses terms nested past 256 levels with an error naming the limit, up to 10,000 levels', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 10_000 })), async (depth) => {
-        const body = `[1,${'[24,['.repeat(depth)}0${',1]]'.repeat(depth)},{}]`;
-        const res = await runRaw(body);
-        if (depth <= 256) expect(res.body).toEqual({ t: 1, r: [depth] });
-        else expect(res.body).toMatchObject({ t: 17, r: ['Query is nested deeper than the limit of 256 levels of terms (MAX_TERM_DEPTH).'] });
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 10_000 })),
+        async (depth) => {
+          const body = `[1,${'[24,['.repeat(depth)}0${',1]]'.repeat(depth)},{}]`;
+          const res = await runRaw(body);
+          if (depth <= 256) expect(res.body).toEqual({ t: 1, r: [depth] });
+          else
+            expect(res.body).toMatchObject({
+              t: 17,
+              r: ['Query is nested deeper than the limit of 256 levels of terms (MAX_TERM_DEPTH).'],
+            });
+        },
+      ),
       { numRuns: 30 },
     );
     await stillServing();
@@ -240,12 +302,17 @@ describe('driver port (property, real server)', () => {
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.tuple(fc.bigInt({ min: 1n, max: 2n ** 62n }), fc.integer(), fc.integer()), { minLength: 1, maxLength: 20 }),
+          fc.array(fc.tuple(fc.bigInt({ min: 1n, max: 2n ** 62n }), fc.integer(), fc.integer()), {
+            minLength: 1,
+            maxLength: 20,
+          }),
           fc.array(fc.nat(), { maxLength: 30 }),
           async (queries, offsets) => {
             const tokens = new Set<bigint>();
             const unique = queries.filter(([t]) => !tokens.has(t) && tokens.add(t));
-            const stream = Buffer.concat(unique.map(([t, a, b]) => c.frame(t, JSON.stringify([1, [T.ADD, [a, b]], {}]))));
+            const stream = Buffer.concat(
+              unique.map(([t, a, b]) => c.frame(t, JSON.stringify([1, [T.ADD, [a, b]], {}]))),
+            );
             const points = [...new Set(offsets.map((o) => o % (stream.length + 1)))].sort((x, y) => x - y);
             let at = 0;
             for (const p of [...points, stream.length]) {
@@ -274,7 +341,12 @@ describe('driver port (property, real server)', () => {
   });
 
   it('ends handshakes with garbage, a wrong magic number or truncation cleanly, never crashing or hanging', async () => {
-    const opening = Buffer.concat([V1_0, Buffer.from(`${JSON.stringify({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: 'n,,n=admin,r=abc' })}\0`)]);
+    const opening = Buffer.concat([
+      V1_0,
+      Buffer.from(
+        `${JSON.stringify({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: 'n,,n=admin,r=abc' })}\0`,
+      ),
+    ]);
     const input = fc.oneof(
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
       fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.concat([V1_0, Buffer.from(b)])),
@@ -288,7 +360,8 @@ describe('driver port (property, real server)', () => {
         // Whatever was sent, the server answers what it can and closes: at once for bad input,
         // after handshakeTimeoutMs (0.3 s here) for a handshake left unfinished.
         const replies: string[] = [];
-        for (let text = await reader.untilNul(5000); text !== null; text = await reader.untilNul(5000)) replies.push(text);
+        for (let text = await reader.untilNul(5000); text !== null; text = await reader.untilNul(5000))
+          replies.push(text);
         await reader.closed(5000);
         for (const text of replies) {
           if (text.startsWith('ERROR: Received an unsupported protocol version')) continue;

@@ -4,12 +4,12 @@
  * error and is closed or answered; the server keeps serving everyone else and loses nothing it
  * acknowledged.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import rethinkdb from 'rethinkdb';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 import { openSocket, rawConnect, V1_0 } from './raw-driver.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const r: any = rethinkdb;
 const QUERY_LIMIT = 1024 * 1024;
 
@@ -17,14 +17,25 @@ describe('driver port: bad input', () => {
   let server: SpawnedServer;
 
   beforeAll(async () => {
-    server = await spawnServer({ args: ['--limit', `driverQueryBytes=${QUERY_LIMIT}`, '--limit', 'outboundBufferBytes=8388608'] });
+    server = await spawnServer({
+      args: ['--limit', `driverQueryBytes=${QUERY_LIMIT}`, '--limit', 'outboundBufferBytes=8388608'],
+    });
     const conn = await rawConnect(server.driver.port);
     const res = await conn.query(1n, [1, [60, ['big']]]);
     expect(res.body.t).toBe(1);
     // ~1 KB documents: a first batch is a quarter of 1 MiB.
     for (let base = 0; base < 3000; base += 500) {
       const docs = Array.from({ length: 500 }, (_, i) => ({ id: base + i, pad: 'p'.repeat(1000) }));
-      const ins = await conn.query(BigInt(2 + base), [1, [56, [[15, ['big']], [98, [JSON.stringify(docs)]]]]]);
+      const ins = await conn.query(BigInt(2 + base), [
+        1,
+        [
+          56,
+          [
+            [15, ['big']],
+            [98, [JSON.stringify(docs)]],
+          ],
+        ],
+      ]);
       expect(ins.body.r[0]).toMatchObject({ inserted: 500 });
     }
     conn.close();
@@ -54,17 +65,48 @@ describe('driver port: bad input', () => {
     const { socket, reader } = await openSocket(server.driver.port);
     socket.write(Buffer.concat([V1_0, Buffer.from('{not json'), Buffer.from([0])]));
     expect(JSON.parse((await reader.untilNul()) as string)).toMatchObject({ success: true, max_protocol_version: 0 });
-    expect(JSON.parse((await reader.untilNul()) as string)).toEqual({ success: false, error: 'Invalid JSON object.', error_code: 8 });
+    expect(JSON.parse((await reader.untilNul()) as string)).toEqual({
+      success: false,
+      error: 'Invalid JSON object.',
+      error_code: 8,
+    });
     await reader.closed();
     await stillServing();
   });
 
   it('answers a wrong protocol_version, a bad SCRAM message and an oversized handshake message with their codes', async () => {
     const cases: [Buffer, number][] = [
-      [Buffer.from(JSON.stringify({ protocol_version: 1, authentication_method: 'SCRAM-SHA-256', authentication: 'n,,n=admin,r=x' })), 2],
+      [
+        Buffer.from(
+          JSON.stringify({
+            protocol_version: 1,
+            authentication_method: 'SCRAM-SHA-256',
+            authentication: 'n,,n=admin,r=x',
+          }),
+        ),
+        2,
+      ],
       [Buffer.from(JSON.stringify({ protocol_version: 0, authentication_method: 'PLAIN', authentication: 'x' })), 4],
-      [Buffer.from(JSON.stringify({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: 'n,,n=admin,m=ext,r=x' })), 11],
-      [Buffer.from(JSON.stringify({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: 'p=tls,,n=admin,r=x' })), 15],
+      [
+        Buffer.from(
+          JSON.stringify({
+            protocol_version: 0,
+            authentication_method: 'SCRAM-SHA-256',
+            authentication: 'n,,n=admin,m=ext,r=x',
+          }),
+        ),
+        11,
+      ],
+      [
+        Buffer.from(
+          JSON.stringify({
+            protocol_version: 0,
+            authentication_method: 'SCRAM-SHA-256',
+            authentication: 'p=tls,,n=admin,r=x',
+          }),
+        ),
+        15,
+      ],
       [Buffer.alloc(5000, 0x61), 7],
     ];
     for (const [message, code] of cases) {
@@ -82,9 +124,19 @@ describe('driver port: bad input', () => {
   it('answers malformed query frames with CLIENT_ERROR and keeps the connection usable', async () => {
     const conn = await rawConnect(server.driver.port);
     conn.send(5n, '[1, [15, ["big"]');
-    expect((await conn.response())?.body).toEqual({ t: 16, r: ['Client is buggy (failed to deserialize query).'], b: [] });
-    expect((await conn.query(6n, { q: 1 })).body).toMatchObject({ t: 16, r: ['Server could not parse query: Expected a query to be an array, but found OBJECT.'] });
-    expect((await conn.query(7n, [9])).body).toMatchObject({ t: 16, r: ['Server could not parse query: Unrecognized QueryType: 9.'] });
+    expect((await conn.response())?.body).toEqual({
+      t: 16,
+      r: ['Client is buggy (failed to deserialize query).'],
+      b: [],
+    });
+    expect((await conn.query(6n, { q: 1 })).body).toMatchObject({
+      t: 16,
+      r: ['Server could not parse query: Expected a query to be an array, but found OBJECT.'],
+    });
+    expect((await conn.query(7n, [9])).body).toMatchObject({
+      t: 16,
+      r: ['Server could not parse query: Unrecognized QueryType: 9.'],
+    });
     expect((await conn.query(8n, [1, [15, ['big'], {}, 3]])).body).toMatchObject({ t: 17, b: [] });
     expect((await conn.query(9n, [1, [9999, []]])).body).toMatchObject({ t: 17, r: ['Unrecognized TermType: 9999.'] });
     // CONTINUE and STOP on tokens that are not open get an empty SUCCESS_SEQUENCE.
@@ -103,7 +155,11 @@ describe('driver port: bad input', () => {
     conn.socket.write(header);
     const res = await conn.response();
     expect(res?.token).toBe(3n);
-    expect(res?.body).toEqual({ t: 16, r: [`Query size (${QUERY_LIMIT + 1}) greater than maximum (${QUERY_LIMIT}).`], b: [] });
+    expect(res?.body).toEqual({
+      t: 16,
+      r: [`Query size (${QUERY_LIMIT + 1}) greater than maximum (${QUERY_LIMIT}).`],
+      b: [],
+    });
     await conn.reader.closed();
     await stillServing();
   });

@@ -5,21 +5,43 @@
  * and the server keeps serving (/health) throughout.
  */
 import { request as httpRequest } from 'node:http';
+import { errorCatalogue, type WharfErrorCode } from '@wharf/wire';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { catalog } from '../../packages/server/src/errors.js';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 
-const CODES = new Set(Object.keys(catalog));
+const CODES = new Set(Object.keys(errorCatalogue));
 
-function send(server: SpawnedServer, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined): Promise<{ status: number; type: string; text: string }> {
+function send(
+  server: SpawnedServer,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
     const framing = body === undefined ? {} : { 'content-length': String(body.length) };
-    const req = httpRequest({ host: '127.0.0.1', port: server.http.port, method, path, agent: false, headers: { connection: 'close', ...framing, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: server.http.port,
+        method,
+        path,
+        agent: false,
+        headers: { connection: 'close', ...framing, ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            type: String(res.headers['content-type'] ?? ''),
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -37,26 +59,72 @@ const path = fc.oneof(
   fc.tuple(segment).map(([t]) => `/api/tables/${t}/indexes`),
   fc.tuple(segment, segment).map(([t, n]) => `/api/tables/${t}/indexes/${n}/docs`),
   fc.tuple(segment).map(([t]) => `/api/tables/${t}/indexes/wait`),
-  fc.constantFrom('/api/tables', '/api/sync', '/api/stats', '/api/imports', '/api/imports/1', '/openapi.json', '/health', '/api', '/ws/ingest'),
+  fc.constantFrom(
+    '/api/tables',
+    '/api/sync',
+    '/api/stats',
+    '/api/imports',
+    '/api/imports/1',
+    '/openapi.json',
+    '/health',
+    '/api',
+    '/ws/ingest',
+  ),
 );
-const query = fc.dictionary(
-  fc.constantFrom('durability', 'conflict', 'waitForIndexes', 'keyType', 'gt', 'lt', 'after', 'limit', 'reverse', 'value', 'lower', 'fresh', 'x'),
-  fc.oneof(fc.constantFrom('soft', 'hard', 'true', 'replace', '1', '-1', '1e400', '"a"', '[]', 'null'), fc.string({ maxLength: 10 })),
-  { maxKeys: 3 },
-).map((q) => {
-  const s = new URLSearchParams(q).toString();
-  return s ? `?${s}` : '';
-});
-const contentType = fc.constantFrom(undefined, 'application/json', 'application/x-ndjson', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/jsonl', '*/*', '');
+const query = fc
+  .dictionary(
+    fc.constantFrom(
+      'durability',
+      'conflict',
+      'waitForIndexes',
+      'keyType',
+      'gt',
+      'lt',
+      'after',
+      'limit',
+      'reverse',
+      'value',
+      'lower',
+      'fresh',
+      'x',
+    ),
+    fc.oneof(
+      fc.constantFrom('soft', 'hard', 'true', 'replace', '1', '-1', '1e400', '"a"', '[]', 'null'),
+      fc.string({ maxLength: 10 }),
+    ),
+    { maxKeys: 3 },
+  )
+  .map((q) => {
+    const s = new URLSearchParams(q).toString();
+    return s ? `?${s}` : '';
+  });
+const contentType = fc.constantFrom(
+  undefined,
+  'application/json',
+  'application/x-ndjson',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=utf-16',
+  'application/jsonl',
+  '*/*',
+  '',
+);
 const body = fc.oneof(
   fc.constant(undefined),
   fc.json().map((j) => Buffer.from(j)),
   fc.array(fc.json(), { maxLength: 5 }).map((lines) => Buffer.from(lines.join('\n'))),
   fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
-  fc.record({ name: segment, primaryKey: fc.string({ maxLength: 5 }) }, { requiredKeys: [] }).map((o) => Buffer.from(JSON.stringify(o))),
+  fc
+    .record({ name: segment, primaryKey: fc.string({ maxLength: 5 }) }, { requiredKeys: [] })
+    .map((o) => Buffer.from(JSON.stringify(o))),
   fc.integer({ min: 100, max: 200 }).map((d) => Buffer.from('['.repeat(d) + ']'.repeat(d))),
 );
-const extraHeaders = fc.dictionary(fc.constantFrom('origin', 'host', 'authorization', 'accept', 'x-forwarded-for'), fc.string({ maxLength: 30 }).filter((s) => /^[\x20-\x7e]*$/.test(s)), { maxKeys: 2 });
+const extraHeaders = fc.dictionary(
+  fc.constantFrom('origin', 'host', 'authorization', 'accept', 'x-forwarded-for'),
+  fc.string({ maxLength: 30 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
+  { maxKeys: 2 },
+);
 
 describe('HTTP routes (fast-check)', () => {
   let server: SpawnedServer;
@@ -71,19 +139,32 @@ describe('HTTP routes (fast-check)', () => {
 
   it('answers every request with a success or a catalogued JSON error, and keeps serving', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'), path, query, contentType, body, extraHeaders, async (method, p, q, type, b, headers) => {
-        const h: Record<string, string> = { ...headers };
-        if (type !== undefined) h['content-type'] = type;
-        const res = await send(server, method, p + q, h, method === 'GET' || method === 'HEAD' ? undefined : b);
-        // 503 is a catalogued refusal (index building, overload); a 500 is a bug.
-        expect(res.status === 503 || res.status < 500, `${method} ${p}${q} → ${res.status}: ${res.text.slice(0, 300)}`).toBe(true);
-        if (res.status >= 400 && method !== 'HEAD') {
-          const e = JSON.parse(res.text) as { code?: string; statusCode?: number; message?: string };
-          expect(CODES.has(e.code as string), `${method} ${p}${q}: ${res.text.slice(0, 300)}`).toBe(true);
-          expect(e.statusCode).toBe(res.status);
-          expect(typeof e.message).toBe('string');
-        }
-      }),
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'),
+        path,
+        query,
+        contentType,
+        body,
+        extraHeaders,
+        async (method, p, q, type, b, headers) => {
+          const h: Record<string, string> = { ...headers };
+          if (type !== undefined) h['content-type'] = type;
+          const res = await send(server, method, p + q, h, method === 'GET' || method === 'HEAD' ? undefined : b);
+          // 503 is a catalogued refusal (index building, overload); a 500 is a bug.
+          expect(
+            res.status === 503 || res.status < 500,
+            `${method} ${p}${q} → ${res.status}: ${res.text.slice(0, 300)}`,
+          ).toBe(true);
+          if (res.status >= 400 && method !== 'HEAD') {
+            const e = JSON.parse(res.text) as { code?: string; statusCode?: number; message?: string };
+            expect(CODES.has(e.code as string), `${method} ${p}${q}: ${res.text.slice(0, 300)}`).toBe(true);
+            expect(e.statusCode).toBe(res.status);
+            // The status is the one the catalogue gives the code (docs/ERRORS.md).
+            expect(res.status, `${method} ${p}${q}: ${e.code}`).toBe(errorCatalogue[e.code as WharfErrorCode].status);
+            expect(typeof e.message).toBe('string');
+          }
+        },
+      ),
       { numRuns: 500 },
     );
     expect((await send(server, 'GET', '/health', {}, undefined)).status).toBe(200);

@@ -3,26 +3,17 @@
  * the lifecycle (create, list, wait, drop), the error answers, and getAll/between results
  * checked against a filter over a full scan after random inserts, replaces and deletes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rng } from '../helpers/rng.js';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { serverForSuite } from '../helpers/server-suite.js';
 
 type Doc = Record<string, unknown> & { id: number };
 type Scalar = string | number | boolean | null;
 
-let server: SpawnedServer;
-
-beforeAll(async () => {
-  server = await spawnServer();
-});
-
-afterAll(async () => {
-  await server?.stop('SIGKILL');
-  if (server) removeDir(server.dataDir);
-});
+const suiteServer = serverForSuite();
 
 async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${server.url}${path}`, {
+  const res = await fetch(`${suiteServer().url}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -79,7 +70,11 @@ async function fullScan(table: string): Promise<Doc[]> {
 
 const ids = (docs: Doc[]): number[] => [...new Set(docs.map((d) => d.id))].sort((a, b) => a - b);
 
-interface IndexDef { name: string; field: string; multi: boolean }
+interface IndexDef {
+  name: string;
+  field: string;
+  multi: boolean;
+}
 const INDEXES: IndexDef[] = [
   { name: 'by_n', field: 'n', multi: false },
   { name: 'by_city', field: 'address.city', multi: false },
@@ -94,15 +89,24 @@ function q(params: Record<string, string | number | boolean | (string | number)[
   return parts.join('&');
 }
 
-async function getAll(table: string, index: string, values: Scalar[], extra: Record<string, string | number | boolean> = {}): Promise<{ status: number; json: any }> {
-  return api('GET', `/api/tables/${table}/indexes/${index}/docs?${q({ value: values.map((v) => JSON.stringify(v)), limit: 10000, ...extra })}`);
+async function getAll(
+  table: string,
+  index: string,
+  values: Scalar[],
+  extra: Record<string, string | number | boolean> = {},
+): Promise<{ status: number; json: any }> {
+  return api(
+    'GET',
+    `/api/tables/${table}/indexes/${index}/docs?${q({ value: values.map((v) => JSON.stringify(v)), limit: 10000, ...extra })}`,
+  );
 }
 
 /** Every getAll and between answer equals the same filter over a full scan. */
 async function checkAgainstScan(table: string, rand: () => number): Promise<void> {
   const all = await fullScan(table);
   for (const ix of INDEXES) {
-    const values: Scalar[] = ix.name === 'by_n' ? [0, 3, 7, 19, 25] : ix.name === 'by_city' ? [...CITIES, 'Nowhere'] : [...TAGS];
+    const values: Scalar[] =
+      ix.name === 'by_n' ? [0, 3, 7, 19, 25] : ix.name === 'by_city' ? [...CITIES, 'Nowhere'] : [...TAGS];
     // getAll: one value, then two at once.
     for (const v of values) {
       const { status, json } = await getAll(table, ix.name, [v]);
@@ -111,18 +115,40 @@ async function checkAgainstScan(table: string, rand: () => number): Promise<void
       expect(ids(json.documents), `${ix.name} getAll ${JSON.stringify(v)}`).toEqual(ids(want));
       for (const d of json.documents as Doc[]) expect(entries(d, ix.field, ix.multi)).toContain(v);
     }
-    const pair = [values[Math.floor(rand() * values.length)] as Scalar, values[Math.floor(rand() * values.length)] as Scalar];
+    const pair = [
+      values[Math.floor(rand() * values.length)] as Scalar,
+      values[Math.floor(rand() * values.length)] as Scalar,
+    ];
     const two = await getAll(table, ix.name, pair);
     expect(two.status).toBe(200);
-    expect(ids(two.json.documents)).toEqual(ids(all.filter((d) => entries(d, ix.field, ix.multi).some((e) => pair.includes(e)))));
+    expect(ids(two.json.documents)).toEqual(
+      ids(all.filter((d) => entries(d, ix.field, ix.multi).some((e) => pair.includes(e)))),
+    );
 
     // between: a few ranges, both bound kinds, unbounded ends, reverse.
     const sorted = [...values].sort() as Scalar[];
-    const ranges: [Scalar | undefined, Scalar | undefined][] = ix.name === 'by_n'
-      ? [[3, 9], [0, 20], [undefined, 5], [12, undefined], [undefined, undefined], [7, 7]]
-      : [[sorted[1], sorted[3]], [undefined, sorted[2]], [sorted[2], undefined], [undefined, undefined]];
+    const ranges: [Scalar | undefined, Scalar | undefined][] =
+      ix.name === 'by_n'
+        ? [
+            [3, 9],
+            [0, 20],
+            [undefined, 5],
+            [12, undefined],
+            [undefined, undefined],
+            [7, 7],
+          ]
+        : [
+            [sorted[1], sorted[3]],
+            [undefined, sorted[2]],
+            [sorted[2], undefined],
+            [undefined, undefined],
+          ];
     for (const [lo, hi] of ranges) {
-      for (const [leftBound, rightBound] of [['closed', 'open'], ['open', 'closed'], ['closed', 'closed']] as const) {
+      for (const [leftBound, rightBound] of [
+        ['closed', 'open'],
+        ['open', 'closed'],
+        ['closed', 'closed'],
+      ] as const) {
         for (const reverse of [false, true]) {
           const params: Record<string, string | number | boolean> = { leftBound, rightBound, reverse, limit: 10000 };
           if (lo !== undefined) params.lower = JSON.stringify(lo);
@@ -130,8 +156,16 @@ async function checkAgainstScan(table: string, rand: () => number): Promise<void
           const { status, json } = await api('GET', `/api/tables/${table}/indexes/${ix.name}/docs?${q(params)}`);
           expect(status, JSON.stringify(json)).toBe(200);
           const inRange = (e: Scalar): boolean => {
-            if (lo !== undefined && !(leftBound === 'closed' ? (e as number) >= (lo as number) : (e as number) > (lo as number))) return false;
-            if (hi !== undefined && !(rightBound === 'closed' ? (e as number) <= (hi as number) : (e as number) < (hi as number))) return false;
+            if (
+              lo !== undefined &&
+              !(leftBound === 'closed' ? (e as number) >= (lo as number) : (e as number) > (lo as number))
+            )
+              return false;
+            if (
+              hi !== undefined &&
+              !(rightBound === 'closed' ? (e as number) <= (hi as number) : (e as number) < (hi as number))
+            )
+              return false;
             return true;
           };
           const want = all.filter((d) => entries(d, ix.field, ix.multi).some(inRange));
@@ -163,7 +197,11 @@ describe('HTTP secondary indexes', () => {
     expect(ins.json.inserted).toBe(400);
 
     for (const ix of INDEXES) {
-      const res = await api('POST', `/api/tables/${table}/indexes`, { name: ix.name, field: ix.field, ...(ix.multi ? { multi: true } : {}) });
+      const res = await api('POST', `/api/tables/${table}/indexes`, {
+        name: ix.name,
+        field: ix.field,
+        ...(ix.multi ? { multi: true } : {}),
+      });
       expect(res.status, JSON.stringify(res.json)).toBe(201);
       expect(res.json).toEqual({ created: true, name: ix.name, field: ix.field, multi: ix.multi });
     }
@@ -175,7 +213,8 @@ describe('HTTP secondary indexes', () => {
     const listed = await api('GET', `/api/tables/${table}/indexes`);
     expect(listed.status).toBe(200);
     const byName = Object.fromEntries(listed.json.indexes.map((i: { name: string }) => [i.name, i]));
-    for (const ix of INDEXES) expect(byName[ix.name]).toMatchObject({ name: ix.name, field: ix.field, multi: ix.multi, ready: true });
+    for (const ix of INDEXES)
+      expect(byName[ix.name]).toMatchObject({ name: ix.name, field: ix.field, multi: ix.multi, ready: true });
 
     await checkAgainstScan(table, rand);
 
@@ -189,7 +228,10 @@ describe('HTTP secondary indexes', () => {
       const rep = await api('POST', `/api/tables/${table}/documents?conflict=replace&durability=soft`, uniq);
       expect(rep.json.errors).toBe(0);
       for (let k = 0; k < 15; k++) {
-        const del = await api('DELETE', `/api/tables/${table}/documents/${Math.floor(rand() * nextId)}?durability=soft`);
+        const del = await api(
+          'DELETE',
+          `/api/tables/${table}/documents/${Math.floor(rand() * nextId)}?durability=soft`,
+        );
         expect(del.status).toBe(200);
       }
       await checkAgainstScan(table, rand);
@@ -262,7 +304,11 @@ describe('HTTP secondary indexes', () => {
     expect(both.status).toBe(400);
 
     // fresh=false on an index that may still be building: the documents, or 503 not ready.
-    await api('POST', `/api/tables/${table}/documents`, Array.from({ length: 2000 }, (_, i) => ({ id: i, b: i % 7 })));
+    await api(
+      'POST',
+      `/api/tables/${table}/documents`,
+      Array.from({ length: 2000 }, (_, i) => ({ id: i, b: i % 7 })),
+    );
     expect((await api('POST', `/api/tables/${table}/indexes`, { name: 'by_b', field: 'b' })).status).toBe(201);
     const early = await getAll(table, 'by_b', [3], { fresh: false });
     expect([200, 503]).toContain(early.status);
@@ -272,24 +318,36 @@ describe('HTTP secondary indexes', () => {
     }
     const fresh = await getAll(table, 'by_b', [3]);
     expect(fresh.status).toBe(200);
-    expect(fresh.json.documents).toHaveLength(Array.from({ length: 2000 }, (_, i) => i).filter((i) => i % 7 === 3).length);
+    expect(fresh.json.documents).toHaveLength(
+      Array.from({ length: 2000 }, (_, i) => i).filter((i) => i % 7 === 3).length,
+    );
   });
 
   it('a write with waitForIndexes is seen at once by a getAll that does not wait (fresh=false)', async () => {
     const table = 'wfi';
     expect((await api('POST', '/api/tables', { name: table })).status).toBe(201);
-    expect((await api('POST', `/api/tables/${table}/indexes`, { name: 'by_email', field: 'contact.email' })).status).toBe(201);
-    expect((await api('POST', `/api/tables/${table}/indexes/wait`, { names: ['by_email'], timeoutMs: 30_000 })).status).toBe(200);
+    expect(
+      (await api('POST', `/api/tables/${table}/indexes`, { name: 'by_email', field: 'contact.email' })).status,
+    ).toBe(201);
+    expect(
+      (await api('POST', `/api/tables/${table}/indexes/wait`, { names: ['by_email'], timeoutMs: 30_000 })).status,
+    ).toBe(200);
     for (let i = 0; i < 20; i++) {
       const email = `user${i}@example.com`;
-      const ins = await api('POST', `/api/tables/${table}/documents?waitForIndexes=true&durability=soft`, { id: i, contact: { email } });
+      const ins = await api('POST', `/api/tables/${table}/documents?waitForIndexes=true&durability=soft`, {
+        id: i,
+        contact: { email },
+      });
       expect(ins.status, JSON.stringify(ins.json)).toBe(200);
       expect(ins.json.inserted).toBe(1);
       const got = await getAll(table, 'by_email', [email], { fresh: false });
       expect(got.status, JSON.stringify(got.json)).toBe(200);
       expect(got.json.documents).toEqual([{ id: i, contact: { email } }]);
     }
-    const moved = await api('POST', `/api/tables/${table}/documents?waitForIndexes=true&conflict=replace`, { id: 0, contact: { email: 'moved@example.com' } });
+    const moved = await api('POST', `/api/tables/${table}/documents?waitForIndexes=true&conflict=replace`, {
+      id: 0,
+      contact: { email: 'moved@example.com' },
+    });
     expect(moved.json.replaced).toBe(1);
     expect((await getAll(table, 'by_email', ['user0@example.com'], { fresh: false })).json.documents).toEqual([]);
     expect((await getAll(table, 'by_email', ['moved@example.com'], { fresh: false })).json.documents).toHaveLength(1);
@@ -297,12 +355,14 @@ describe('HTTP secondary indexes', () => {
 
   it('the routes are in /openapi.json', async () => {
     const { json } = await api('GET', '/openapi.json');
-    expect(Object.keys(json.paths)).toEqual(expect.arrayContaining([
-      '/api/tables/{table}/indexes',
-      '/api/tables/{table}/indexes/wait',
-      '/api/tables/{table}/indexes/{name}',
-      '/api/tables/{table}/indexes/{name}/docs',
-    ]));
+    expect(Object.keys(json.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/tables/{table}/indexes',
+        '/api/tables/{table}/indexes/wait',
+        '/api/tables/{table}/indexes/{name}',
+        '/api/tables/{table}/indexes/{name}/docs',
+      ]),
+    );
     const insert = json.paths['/api/tables/{table}/documents'].post;
     expect(insert.parameters.map((p: { name: string }) => p.name)).toContain('waitForIndexes');
   });

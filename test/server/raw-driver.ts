@@ -87,7 +87,15 @@ export async function rawConnect(port: number, password = ''): Promise<RawConnec
   const { socket, reader } = await openSocket(port);
   const nonce = randomBytes(18).toString('base64');
   const first = `n=admin,r=${nonce}`;
-  socket.write(Buffer.concat([V1_0, Buffer.from(JSON.stringify({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: `n,,${first}` })), Buffer.from([0])]));
+  socket.write(
+    Buffer.concat([
+      V1_0,
+      Buffer.from(
+        JSON.stringify({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: `n,,${first}` }),
+      ),
+      Buffer.from([0]),
+    ]),
+  );
   const hello = JSON.parse((await reader.untilNul()) as string) as { success: boolean };
   if (!hello.success) throw new Error('no hello');
   const sf = JSON.parse((await reader.untilNul()) as string) as { success: boolean; authentication: string };
@@ -100,7 +108,12 @@ export async function rawConnect(port: number, password = ''): Promise<RawConnec
   const auth = `${first},${sf.authentication},${withoutProof}`;
   const sig = hmac(storedKey, auth);
   const proof = Buffer.from(clientKey.map((b, k) => b ^ (sig[k] as number)));
-  socket.write(Buffer.concat([Buffer.from(JSON.stringify({ authentication: `${withoutProof},p=${proof.toString('base64')}` })), Buffer.from([0])]));
+  socket.write(
+    Buffer.concat([
+      Buffer.from(JSON.stringify({ authentication: `${withoutProof},p=${proof.toString('base64')}` })),
+      Buffer.from([0]),
+    ]),
+  );
   const fin = JSON.parse((await reader.untilNul()) as string) as { success: boolean; authentication: string };
   if (!fin.success) throw new Error(`auth failed: ${JSON.stringify(fin)}`);
   const expected = `v=${hmac(hmac(salted, 'Server Key'), auth).toString('base64')}`;
@@ -114,7 +127,10 @@ export interface RawResponse {
 }
 
 export class RawConnection {
-  constructor(readonly socket: Socket, readonly reader: ByteReader) {}
+  constructor(
+    readonly socket: Socket,
+    readonly reader: ByteReader,
+  ) {}
 
   frame(token: bigint, body: string | Buffer): Buffer {
     const b = typeof body === 'string' ? Buffer.from(body) : body;

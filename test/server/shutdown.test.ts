@@ -3,13 +3,14 @@
  * syncs and exits 0; a restart on the same data directory sees every write that was
  * acknowledged (soft ones too: shutdown syncs).
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import rethinkdb from 'rethinkdb';
-import WebSocket from 'ws';
-import { decodeServerMessage, encodeFrame } from '@wharf/wire';
-import { makeTempDir, removeDir, spawnServer } from '../helpers/spawn-server.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+import { decodeServerMessage, encodeFrame } from '@wharf/wire';
+import rethinkdb from 'rethinkdb';
+import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { makeTempDir, removeDir, spawnServer } from '../helpers/spawn-server.js';
+import { until } from '../helpers/until.js';
+
 const r: any = rethinkdb;
 
 describe('graceful shutdown', () => {
@@ -34,7 +35,10 @@ describe('graceful shutdown', () => {
       for (let i = 0; !stopLoad; i++) {
         const id = `c${n}-${i}`;
         try {
-          const res = await r.table('drv').insert({ id }, { durability: i % 2 ? 'soft' : 'hard' }).run(c);
+          const res = await r
+            .table('drv')
+            .insert({ id }, { durability: i % 2 ? 'soft' : 'hard' })
+            .run(c);
           if (res.inserted === 1) acked.drv.push(id);
         } catch {
           break;
@@ -59,7 +63,12 @@ describe('graceful shutdown', () => {
       for (let b = 0; !stopLoad && ws.readyState === WebSocket.OPEN; b++) {
         const ids = Array.from({ length: 50 }, (_, i) => `w${b}-${i}`);
         pending.set(b, ids);
-        ws.send(encodeFrame({ type: 'insert', id: b, table: 'wsin', format: 'ndjson', durability: 'soft' }, ids.map((id) => JSON.stringify({ id })).join('\n')));
+        ws.send(
+          encodeFrame(
+            { type: 'insert', id: b, table: 'wsin', format: 'ndjson', durability: 'soft' },
+            ids.map((id) => JSON.stringify({ id })).join('\n'),
+          ),
+        );
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       if (ws.readyState === WebSocket.OPEN) ws.close();
@@ -71,9 +80,12 @@ describe('graceful shutdown', () => {
       for (let i = 0; !stopLoad; i++) {
         try {
           const res = await fetch(`${first.url}/api/tables/http/documents?durability=soft`, {
-            method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ id: `h${i}` }]),
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify([{ id: `h${i}` }]),
           });
-          if (res.status === 200 && ((await res.json()) as { inserted: number }).inserted === 1) acked.http.push(`h${i}`);
+          if (res.status === 200 && ((await res.json()) as { inserted: number }).inserted === 1)
+            acked.http.push(`h${i}`);
           else if (res.status >= 500) break;
         } catch {
           break;
@@ -82,11 +94,12 @@ describe('graceful shutdown', () => {
     };
 
     const load = Promise.all([driverLoop(0), driverLoop(1), driverLoop(2), driverLoop(3), wsLoop(), httpLoop()]);
-    const deadline = Date.now() + 30_000;
-    while ((acked.drv.length < 400 || acked.ws.length < 500 || acked.http.length < 50) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(acked.drv.length).toBeGreaterThanOrEqual(400);
+    // The SIGTERM lands under load: once every door has had writes acknowledged.
+    await until(
+      '400 driver, 500 ws and 50 HTTP writes acknowledged',
+      () => acked.drv.length >= 400 && acked.ws.length >= 500 && acked.http.length >= 50,
+      20,
+    );
     const exitCode = await first.stop('SIGTERM');
     stopLoad = true;
     await load;
@@ -96,8 +109,14 @@ describe('graceful shutdown', () => {
     const second = await spawnServer({ dataDir });
     try {
       const c = await r.connect({ host: '127.0.0.1', port: second.driver.port });
-      for (const [table, ids] of [['drv', acked.drv], ['wsin', acked.ws], ['http', acked.http]] as const) {
-        const present = new Set<string>((await (await r.table(table).run(c)).toArray()).map((d: { id: string }) => d.id));
+      for (const [table, ids] of [
+        ['drv', acked.drv],
+        ['wsin', acked.ws],
+        ['http', acked.http],
+      ] as const) {
+        const present = new Set<string>(
+          (await (await r.table(table).run(c)).toArray()).map((d: { id: string }) => d.id),
+        );
         const missing = ids.filter((id) => !present.has(id));
         expect(missing, `${table}: acknowledged but missing after restart`).toEqual([]);
       }

@@ -2,10 +2,11 @@
  * The ws ingest channel (docs/CONTRACTS.md §2) and the stats feed, against a real server
  * process, with @wharf/wire's codec on the client side.
  */
+
+import { type ClientMessage, decodeServerMessage, encodeFrame, type ServerMessage } from '@wharf/wire';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { decodeServerMessage, encodeFrame, type ClientMessage, type ServerMessage } from '@wharf/wire';
-import { removeDir, spawnServer, type SpawnedServer } from '../helpers/spawn-server.js';
+import { removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.js';
 
 const MESSAGE_LIMIT = 1024 * 1024;
 
@@ -23,11 +24,13 @@ class IngestClient {
       this.ws.once('open', () => resolve());
       this.ws.once('error', reject);
     });
-    this.closed = new Promise((resolve) => this.ws.once('close', (code) => {
-      this.closeCode = code;
-      this.#wake();
-      resolve();
-    }));
+    this.closed = new Promise((resolve) =>
+      this.ws.once('close', (code) => {
+        this.closeCode = code;
+        this.#wake();
+        resolve();
+      }),
+    );
     this.ws.on('message', (data, isBinary) => {
       expect(isBinary).toBe(false);
       this.messages.push(decodeServerMessage(data as Buffer));
@@ -84,27 +87,48 @@ describe('ws ingest and stats feed', () => {
   it('ensures tables, inserts NDJSON and JSON batches with one ack each, and answers sync', async () => {
     const c = await open();
     c.send({ type: 'ensureTable', id: 1, table: 'events', primaryKey: 'id' });
-    expect(await c.answer(1)).toEqual({ type: 'ack', id: 1, result: { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 } });
+    expect(await c.answer(1)).toEqual({
+      type: 'ack',
+      id: 1,
+      result: { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 },
+    });
     c.send({ type: 'ensureTable', id: 2, table: 'events' });
     expect(await c.answer(2)).toMatchObject({ type: 'ack' });
 
     const batches = 40;
     for (let b = 0; b < batches; b++) {
       const docs = Array.from({ length: 250 }, (_, i) => ({ id: b * 250 + i, batch: b }));
-      if (b % 2 === 0) c.send({ type: 'insert', id: 100 + b, table: 'events', format: 'ndjson', durability: 'soft' }, docs.map((d) => JSON.stringify(d)).join('\n'));
-      else c.send({ type: 'insert', id: 100 + b, table: 'events', format: 'json', durability: b % 3 === 0 ? 'hard' : 'soft' }, JSON.stringify(docs));
+      if (b % 2 === 0)
+        c.send(
+          { type: 'insert', id: 100 + b, table: 'events', format: 'ndjson', durability: 'soft' },
+          docs.map((d) => JSON.stringify(d)).join('\n'),
+        );
+      else
+        c.send(
+          { type: 'insert', id: 100 + b, table: 'events', format: 'json', durability: b % 3 === 0 ? 'hard' : 'soft' },
+          JSON.stringify(docs),
+        );
     }
     c.send({ type: 'sync', id: 999 });
     expect(await c.answer(999)).toEqual({ type: 'synced', id: 999 });
     for (let b = 0; b < batches; b++) {
-      expect(c.messages.find((m) => m.id === 100 + b)).toMatchObject({ type: 'ack', result: { inserted: 250, errors: 0 } });
+      expect(c.messages.find((m) => m.id === 100 + b)).toMatchObject({
+        type: 'ack',
+        result: { inserted: 250, errors: 0 },
+      });
     }
     expect(c.messages.filter((m) => m.type === 'ack' && m.id >= 100)).toHaveLength(batches);
     const count = (await (await fetch(`${server.url}/api/tables/events/count`)).json()) as { count: number };
     expect(count.count).toBe(batches * 250);
 
-    c.send({ type: 'insert', id: 5, table: 'events', format: 'ndjson', conflict: 'replace' }, '{"id":0,"batch":"again"}\n\n{nope}\n{"x":1}');
-    expect(await c.answer(5)).toMatchObject({ type: 'ack', result: { replaced: 1, inserted: 1, errors: 1, document_errors: [{ index: 2 }] } });
+    c.send(
+      { type: 'insert', id: 5, table: 'events', format: 'ndjson', conflict: 'replace' },
+      '{"id":0,"batch":"again"}\n\n{nope}\n{"x":1}',
+    );
+    expect(await c.answer(5)).toMatchObject({
+      type: 'ack',
+      result: { replaced: 1, inserted: 1, errors: 1, document_errors: [{ index: 2 }] },
+    });
     c.ws.close();
     await c.closed;
   });
@@ -165,7 +189,9 @@ describe('ws ingest and stats feed', () => {
       });
       s.on('close', () => resolve(out));
       s.on('error', reject);
-      s.write('GET /ws/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: nope\r\n\r\n');
+      s.write(
+        'GET /ws/ingest HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: nope\r\n\r\n',
+      );
     });
     expect(answer).toMatch(/^HTTP\/1\.1 400/);
     const ok = await open();
@@ -177,15 +203,24 @@ describe('ws ingest and stats feed', () => {
   it('keeps serving others while a client never reads its acks, and loses nothing acknowledged', async () => {
     const slow = await open();
     (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    const payload = Array.from({ length: 100 }, (_, i) => JSON.stringify({ id: `s-${i}`, pad: 'q'.repeat(100) })).join('\n');
+    const payload = Array.from({ length: 100 }, (_, i) => JSON.stringify({ id: `s-${i}`, pad: 'q'.repeat(100) })).join(
+      '\n',
+    );
     slow.send({ type: 'ensureTable', id: 0, table: 'slow' });
-    for (let i = 1; i <= 300; i++) slow.send({ type: 'insert', id: i, table: 'slow', format: 'ndjson', conflict: 'replace', durability: 'soft' }, payload);
+    for (let i = 1; i <= 300; i++)
+      slow.send(
+        { type: 'insert', id: i, table: 'slow', format: 'ndjson', conflict: 'replace', durability: 'soft' },
+        payload,
+      );
 
     const good = await open();
     good.send({ type: 'ensureTable', id: 1, table: 'good' });
     await good.answer(1);
     for (let i = 0; i < 20; i++) {
-      good.send({ type: 'insert', id: 100 + i, table: 'good', format: 'ndjson', durability: 'hard' }, JSON.stringify({ id: i }));
+      good.send(
+        { type: 'insert', id: 100 + i, table: 'good', format: 'ndjson', durability: 'hard' },
+        JSON.stringify({ id: i }),
+      );
       expect(await good.answer(100 + i)).toMatchObject({ type: 'ack', result: { inserted: 1 } });
     }
     slow.ws.terminate();

@@ -4,84 +4,30 @@
  * so views can show it as is. Same origin by default (the server serves this app at /).
  */
 
-export interface TableInfo {
-  name: string;
-  primaryKey: string;
-  documents: number;
-  bytes: number;
-}
-
 export type Key = string | number;
 export type Doc = Record<string, unknown>;
-/** Durability, conflict modes and RethinkDB's write-result shape: the wire protocol's types. */
-export type { Conflict, Durability, WriteResult } from '@wharf/wire';
-import type { Conflict, Durability, ImportRun, ServerCounters as WireServerCounters, WriteResult } from '@wharf/wire';
+/**
+ * Durability, conflict modes, RethinkDB's write-result shape, table listings and the engine's
+ * counters: the shapes `@wharf/wire` defines once for the engine, the server and this app.
+ */
+export type { Conflict, Durability, EngineStats, TableInfo, WriteResult } from '@wharf/wire';
 
-/** Engine counters (packages/engine/core/src/stats.rs, camelCase). */
-export interface EngineStats {
-  commits: number;
-  documentsWritten: number;
-  groups: number;
-  fdatasyncs: number;
-  segmentRotations: number;
-  maxGroupOps: number;
-  groupOpsHistogram: number[];
-  bytesJournaled: number;
-  /** Read calls (get, get_many, scan, count) and the documents they returned. */
-  reads: number;
-  documentsRead: number;
-  readsFromMemory: number;
-  /** Group commit latency (taking the group → its fdatasync returning): bucket i is 2^i..2^(i+1)-1 µs. */
-  commitLatencyHistogramUs: number[];
-  /** Percentiles of that histogram since open (bucket upper bounds, µs; 0 before any commit). */
-  commitLatencyP50Us: number;
-  commitLatencyP99Us: number;
-  appliedSeq: number;
-  durableSeq: number;
-  journalBytesSinceCheckpoint: number;
-  checkpoints: number;
-  /** Merges of run files done by the merge thread. */
-  merges: number;
-  /** Journal compression: LZ4-compressed groups, payload bytes before compression and saved, stored ÷ uncompressed (0 before any). */
-  groupsCompressed?: number;
-  journalBytesUncompressed?: number;
-  journalBytesSaved?: number;
-  compressionRatio?: number;
-  compressNsPerByte?: number;
-  writeNsPerByte?: number;
-  /** The memory budget (bytes) and what uses it: active memtables, memtables being checkpointed, the block cache. */
-  memoryBudget?: number;
-  memtableBytes?: number;
-  frozenMemtableBytes?: number;
-  cacheBytes?: number;
-  cacheHits?: number;
-  cacheMisses?: number;
-  /** Run files of all tables, their bytes on disk, and the memory of their indexes and Bloom filters. */
-  runs?: number;
-  runBytes?: number;
-  runIndexBytes?: number;
-  /** Pacing: the write-rate limit (bytes/s; 0 = none), the debt behind it, runs waiting to merge, measured background rates (bytes/s). */
-  writeRateLimitBps?: number;
-  pacingDebtBytes?: number;
-  mergeBacklogRuns?: number;
-  flushRateBps?: number;
-  mergeRateBps?: number;
-  /** Groups that waited for pacing and their total wait; memtable-full moments pacing rode through; last-resort stops and their time. */
-  pacedGroups?: number;
-  pacingDelayMs?: number;
-  stallsAvoided?: number;
-  writeStops?: number;
-  writeStopMs?: number;
-  segmentsCreated: number;
-  segmentsRecycled: number;
-  recoveryMs: number;
-  recordsReplayed: number;
-  poisoned: boolean;
-  [other: string]: unknown;
-}
+import type {
+  Conflict,
+  Durability,
+  EngineStats,
+  ImportRun,
+  TableInfo,
+  ServerCounters as WireServerCounters,
+  WriteResult,
+} from '@wharf/wire';
 
 /** The server's counters (shape from `@wharf/wire`), plus what the snapshot adds. */
-export type ServerCounters = WireServerCounters & { uptimeMs: number; inflightWrites: number; [other: string]: unknown };
+export type ServerCounters = WireServerCounters & {
+  uptimeMs: number;
+  inflightWrites: number;
+  [other: string]: unknown;
+};
 
 export interface StatsSnapshot {
   time: number;
@@ -106,20 +52,23 @@ export interface ScanPage {
 
 export type { ImportFormat, ImportRun } from '@wharf/wire';
 
-export type ImportRunStart = Pick<ImportRun, 'table' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'> & { source?: string };
-export type ImportRunUpdate = Partial<Omit<ImportRun, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>>;
+export type ImportRunStart = Pick<ImportRun, 'table' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'> & {
+  source?: string;
+};
+export type ImportRunUpdate = Partial<
+  Omit<ImportRun, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>
+>;
 
 /** A failed request: the server's error body when it sent one, else a network/HTTP description. */
 export class ApiError extends Error {
   readonly status: number;
+  /** A code of the error catalogue (docs/ERRORS.md), or HTTP_<status> when the answer had none. */
   readonly code: string;
-  readonly engineCode?: string;
-  constructor(status: number, code: string, message: string, engineCode?: string) {
+  constructor(status: number, code: string, message: string) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
-    if (engineCode !== undefined) this.engineCode = engineCode;
   }
 }
 
@@ -181,9 +130,16 @@ export class WharfApi {
     this.base = base.replace(/\/$/, '');
   }
 
-  async request<T>(method: string, path: string, body?: { json: unknown } | { text: string; type: string }): Promise<T> {
+  async request<T>(
+    method: string,
+    path: string,
+    body?: { json: unknown } | { text: string; type: string },
+  ): Promise<T> {
     const password = currentPassword();
-    const init: RequestInit = { method, headers: { accept: 'application/json', ...(password !== null ? { authorization: `Bearer ${password}` } : {}) } };
+    const init: RequestInit = {
+      method,
+      headers: { accept: 'application/json', ...(password !== null ? { authorization: `Bearer ${password}` } : {}) },
+    };
     if (body && 'json' in body) {
       init.body = JSON.stringify(body.json);
       init.headers = { ...init.headers, 'content-type': 'application/json' };
@@ -195,7 +151,11 @@ export class WharfApi {
     try {
       res = await fetch(`${this.base}${path}`, init);
     } catch (err) {
-      throw new ApiError(0, 'NETWORK_ERROR', `${method} ${path}: the server did not answer (${err instanceof Error ? err.message : String(err)})`);
+      throw new ApiError(
+        0,
+        'NETWORK_ERROR',
+        `${method} ${path}: the server did not answer (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
     const text = await res.text();
     let parsed: unknown;
@@ -206,10 +166,15 @@ export class WharfApi {
     }
     if (res.status === 401 && typeof window !== 'undefined') window.dispatchEvent(new Event(UNAUTHORIZED_EVENT));
     if (!res.ok) {
-      const e = parsed as { code?: string; message?: string; engineCode?: string } | undefined;
-      throw new ApiError(res.status, e?.code ?? `HTTP_${res.status}`, e?.message ?? (text.slice(0, 300) || res.statusText), e?.engineCode);
+      const e = parsed as { code?: string; message?: string } | undefined;
+      throw new ApiError(
+        res.status,
+        e?.code ?? `HTTP_${res.status}`,
+        e?.message ?? (text.slice(0, 300) || res.statusText),
+      );
     }
-    if (parsed === undefined && text !== '') throw new ApiError(res.status, 'BAD_RESPONSE', `${method} ${path}: the answer is not JSON`);
+    if (parsed === undefined && text !== '')
+      throw new ApiError(res.status, 'BAD_RESPONSE', `${method} ${path}: the answer is not JSON`);
     return parsed as T;
   }
 
@@ -242,17 +207,33 @@ export class WharfApi {
   }
 
   /** Insert one document or an array (JSON body). */
-  insert(table: string, docs: Doc | Doc[], opts: { durability?: Durability; conflict?: Conflict } = {}): Promise<WriteResult> {
+  insert(
+    table: string,
+    docs: Doc | Doc[],
+    opts: { durability?: Durability; conflict?: Conflict } = {},
+  ): Promise<WriteResult> {
     return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, { json: docs });
   }
 
   /** Insert raw NDJSON text (parsed by the engine). */
-  insertNdjson(table: string, ndjson: string, opts: { durability?: Durability; conflict?: Conflict } = {}): Promise<WriteResult> {
-    return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, { text: ndjson, type: 'application/x-ndjson' });
+  insertNdjson(
+    table: string,
+    ndjson: string,
+    opts: { durability?: Durability; conflict?: Conflict } = {},
+  ): Promise<WriteResult> {
+    return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, {
+      text: ndjson,
+      type: 'application/x-ndjson',
+    });
   }
 
   /** Insert a batch already serialized: NDJSON text or a JSON array text. */
-  insertRaw(table: string, body: string, kind: 'ndjson' | 'json', opts: { durability?: Durability; conflict?: Conflict } = {}): Promise<WriteResult> {
+  insertRaw(
+    table: string,
+    body: string,
+    kind: 'ndjson' | 'json',
+    opts: { durability?: Durability; conflict?: Conflict } = {},
+  ): Promise<WriteResult> {
     const type = kind === 'ndjson' ? 'application/x-ndjson' : 'application/json';
     return this.request('POST', `/api/tables/${enc(table)}/documents${writeQuery(opts)}`, { text: body, type });
   }
@@ -311,7 +292,11 @@ export class StatsFeed {
   #onSnapshot: (s: StatsSnapshot) => void;
   #onState: (s: FeedState, detail?: string) => void;
 
-  constructor(onSnapshot: (s: StatsSnapshot) => void, onState: (s: FeedState, detail?: string) => void, url = defaultStatsUrl()) {
+  constructor(
+    onSnapshot: (s: StatsSnapshot) => void,
+    onState: (s: FeedState, detail?: string) => void,
+    url = defaultStatsUrl(),
+  ) {
     this.#url = url;
     this.#onSnapshot = onSnapshot;
     this.#onState = onState;

@@ -5,12 +5,12 @@
  */
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { StatsFeed, UNAUTHORIZED_EVENT, api, storePassword, type FeedState } from './api.ts';
+import { api, type FeedState, StatsFeed, storePassword, UNAUTHORIZED_EVENT } from './api.ts';
 import { addSnapshot, emptyHistory, type StatsHistory } from './stats-history.ts';
 import { Dashboard } from './views/dashboard.ts';
-import { Tables } from './views/tables.ts';
 import { Explorer } from './views/explorer.ts';
 import { Imports } from './views/imports.ts';
+import { Tables } from './views/tables.ts';
 
 interface Route {
   view: 'dashboard' | 'tables' | 'explorer' | 'imports';
@@ -98,17 +98,22 @@ export function App() {
   }, [session]);
 
   if (needLogin) {
-    return html`<div class="app"><main><${Login} onDone=${() => { setNeedLogin(false); setSession((n) => n + 1); }} /></main></div>`;
+    return html`<div class="app"><main><${Login} onDone=${() => {
+      setNeedLogin(false);
+      setSession((n) => n + 1);
+    }} /></main></div>`;
   }
 
   const latest = history.latest;
-  let body;
+  let body: ReturnType<typeof html>;
   switch (route.view) {
     case 'tables':
       body = html`<${Tables} />`;
       break;
     case 'explorer':
-      body = html`<${Explorer} table=${route.table} onTable=${(t: string) => { window.location.hash = `#/explorer/${encodeURIComponent(t)}`; }} />`;
+      body = html`<${Explorer} table=${route.table} onTable=${(t: string) => {
+        window.location.hash = `#/explorer/${encodeURIComponent(t)}`;
+      }} />`;
       break;
     case 'imports':
       body = html`<${Imports} initialTable=${route.table} />`;

@@ -66,7 +66,10 @@ export function addSnapshot(h: StatsHistory, s: StatsSnapshot): StatsHistory {
     commitP99Us: null,
     journalBytesSinceCheckpoint: s.engine.journalBytesSinceCheckpoint,
     checkpoints: s.engine.checkpoints,
-    memtableBytes: num(s.engine.memtableBytes) === null ? null : (num(s.engine.memtableBytes) ?? 0) + (num(s.engine.frozenMemtableBytes) ?? 0),
+    memtableBytes:
+      num(s.engine.memtableBytes) === null
+        ? null
+        : (num(s.engine.memtableBytes) ?? 0) + (num(s.engine.frozenMemtableBytes) ?? 0),
     cacheBytes: num(s.engine.cacheBytes),
     memoryBudget: num(s.engine.memoryBudget),
     writeRateLimitBps: num(s.engine.writeRateLimitBps),

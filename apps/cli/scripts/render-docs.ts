@@ -1,5 +1,5 @@
 /** Writes docs/reference/cli.md from the option tables. `--check`: fail if the file is stale. */
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderCliReference } from '../src/docs.js';

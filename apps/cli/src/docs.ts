@@ -1,6 +1,7 @@
 /** Renders the option tables (options.ts) as docs/reference/cli.md. */
-import { benchCommand, genCommand, importCommand, serveCommand, type CommandDef } from './options.js';
+
 import { EXIT } from './commands/import/report.js';
+import { benchCommand, type CommandDef, genCommand, importCommand, serveCommand } from './options.js';
 
 function defaultOf<T>(o: CommandDef<T>['options'][number]): string {
   if (o.defaultText !== undefined) return o.defaultText;
@@ -39,10 +40,12 @@ export function renderCliReference(): string {
     '|---|---|',
     `| ${EXIT.ok} | every document read was written |`,
     `| ${EXIT.failed} | failed: an error, --max-errors exceeded, or written ≠ read − rejected |`,
-    `| ${EXIT.usage} | bad command line, or a checkpoint that belongs to another import |`,
+    `| ${EXIT.usage} | bad command line, a bad argument the engine or the loader refused, or a checkpoint that belongs to another import |`,
     `| ${EXIT.rejects} | finished; some documents were rejected (see --rejects), all others written |`,
     `| ${EXIT.thresholds} | finished, but a --fail-if threshold was breached |`,
     `| ${EXIT.interrupted} | interrupted (Ctrl-C, SIGTERM); continue with --resume |`,
+    '',
+    "A failure exits with the status the error catalogue gives its code (the report's `error.code`; see docs/ERRORS.md).",
     '',
     commandSection(genCommand),
     '',

@@ -2,12 +2,14 @@
  * The `wharf` command: parse (pure) → run the programmatic API → exit status.
  * src/bin.ts (the `wharf` command) calls main().
  */
-import { parse } from './parse.js';
-import { runImport, UsageError } from './commands/import/index.js';
-import { runGen } from './commands/gen/index.js';
-import { runServe } from './commands/serve/index.js';
+
+import { exitCodeOf } from '@wharf/client';
 import { runBench } from './commands/bench/index.js';
+import { runGen } from './commands/gen/index.js';
+import { runImport } from './commands/import/index.js';
 import { EXIT } from './commands/import/report.js';
+import { runServe } from './commands/serve/index.js';
+import { parse } from './parse.js';
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parse(argv, env);
@@ -35,7 +37,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       const onSigint = () => {
         if (ac.signal.aborted) process.exit(EXIT.interrupted);
         ac.abort();
-        process.stderr.write('\nwharf import: interrupted; finishing the batches in flight (Ctrl-C again to quit at once)\n');
+        process.stderr.write(
+          '\nwharf import: interrupted; finishing the batches in flight (Ctrl-C again to quit at once)\n',
+        );
       };
       process.on('SIGINT', onSigint);
       process.on('SIGTERM', onSigint);
@@ -49,12 +53,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         });
         return exitCode;
       } catch (err) {
-        if (err instanceof UsageError) {
-          process.stderr.write(`wharf import: ${err.message}\n`);
-          return EXIT.usage;
-        }
+        // The error's code decides the status (docs/ERRORS.md): a UsageError is WHARF_ERR_USAGE, 2.
         process.stderr.write(`wharf import: ${(err as Error).message}\n`);
-        return EXIT.failed;
+        return exitCodeOf((err as { code?: unknown }).code);
       } finally {
         process.off('SIGINT', onSigint);
         process.off('SIGTERM', onSigint);

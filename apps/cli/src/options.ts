@@ -2,6 +2,8 @@
  * Every command-line option, defined once. parse.ts builds the parser from these tables and
  * docs.ts renders them as docs/reference/cli.md, so the two cannot drift apart.
  */
+import type { BenchSuiteOptions } from '@wharf/bench';
+import { SCENARIOS } from '@wharf/bench/names';
 import type { CsvTypes, Format } from './commands/import/formats/index.js';
 
 /** One `--index name=field[:multi]`. */
@@ -63,20 +65,8 @@ export interface ServeOptions {
   allowedHosts?: string[];
 }
 
-export interface BenchOptions {
-  /** A scenario (limit, seed000, group-commit, bulk, sustained, kv), several separated by commas, or all. */
-  scenario: string;
-  quick: boolean;
-  out?: string;
-  dir?: string;
-  rounds?: number;
-  minutes?: number;
-  memoryBudgetMb?: number;
-  docs?: number;
-  blocks?: number;
-  kvPuts?: number;
-  kvJsPuts?: number;
-}
+/** `wharf bench`'s options: the suite's (@wharf/bench), the scratch directory as `--dir`. */
+export type BenchOptions = Omit<BenchSuiteOptions, 'dataDir' | 'cliBin'> & { dir?: string };
 
 export interface OptionDef<T> {
   /** Long flag without the dashes, e.g. 'batch-size' (a boolean default-true flag: 'no-final-sync'). */
@@ -118,14 +108,25 @@ export function parseIntStrict(min: number) {
 }
 
 const BYTE_UNITS: Record<string, number> = {
-  '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1 << 20, g: 1e9, gb: 1e9, gib: 1 << 30,
+  '': 1,
+  b: 1,
+  k: 1e3,
+  kb: 1e3,
+  kib: 1024,
+  m: 1e6,
+  mb: 1e6,
+  mib: 1 << 20,
+  g: 1e9,
+  gb: 1e9,
+  gib: 1 << 30,
 };
 
 /** '4MiB', '512k', '1000000' → bytes. */
 export function parseBytes(v: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v);
   const unit = m ? BYTE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined) throw new Error(`expected a size such as 4MiB, 512k or 1000000, got ${JSON.stringify(v)}`);
+  if (!m || unit === undefined)
+    throw new Error(`expected a size such as 4MiB, 512k or 1000000, got ${JSON.stringify(v)}`);
   const n = Math.round(Number(m[1]) * unit);
   if (n < 64) throw new Error(`must be at least 64 bytes, got ${n}`);
   return n;
@@ -152,9 +153,12 @@ export function parseIndex(v: string): IndexOption {
     multi = true;
     field = field.slice(0, -':multi'.length);
   }
-  if (!INDEX_NAME.test(name)) throw new Error(`index name must be 1 to 127 letters, digits, '_', '-' or '.', got ${JSON.stringify(name)}`);
+  if (!INDEX_NAME.test(name))
+    throw new Error(`index name must be 1 to 127 letters, digits, '_', '-' or '.', got ${JSON.stringify(name)}`);
   if (!field || field.split('.').some((p) => p.length === 0) || field.includes(':')) {
-    throw new Error(`expected a field path such as city or address.city after '${name}=', got ${JSON.stringify(v.slice(eq + 1))}`);
+    throw new Error(
+      `expected a field path such as city or address.city after '${name}=', got ${JSON.stringify(v.slice(eq + 1))}`,
+    );
   }
   return { name, field, multi };
 }
@@ -172,45 +176,212 @@ export const DEFAULT_TARGET_TEXT = 'embedded:./wharf-data (or $WHARF_TARGET)';
 
 export const importCommand: CommandDef<ImportOptions> = {
   name: 'import',
-  summary: 'Import NDJSON, a JSON array or CSV into a table: batched soft writes, one final sync, per-document latency, a report.',
+  summary:
+    'Import NDJSON, a JSON array or CSV into a table: batched soft writes, one final sync, per-document latency, a report.',
   argument: { name: '<file>', key: 'file', description: "Input file, or '-' for standard input." },
   options: [
-    { flag: 'table', short: 't', key: 'table', arg: '<name>', required: true, description: 'Table to load (created if absent).' },
+    {
+      flag: 'table',
+      short: 't',
+      key: 'table',
+      arg: '<name>',
+      required: true,
+      description: 'Table to load (created if absent).',
+    },
     {
       flag: 'target',
       key: 'target',
       arg: '<target>',
-      description: 'Where to load: embedded:DIR (the engine in this process), wharf://[:password@]host:port (a Wharf server; the password also from env WHARF_PASSWORD), rethinkdb://[user:pass@]host[:port][,host2…]/db (Wharf\'s driver port or a RethinkDB cluster).',
+      description:
+        "Where to load: embedded:DIR (the engine in this process), wharf://[:password@]host:port (a Wharf server; the password also from env WHARF_PASSWORD), rethinkdb://[user:pass@]host[:port][,host2…]/db (Wharf's driver port or a RethinkDB cluster).",
       defaultText: DEFAULT_TARGET_TEXT,
     },
-    { flag: 'primary-key', key: 'primaryKey', arg: '<field>', default: 'id', description: 'Primary key of the table when it is created.' },
-    { flag: 'format', key: 'format', arg: '<format>', choices: ['ndjson', 'json', 'csv', 'tsv'], parse: choice(['ndjson', 'json', 'csv', 'tsv'] as const), description: 'Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte (\'[\' is a JSON array, \'{\' NDJSON); required for standard input that starts otherwise.' },
-    { flag: 'batch-size', key: 'batchSize', arg: '<n>', parse: parseIntStrict(1), default: 5000, description: 'A batch closes at this many documents…' },
-    { flag: 'batch-bytes', key: 'batchBytes', arg: '<size>', parse: parseBytes, default: 4 << 20, defaultText: '4MiB', description: '…or at this many bytes…' },
-    { flag: 'flush-ms', key: 'flushMs', arg: '<ms>', parse: parseMs, default: 50, description: '…or this long after its first document, whichever comes first.' },
-    { flag: 'concurrency', short: 'c', key: 'concurrency', arg: '<n>', parse: parseIntStrict(1), default: 4, description: 'Batches in flight at once, at most (fewer while the target only queues them). Reading waits for a free slot, so memory stays bounded.' },
-    { flag: 'durability', key: 'durability', arg: '<soft|hard>', choices: ['soft', 'hard'], parse: choice(['soft', 'hard'] as const), default: 'soft', description: 'soft: a batch is acknowledged when visible, and one sync at the end makes everything durable. hard: each batch is acknowledged when durable.' },
-    { flag: 'no-final-sync', key: 'finalSync', default: true, description: 'Skip the final sync (soft writes then reach disk within the engine\'s flush interval). For comparison only.' },
-    { flag: 'naive', key: 'naive', default: false, description: 'One document per insert, hard durability, one at a time: the newbie load, for comparison.' },
-    { flag: 'conflict', key: 'conflict', arg: '<error|replace|update>', choices: ['error', 'replace', 'update'], parse: choice(['error', 'replace', 'update'] as const), default: 'error', description: 'A document whose primary key exists: reject it (error), replace the stored one, or merge into it (update).' },
-    { flag: 'max-errors', key: 'maxErrors', arg: '<n>', parse: parseIntStrict(-1), default: 20, description: 'Stop once more than this many documents were rejected (-1: never stop).' },
-    { flag: 'rejects', key: 'rejects', arg: '<file>', description: 'Write every rejected document to this file: one JSON line each with its line number, byte offset, reason and the raw record.' },
-    { flag: 'resume', key: 'resume', default: false, description: 'Continue an interrupted import from its checkpoint: no document twice, none skipped.' },
-    { flag: 'checkpoint', key: 'checkpoint', arg: '<file>', description: 'The checkpoint file. Default: beside the report (REPORT.checkpoint), else beside an embedded data directory (DIR.TABLE.checkpoint), else ./wharf-import-TABLE.checkpoint.' },
-    { flag: 'checkpoint-ms', key: 'checkpointMs', arg: '<ms>', parse: parseMs, default: 1000, description: 'How often the checkpoint moves: a sync of what was written, then its position saved. A resume re-reads at most about this much of the import.' },
-    { flag: 'report', key: 'report', arg: '<file.json>', description: 'Write the JSON report here (schema in apps/cli/README.md).' },
-    { flag: 'chart', key: 'chart', arg: '<file.html>', description: 'Write a self-contained HTML page with throughput and latency percentiles over time.' },
-    { flag: 'fail-if', key: 'failIf', arg: '<threshold>', repeatable: true, default: [], defaultText: 'none', description: "A k6-style threshold that must hold at the end, else exit 4: --fail-if 'p99<5ms' fails the run when p99 is not below 5 ms. Metrics: p50 p90 p99 p99.9 max mean final_sync wall rate rejected written read missing stalls retries. Repeatable." },
-    { flag: 'index', key: 'indexes', arg: '<name=field[:multi]>', parse: parseIndex, repeatable: true, default: [], defaultText: 'none', description: "A secondary index to build once every document is loaded and synced (one bulk build, not an index update per batch): --index by_city=address.city, or --index by_tag=tags:multi to index each element of an array. The report gives each index's build time. Repeatable." },
+    {
+      flag: 'primary-key',
+      key: 'primaryKey',
+      arg: '<field>',
+      default: 'id',
+      description: 'Primary key of the table when it is created.',
+    },
+    {
+      flag: 'format',
+      key: 'format',
+      arg: '<format>',
+      choices: ['ndjson', 'json', 'csv', 'tsv'],
+      parse: choice(['ndjson', 'json', 'csv', 'tsv'] as const),
+      description:
+        "Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte ('[' is a JSON array, '{' NDJSON); required for standard input that starts otherwise.",
+    },
+    {
+      flag: 'batch-size',
+      key: 'batchSize',
+      arg: '<n>',
+      parse: parseIntStrict(1),
+      default: 5000,
+      description: 'A batch closes at this many documents…',
+    },
+    {
+      flag: 'batch-bytes',
+      key: 'batchBytes',
+      arg: '<size>',
+      parse: parseBytes,
+      default: 4 << 20,
+      defaultText: '4MiB',
+      description: '…or at this many bytes…',
+    },
+    {
+      flag: 'flush-ms',
+      key: 'flushMs',
+      arg: '<ms>',
+      parse: parseMs,
+      default: 50,
+      description: '…or this long after its first document, whichever comes first.',
+    },
+    {
+      flag: 'concurrency',
+      short: 'c',
+      key: 'concurrency',
+      arg: '<n>',
+      parse: parseIntStrict(1),
+      default: 4,
+      description:
+        'Batches in flight at once, at most (fewer while the target only queues them). Reading waits for a free slot, so memory stays bounded.',
+    },
+    {
+      flag: 'durability',
+      key: 'durability',
+      arg: '<soft|hard>',
+      choices: ['soft', 'hard'],
+      parse: choice(['soft', 'hard'] as const),
+      default: 'soft',
+      description:
+        'soft: a batch is acknowledged when visible, and one sync at the end makes everything durable. hard: each batch is acknowledged when durable.',
+    },
+    {
+      flag: 'no-final-sync',
+      key: 'finalSync',
+      default: true,
+      description:
+        "Skip the final sync (soft writes then reach disk within the engine's flush interval). For comparison only.",
+    },
+    {
+      flag: 'naive',
+      key: 'naive',
+      default: false,
+      description: 'One document per insert, hard durability, one at a time: the newbie load, for comparison.',
+    },
+    {
+      flag: 'conflict',
+      key: 'conflict',
+      arg: '<error|replace|update>',
+      choices: ['error', 'replace', 'update'],
+      parse: choice(['error', 'replace', 'update'] as const),
+      default: 'error',
+      description:
+        'A document whose primary key exists: reject it (error), replace the stored one, or merge into it (update).',
+    },
+    {
+      flag: 'max-errors',
+      key: 'maxErrors',
+      arg: '<n>',
+      parse: parseIntStrict(-1),
+      default: 20,
+      description: 'Stop once more than this many documents were rejected (-1: never stop).',
+    },
+    {
+      flag: 'rejects',
+      key: 'rejects',
+      arg: '<file>',
+      description:
+        'Write every rejected document to this file: one JSON line each with its line number, byte offset, reason and the raw record.',
+    },
+    {
+      flag: 'resume',
+      key: 'resume',
+      default: false,
+      description: 'Continue an interrupted import from its checkpoint: no document twice, none skipped.',
+    },
+    {
+      flag: 'checkpoint',
+      key: 'checkpoint',
+      arg: '<file>',
+      description:
+        'The checkpoint file. Default: beside the report (REPORT.checkpoint), else beside an embedded data directory (DIR.TABLE.checkpoint), else ./wharf-import-TABLE.checkpoint.',
+    },
+    {
+      flag: 'checkpoint-ms',
+      key: 'checkpointMs',
+      arg: '<ms>',
+      parse: parseMs,
+      default: 1000,
+      description:
+        'How often the checkpoint moves: a sync of what was written, then its position saved. A resume re-reads at most about this much of the import.',
+    },
+    {
+      flag: 'report',
+      key: 'report',
+      arg: '<file.json>',
+      description: 'Write the JSON report here (schema in apps/cli/README.md).',
+    },
+    {
+      flag: 'chart',
+      key: 'chart',
+      arg: '<file.html>',
+      description: 'Write a self-contained HTML page with throughput and latency percentiles over time.',
+    },
+    {
+      flag: 'fail-if',
+      key: 'failIf',
+      arg: '<threshold>',
+      repeatable: true,
+      default: [],
+      defaultText: 'none',
+      description:
+        "A k6-style threshold that must hold at the end, else exit 4: --fail-if 'p99<5ms' fails the run when p99 is not below 5 ms. Metrics: p50 p90 p99 p99.9 max mean final_sync wall rate rejected written read missing stalls retries. Repeatable.",
+    },
+    {
+      flag: 'index',
+      key: 'indexes',
+      arg: '<name=field[:multi]>',
+      parse: parseIndex,
+      repeatable: true,
+      default: [],
+      defaultText: 'none',
+      description:
+        "A secondary index to build once every document is loaded and synced (one bulk build, not an index update per batch): --index by_city=address.city, or --index by_tag=tags:multi to index each element of an array. The report gives each index's build time. Repeatable.",
+    },
     { flag: 'dry-run', key: 'dryRun', default: false, description: 'Parse and validate only; write nothing.' },
-    { flag: 'delimiter', key: 'delimiter', arg: '<char>', description: 'CSV field delimiter. Default: \',\' (tab for .tsv).' },
-    { flag: 'csv-types', key: 'csvTypes', arg: '<none|auto|header>', choices: ['none', 'auto', 'header'], parse: choice(['none', 'auto', 'header'] as const), default: 'none', description: 'CSV values: none keeps strings; auto infers numbers, booleans and null and drops empty fields; header reads name:type from each header cell (string, number, int, boolean, json, auto).' },
-    { flag: 'progress', key: 'progress', arg: '<auto|bar|lines|none>', choices: ['auto', 'bar', 'lines', 'none'], parse: choice(['auto', 'bar', 'lines', 'none'] as const), default: 'auto', description: 'Progress on stderr: a live line on a terminal (bar), a YCSB-style line every 10 s otherwise (lines).' },
+    {
+      flag: 'delimiter',
+      key: 'delimiter',
+      arg: '<char>',
+      description: "CSV field delimiter. Default: ',' (tab for .tsv).",
+    },
+    {
+      flag: 'csv-types',
+      key: 'csvTypes',
+      arg: '<none|auto|header>',
+      choices: ['none', 'auto', 'header'],
+      parse: choice(['none', 'auto', 'header'] as const),
+      default: 'none',
+      description:
+        'CSV values: none keeps strings; auto infers numbers, booleans and null and drops empty fields; header reads name:type from each header cell (string, number, int, boolean, json, auto).',
+    },
+    {
+      flag: 'progress',
+      key: 'progress',
+      arg: '<auto|bar|lines|none>',
+      choices: ['auto', 'bar', 'lines', 'none'],
+      parse: choice(['auto', 'bar', 'lines', 'none'] as const),
+      default: 'auto',
+      description:
+        'Progress on stderr: a live line on a terminal (bar), a YCSB-style line every 10 s otherwise (lines).',
+    },
   ],
   examples: [
     'wharf import people.ndjson --table people',
     'wharf gen --count 1000000 | wharf import - --table bench --report report.json --chart report.html',
-    "wharf import orders.csv -t orders --csv-types auto --rejects rejects.ndjson --max-errors 100",
+    'wharf import orders.csv -t orders --csv-types auto --rejects rejects.ndjson --max-errors 100',
     "wharf import big.json -t t --target wharf://127.0.0.1:8080 --fail-if 'p99<50ms' --fail-if 'rejected==0'",
     'wharf import big.ndjson -t t --resume',
     'wharf import people.ndjson -t people --index by_city=address.city --index by_tag=tags:multi',
@@ -223,12 +394,49 @@ export const genCommand: CommandDef<GenOptions> = {
   name: 'gen',
   summary: 'Write YCSB-like documents (an id and 10 string fields) for demos and benchmarks.',
   options: [
-    { flag: 'count', short: 'n', key: 'count', arg: '<n>', parse: parseIntStrict(0), required: true, description: 'Number of documents.' },
-    { flag: 'size', key: 'size', arg: '<bytes>', parse: parseBytes, default: 1000, description: 'Approximate size of each document (YCSB: 10 fields of 100 bytes).' },
+    {
+      flag: 'count',
+      short: 'n',
+      key: 'count',
+      arg: '<n>',
+      parse: parseIntStrict(0),
+      required: true,
+      description: 'Number of documents.',
+    },
+    {
+      flag: 'size',
+      key: 'size',
+      arg: '<bytes>',
+      parse: parseBytes,
+      default: 1000,
+      description: 'Approximate size of each document (YCSB: 10 fields of 100 bytes).',
+    },
     { flag: 'out', short: 'o', key: 'out', arg: '<file>', description: 'Write here instead of standard output.' },
-    { flag: 'format', key: 'format', arg: '<ndjson|json|csv>', choices: ['ndjson', 'json', 'csv'], parse: choice(['ndjson', 'json', 'csv'] as const), default: 'ndjson', description: 'Output format.' },
-    { flag: 'seed', key: 'seed', arg: '<n>', parse: parseIntStrict(0), default: 1, description: 'Random seed: the same seed gives the same documents.' },
-    { flag: 'bad-every', key: 'badEvery', arg: '<n>', parse: parseIntStrict(0), default: 0, description: 'Make every n-th record invalid (to try the rejects file). 0: none.' },
+    {
+      flag: 'format',
+      key: 'format',
+      arg: '<ndjson|json|csv>',
+      choices: ['ndjson', 'json', 'csv'],
+      parse: choice(['ndjson', 'json', 'csv'] as const),
+      default: 'ndjson',
+      description: 'Output format.',
+    },
+    {
+      flag: 'seed',
+      key: 'seed',
+      arg: '<n>',
+      parse: parseIntStrict(0),
+      default: 1,
+      description: 'Random seed: the same seed gives the same documents.',
+    },
+    {
+      flag: 'bad-every',
+      key: 'badEvery',
+      arg: '<n>',
+      parse: parseIntStrict(0),
+      default: 0,
+      description: 'Make every n-th record invalid (to try the rejects file). 0: none.',
+    },
   ],
   examples: ['wharf gen --count 100000 > ycsb.ndjson', 'wharf gen -n 1000 --format csv -o sample.csv'],
 };
@@ -237,38 +445,169 @@ export const genCommand: CommandDef<GenOptions> = {
 
 export const serveCommand: CommandDef<ServeOptions> = {
   name: 'serve',
-  summary: 'Run a Wharf server (HTTP API, ws ingest, RethinkDB driver port) over a data directory (needs @wharf/server).',
+  summary:
+    'Run a Wharf server (HTTP API, ws ingest, RethinkDB driver port) over a data directory (needs @wharf/server).',
   options: [
     { flag: 'data', short: 'd', key: 'data', arg: '<dir>', default: './wharf-data', description: 'Data directory.' },
-    { flag: 'host', key: 'host', arg: '<addr>', description: 'Interface to listen on (server default: 127.0.0.1). Beyond loopback (e.g. 0.0.0.0) a password is required.' },
-    { flag: 'password', key: 'password', arg: '<text>', defaultText: 'env WHARF_PASSWORD, else none', description: 'The admin password: the driver port\'s admin user, and HTTP and ws (Authorization: Bearer). Prefer the env variable (a flag shows in the process list). Without one, only loopback clients are served.' },
-    { flag: 'allowed-host', key: 'allowedHosts', arg: '<name>', repeatable: true, defaultText: 'env WHARF_ALLOWED_HOSTS', description: 'A Host name to answer besides localhost, IP literals and this machine\'s name (DNS-rebinding guard); * for any. Repeatable.' },
-    { flag: 'port', short: 'p', key: 'port', arg: '<port>', parse: parseIntStrict(0), description: 'HTTP and ws port (server default: 8080).' },
-    { flag: 'driver-port', key: 'driverPort', arg: '<port>', parse: parseIntStrict(0), description: 'RethinkDB driver port (server default: 28015).' },
-    { flag: 'memory-budget-mb', key: 'memoryBudgetMb', arg: '<mib>', parse: parseIntStrict(4), description: 'Engine memory for memtables and the block cache, in MiB (server default: 256). Tables may be far larger.' },
+    {
+      flag: 'host',
+      key: 'host',
+      arg: '<addr>',
+      description:
+        'Interface to listen on (server default: 127.0.0.1). Beyond loopback (e.g. 0.0.0.0) a password is required.',
+    },
+    {
+      flag: 'password',
+      key: 'password',
+      arg: '<text>',
+      defaultText: 'env WHARF_PASSWORD, else none',
+      description:
+        "The admin password: the driver port's admin user, and HTTP and ws (Authorization: Bearer). Prefer the env variable (a flag shows in the process list). Without one, only loopback clients are served.",
+    },
+    {
+      flag: 'allowed-host',
+      key: 'allowedHosts',
+      arg: '<name>',
+      repeatable: true,
+      defaultText: 'env WHARF_ALLOWED_HOSTS',
+      description:
+        "A Host name to answer besides localhost, IP literals and this machine's name (DNS-rebinding guard); * for any. Repeatable.",
+    },
+    {
+      flag: 'port',
+      short: 'p',
+      key: 'port',
+      arg: '<port>',
+      parse: parseIntStrict(0),
+      description: 'HTTP and ws port (server default: 8080).',
+    },
+    {
+      flag: 'driver-port',
+      key: 'driverPort',
+      arg: '<port>',
+      parse: parseIntStrict(0),
+      description: 'RethinkDB driver port (server default: 28015).',
+    },
+    {
+      flag: 'memory-budget-mb',
+      key: 'memoryBudgetMb',
+      arg: '<mib>',
+      parse: parseIntStrict(4),
+      description:
+        'Engine memory for memtables and the block cache, in MiB (server default: 256). Tables may be far larger.',
+    },
   ],
   examples: ['wharf serve --data ./wharf-data --port 8080', 'wharf serve --data ./big --memory-budget-mb 1024'],
 };
 
 // ── wharf bench ───────────────────────────────────────────────────────────────────────────────
 
-export const BENCH_SCENARIOS = ['limit', 'seed000', 'group-commit', 'bulk', 'sustained', 'kv'] as const;
-
 export const benchCommand: CommandDef<BenchOptions> = {
   name: 'bench',
-  summary: 'Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds\' ratios): the fdatasync limit, seed 000\'s sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. Runs from a clone of the repository (docs/BENCHMARKS.md).',
-  argument: { name: '<scenario>', key: 'scenario', description: `One of ${BENCH_SCENARIOS.join(', ')}; several separated by commas; or all.` },
+  summary:
+    "Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds' ratios): the fdatasync limit, seed 000's sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg) is skipped with one line saying what to install (docs/BENCHMARKS.md).",
+  argument: {
+    name: '<scenario>',
+    key: 'scenario',
+    description: `One of ${SCENARIOS.join(', ')}; several separated by commas; or all.`,
+  },
   options: [
-    { flag: 'quick', key: 'quick', default: false, description: 'Smaller runs (3 rounds, 100k bulk documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.' },
-    { flag: 'out', short: 'o', key: 'out', arg: '<dir>', defaultText: './results/bench-<timestamp>', description: 'Results folder: results.json and the self-contained report.html.' },
-    { flag: 'dir', key: 'dir', arg: '<dir>', defaultText: '<out>/data', description: 'Scratch directory for the data, on the disk to measure (removed at the end unless given).' },
-    { flag: 'rounds', key: 'rounds', arg: '<n>', parse: parseIntStrict(3), defaultText: '5 (quick: 3)', description: 'Interleaved rounds per measurement (at least 3).' },
-    { flag: 'minutes', key: 'minutes', arg: '<n>', parse: (v: string) => { const n = Number(v); if (!(n > 0)) throw new Error(`expected a positive number of minutes, got ${JSON.stringify(v)}`); return n; }, defaultText: '10 (quick: 1)', description: 'sustained: how long the import runs.' },
-    { flag: 'memory-budget-mb', key: 'memoryBudgetMb', arg: '<mib>', parse: parseIntStrict(4), defaultText: '64', description: 'sustained: the engine\'s memory budget, in MiB (the import writes many times more).' },
-    { flag: 'docs', key: 'docs', arg: '<n>', parse: parseIntStrict(1), defaultText: '1000000 (quick: 100000)', description: 'bulk: documents of ~150 B.' },
-    { flag: 'blocks', key: 'blocks', arg: '<n>', parse: parseIntStrict(1), defaultText: '10000 (quick: 100)', description: 'bulk: blocks of ~900 KB (seed 002).' },
-    { flag: 'kv-puts', key: 'kvPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '100000000 (quick: 10000000)', description: 'kv: puts through the Rust core (cargo example kv).' },
-    { flag: 'kv-js-puts', key: 'kvJsPuts', arg: '<n>', parse: parseIntStrict(10_000), defaultText: '10000000 (quick: 1000000)', description: 'kv: puts through the JS API.' },
+    {
+      flag: 'quick',
+      key: 'quick',
+      default: false,
+      description:
+        'Smaller runs (3 rounds, 100k bulk documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.',
+    },
+    {
+      flag: 'out',
+      short: 'o',
+      key: 'out',
+      arg: '<dir>',
+      defaultText: './results/bench-<timestamp>',
+      description: 'Results folder: results.json and the self-contained report.html.',
+    },
+    {
+      flag: 'dir',
+      key: 'dir',
+      arg: '<dir>',
+      defaultText: '<out>/data',
+      description: 'Scratch directory for the data, on the disk to measure (removed at the end unless given).',
+    },
+    {
+      flag: 'rounds',
+      key: 'rounds',
+      arg: '<n>',
+      parse: parseIntStrict(3),
+      defaultText: '5 (quick: 3)',
+      description: 'Interleaved rounds per measurement (at least 3).',
+    },
+    {
+      flag: 'minutes',
+      key: 'minutes',
+      arg: '<n>',
+      parse: (v: string) => {
+        const n = Number(v);
+        if (!(n > 0)) throw new Error(`expected a positive number of minutes, got ${JSON.stringify(v)}`);
+        return n;
+      },
+      defaultText: '10 (quick: 1)',
+      description: 'sustained: how long the import runs.',
+    },
+    {
+      flag: 'memory-budget-mb',
+      key: 'memoryBudgetMb',
+      arg: '<mib>',
+      parse: parseIntStrict(4),
+      defaultText: '64',
+      description: "sustained: the engine's memory budget, in MiB (the import writes many times more).",
+    },
+    {
+      flag: 'docs',
+      key: 'docs',
+      arg: '<n>',
+      parse: parseIntStrict(1),
+      defaultText: '1000000 (quick: 100000)',
+      description: 'bulk: documents of ~150 B.',
+    },
+    {
+      flag: 'blocks',
+      key: 'blocks',
+      arg: '<n>',
+      parse: parseIntStrict(1),
+      defaultText: '10000 (quick: 100)',
+      description: 'bulk: blocks of ~900 KB (seed 002).',
+    },
+    {
+      flag: 'kv-puts',
+      key: 'kvPuts',
+      arg: '<n>',
+      parse: parseIntStrict(10_000),
+      defaultText: '100000000 (quick: 10000000)',
+      description: 'kv: puts through the Rust core (cargo example kv).',
+    },
+    {
+      flag: 'kv-js-puts',
+      key: 'kvJsPuts',
+      arg: '<n>',
+      parse: parseIntStrict(10_000),
+      defaultText: '10000000 (quick: 1000000)',
+      description: 'kv: puts through the JS API.',
+    },
+    {
+      flag: 'fsync-loop',
+      key: 'fsyncLoop',
+      arg: '<rust|node>',
+      choices: ['rust', 'node'],
+      parse: choice(['rust', 'node'] as const),
+      defaultText: 'rust in a clone with cargo, else node',
+      description:
+        "The raw fdatasync loop every ratio is taken to: the Rust core's examples/fsync_limit.rs (built with cargo), or the same write + fdatasync calls from Node.",
+    },
   ],
-  examples: ['wharf bench all --quick', 'wharf bench seed000', 'wharf bench bulk,sustained --minutes 3 --out results/disk-a'],
+  examples: [
+    'wharf bench all --quick',
+    'wharf bench seed000',
+    'wharf bench bulk,sustained --minutes 3 --out results/disk-a',
+  ],
 };

@@ -3,7 +3,17 @@
  * No I/O, no process.exit: main.ts acts on the result, and tests call parse() directly.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { benchCommand, genCommand, importCommand, serveCommand, type BenchOptions, type CommandDef, type GenOptions, type ImportOptions, type ServeOptions } from './options.js';
+import {
+  type BenchOptions,
+  benchCommand,
+  type CommandDef,
+  type GenOptions,
+  genCommand,
+  type ImportOptions,
+  importCommand,
+  type ServeOptions,
+  serveCommand,
+} from './options.js';
 
 export const VERSION = '0.1.0';
 
@@ -15,7 +25,12 @@ export type Parsed =
   | { command: 'output'; text: string; exitCode: 0 }
   | { command: 'error'; message: string; exitCode: 2 };
 
-function addCommand<T>(program: Command, def: CommandDef<T>, env: NodeJS.ProcessEnv, onParsed: (opts: T) => void): void {
+function addCommand<T>(
+  program: Command,
+  def: CommandDef<T>,
+  env: NodeJS.ProcessEnv,
+  onParsed: (opts: T) => void,
+): void {
   const cmd = program.command(def.name).description(def.summary);
   if (def.argument) cmd.argument(def.argument.name, def.argument.description);
   for (const o of def.options) {
@@ -71,7 +86,8 @@ export function parse(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Par
   addCommand(program, genCommand, env, (options) => (result = { command: 'gen', options }));
   addCommand(program, serveCommand, env, (options) => (result = { command: 'serve', options }));
   addCommand(program, benchCommand, env, (options) => (result = { command: 'bench', options }));
-  for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
+  for (const c of program.commands)
+    c.exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
 
   if (argv.length === 0) return { command: 'output', text: program.helpInformation(), exitCode: 0 };
   try {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   CsvParser,
-  JsonArrayParser,
-  NdjsonParser,
   detectFormat,
   type FormatParser,
+  JsonArrayParser,
+  NdjsonParser,
   type StartAt,
 } from '../src/commands/import/formats/index.js';
 
@@ -16,7 +16,13 @@ interface Rec {
   raw?: string;
 }
 
-function run(make: (start?: StartAt) => FormatParser, input: string | Buffer, chunk: number, start?: StartAt, pause = false): Rec[] {
+function run(
+  make: (start?: StartAt) => FormatParser,
+  input: string | Buffer,
+  chunk: number,
+  start?: StartAt,
+  pause = false,
+): Rec[] {
   const buf = typeof input === 'string' ? Buffer.from(input) : input;
   const p = make(start);
   const out: Rec[] = [];
@@ -85,14 +91,15 @@ describe('NDJSON', () => {
   });
 
   it('drops a UTF-8 BOM', () => {
-    expect(run((s) => new NdjsonParser(s), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]), 1)).toEqual([
-      { doc: '{"a":1}', line: 1, end: 11 },
-    ]);
+    expect(
+      run((s) => new NdjsonParser(s), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n')]), 1),
+    ).toEqual([{ doc: '{"a":1}', line: 1, end: 11 }]);
   });
 });
 
 describe('JSON array', () => {
-  const input = '[\n  {"id": 1, "s": "]},\\"{["},\n  {"id": 2,\n   "nested": {"a": [1, {"b": 2}]}},\n  42,\n  "str, with comma",\n  [1,2],\n  {"id": 3}\n]\n';
+  const input =
+    '[\n  {"id": 1, "s": "]},\\"{["},\n  {"id": 2,\n   "nested": {"a": [1, {"b": 2}]}},\n  42,\n  "str, with comma",\n  [1,2],\n  {"id": 3}\n]\n';
   it('streams elements with their first line; rejects non-objects', () => {
     const recs = checkStable((s) => new JsonArrayParser(s), input, lineAtFn(input));
     expect(recs.map((r) => [r.line, r.error ?? r.doc])).toEqual([
@@ -120,7 +127,8 @@ describe('JSON array', () => {
 describe('CSV', () => {
   const input = 'id,name,age\n1,Ada,36\n\n2,"Grace\nHopper",85\n3,only-two\n4,"Alan, T",41\n';
   it('maps records to objects by header, with first lines and offsets; rejects bad field counts', () => {
-    const make = (s?: StartAt) => new CsvParser({ delimiter: ',', types: 'none', header: s?.resumed ? ['id', 'name', 'age'] : undefined }, s);
+    const make = (s?: StartAt) =>
+      new CsvParser({ delimiter: ',', types: 'none', header: s?.resumed ? ['id', 'name', 'age'] : undefined }, s);
     const recs = checkStable(make, input, lineAtFn(input));
     expect(recs.map((r) => [r.line, r.error ?? r.doc])).toEqual([
       [2, { id: '1', name: 'Ada', age: '36' }],
@@ -144,11 +152,18 @@ describe('CSV', () => {
   });
 
   it('TSV, and header errors', () => {
-    expect(run(() => new CsvParser({ delimiter: '\t', types: 'none' }), 'a\tb\n"x\ty\n', 100)[0]!.doc).toEqual({ a: '"x', b: 'y' });
+    expect(run(() => new CsvParser({ delimiter: '\t', types: 'none' }), 'a\tb\n"x\ty\n', 100)[0]!.doc).toEqual({
+      a: '"x',
+      b: 'y',
+    });
     expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,a\n1,2\n', 100)).toThrow(/twice/);
-    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'header' }), 'a:date\n1\n', 100)).toThrow(/unknown type/);
+    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'header' }), 'a:date\n1\n', 100)).toThrow(
+      /unknown type/,
+    );
     expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), '', 100)).toThrow(/no header/);
-    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,b\n1,"2\n', 100)).toThrow(/Quote Not Closed/i);
+    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,b\n1,"2\n', 100)).toThrow(
+      /Quote Not Closed/i,
+    );
   });
 });
 

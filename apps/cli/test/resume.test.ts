@@ -1,10 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { canResumeFrom, CheckpointWriter, SLOT_BYTES, defaultCheckpointPath, readCheckpoint, type Checkpoint } from '../src/commands/import/resume.js';
-import { RejectsFile } from '../src/commands/import/rejects.js';
 import { generate, keyOf } from '../src/commands/gen/index.js';
+import { RejectsFile } from '../src/commands/import/rejects.js';
+import {
+  type Checkpoint,
+  CheckpointWriter,
+  canResumeFrom,
+  defaultCheckpointPath,
+  readCheckpoint,
+  SLOT_BYTES,
+} from '../src/commands/import/resume.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wharf-cli-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -64,8 +71,12 @@ describe('checkpoint file', () => {
   });
 
   it('lives beside the report, else beside the data directory, else in the working directory', () => {
-    expect(defaultCheckpointPath({ report: '/r/run.json', target: 'embedded:/d', table: 't' })).toBe('/r/run.checkpoint');
-    expect(defaultCheckpointPath({ target: 'embedded:/srv/data', table: 'people' })).toBe('/srv/data.people.checkpoint');
+    expect(defaultCheckpointPath({ report: '/r/run.json', target: 'embedded:/d', table: 't' })).toBe(
+      '/r/run.checkpoint',
+    );
+    expect(defaultCheckpointPath({ target: 'embedded:/srv/data', table: 'people' })).toBe(
+      '/srv/data.people.checkpoint',
+    );
     expect(defaultCheckpointPath({ target: 'wharf://h:1', table: 'a/b' })).toMatch(/wharf-import-a_b\.checkpoint$/);
   });
 
@@ -77,7 +88,12 @@ describe('checkpoint file', () => {
     const again = new RejectsFile(path, 3);
     again.write({ seq: 9, line: 9, kind: 'invalid', reason: 'bad 9', raw: 'x9' });
     again.close();
-    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).line)).toEqual([1, 2, 3, 9]);
+    expect(
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).line),
+    ).toEqual([1, 2, 3, 9]);
   });
 });
 
@@ -86,7 +102,12 @@ describe('wharf gen', () => {
     const a = [...generate({ count: 2000, size: 200, format: 'ndjson', seed: 3, badEvery: 0 })].join('');
     const b = [...generate({ count: 2000, size: 200, format: 'ndjson', seed: 3, badEvery: 0 })].join('');
     expect(a).toBe(b);
-    const docs = a.trim().split('\n').map((l) => JSON.parse(l));
+    // … and the seed matters: another seed, other documents.
+    expect([...generate({ count: 2000, size: 200, format: 'ndjson', seed: 4, badEvery: 0 })].join('')).not.toBe(a);
+    const docs = a
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(new Set(docs.map((d) => d.id)).size).toBe(2000);
     expect(docs[7].id).toBe(keyOf(7, 3));
     expect(Object.keys(docs[0])).toHaveLength(11);

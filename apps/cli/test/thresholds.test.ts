@@ -34,7 +34,10 @@ describe('thresholds (--fail-if)', () => {
   });
 
   it('evaluates each threshold; a breached one is not ok', () => {
-    const r = evaluateThresholds(['p99<5ms', 'p99<4ms', 'rate>=80000', 'rejected==0', 'final_sync<10ms', 'retries<=2'].map(parseThreshold), report);
+    const r = evaluateThresholds(
+      ['p99<5ms', 'p99<4ms', 'rate>=80000', 'rejected==0', 'final_sync<10ms', 'retries<=2'].map(parseThreshold),
+      report,
+    );
     expect(r.map((x) => [x.expr, x.ok, x.actual])).toEqual([
       ['p99<5ms', true, 4.5],
       ['p99<4ms', false, 4.5],
@@ -44,6 +47,8 @@ describe('thresholds (--fail-if)', () => {
       ['retries<=2', true, 2],
     ]);
     // no final sync made: a threshold on it cannot pass
-    expect(evaluateThresholds([parseThreshold('final_sync<10ms')], { ...report, finalSyncMs: null })[0]!.ok).toBe(false);
+    expect(evaluateThresholds([parseThreshold('final_sync<10ms')], { ...report, finalSyncMs: null })[0]!.ok).toBe(
+      false,
+    );
   });
 });

@@ -146,7 +146,8 @@ export class BatchBuilder {
    */
   recycle(batch: Batch): void {
     const b = batch.payload;
-    if (this.#spare.length < MAX_SPARE && this.#owned.has(b.buffer)) this.#spare.push(Buffer.from(b.buffer, 0, b.buffer.byteLength));
+    if (this.#spare.length < MAX_SPARE && this.#owned.has(b.buffer))
+      this.#spare.push(Buffer.from(b.buffer, 0, b.buffer.byteLength));
   }
 
   /** Entries in the open batch (including pre-rejected ones). */
@@ -246,7 +247,8 @@ export class BatchBuilder {
   /** Closes the open batch and starts the next one right after it. */
   seal(): Batch {
     if (this.format === 'json') {
-      if (this.#sent > 0) this.#buf[this.#len - 1] = CLOSE_BRACKET; // the last ',' becomes ']'
+      if (this.#sent > 0)
+        this.#buf[this.#len - 1] = CLOSE_BRACKET; // the last ',' becomes ']'
       else this.#buf[this.#len++] = CLOSE_BRACKET;
     }
     // The payload keeps this buffer; the next batch gets a spare or a new one sized like this one.

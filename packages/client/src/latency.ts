@@ -31,7 +31,7 @@ export function latencyOf(h: RecordableHistogram): LatencyMs {
 
 function clampUs(ms: number): number {
   const us = Math.round(ms * 1000);
-  return us < LOWEST_US ? LOWEST_US : us > HIGHEST_US ? HIGHEST_US : us;
+  return us < LOWEST_US ? LOWEST_US : Math.min(us, HIGHEST_US);
 }
 
 /** Aggregates intervals into windows of `n` intervals (e.g. 1 s → 10 s). */

@@ -12,13 +12,20 @@
  * so document errors and the resume mark are always reported in input order.
  */
 import { performance } from 'node:perf_hooks';
-import { BatchBuilder, rawOf, toJsonText, truncateRaw, type Batch, type DocumentInput, type PayloadFormat } from './batcher.js';
-import { LoaderError, errorCode } from './errors.js';
+import {
+  type Batch,
+  BatchBuilder,
+  type DocumentInput,
+  type PayloadFormat,
+  rawOf,
+  toJsonText,
+  truncateRaw,
+} from './batcher.js';
+import { errorCode, LoaderError } from './errors.js';
 import { Inflight, type InflightEntry } from './inflight.js';
-import { InflightWindow } from './window.js';
-import { LatencyRecorder, aggregateIntervals, latencyOf } from './latency.js';
-import { DEFAULT_RETRY, withRetry, type RetryOptions } from './retry.js';
-import { DEFAULT_TARGET, createTarget, parseTarget, redact, type Target } from './targets/target.js';
+import { aggregateIntervals, LatencyRecorder, latencyOf } from './latency.js';
+import { DEFAULT_RETRY, type RetryOptions, withRetry } from './retry.js';
+import { createTarget, DEFAULT_TARGET, parseTarget, redact, type Target } from './targets/target.js';
 import type {
   Conflict,
   DocumentError,
@@ -33,6 +40,7 @@ import type {
   TargetStats,
   WriteResult,
 } from './types.js';
+import { InflightWindow } from './window.js';
 
 export interface LoaderOptions {
   /** `embedded:DIR` (default `embedded:./wharf-data`), `wharf://host:port`, `rethinkdb://…/db`, or a Target. */
@@ -75,7 +83,7 @@ export interface LoaderOptions {
   indexes?: IndexSpec[];
   /** Retries of transient failures (lost connections), with exponential backoff. false: none. */
   retry?: Partial<RetryOptions> | false;
-  /** Stop (end() throws WHARF_MAX_ERRORS) once more documents than this were rejected. Default: never. */
+  /** Stop (end() throws WHARF_ERR_MAX_ERRORS) once more documents than this were rejected. Default: never. */
   maxErrors?: number;
   /** Throughput interval. Default 1000 ms. */
   intervalMs?: number;
@@ -146,7 +154,7 @@ export interface Loader {
    * load did not write every document it was given (less those rejected).
    */
   end(): Promise<LoadSummary>;
-  /** Stops taking documents; batches in flight finish; end() then throws WHARF_ABORTED. */
+  /** Stops taking documents; batches in flight finish; end() then throws WHARF_ERR_ABORTED. */
   abort(reason?: string): void;
   /** Live counters. */
   progress(): LoaderProgress;
@@ -156,16 +164,12 @@ export interface Loader {
   ready(): Promise<void>;
 }
 
-interface Outcome {
+/** What one batch came to: the summary's counts (`LoadSummary`) for its documents. */
+interface Outcome
+  extends Omit<LoadSummary['documents'], 'read'>,
+    Pick<LoadSummary, 'inserted' | 'replaced' | 'unchanged'> {
   firstSeq: number;
   count: number;
-  written: number;
-  rejected: number;
-  present: number;
-  missing: number;
-  inserted: number;
-  replaced: number;
-  unchanged: number;
   errors: DocumentError[];
   lastLine: number;
   lastOffset: number;
@@ -176,7 +180,7 @@ const CONFLICT_MESSAGE = /duplicate primary key|already exists|conflict/i;
 function optNumber(name: string, v: number | undefined, dflt: number, min: number): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || Number.isNaN(v) || v < min) {
-    throw new LoaderError('WHARF_INVALID_ARGUMENT', `${name} must be a number ≥ ${min}, got ${String(v)}`);
+    throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `${name} must be a number ≥ ${min}, got ${String(v)}`);
   }
   return v;
 }
@@ -184,7 +188,10 @@ function optNumber(name: string, v: number | undefined, dflt: number, min: numbe
 function optEnum<T extends string>(name: string, v: T | undefined, allowed: readonly T[], dflt: T): T {
   if (v === undefined) return dflt;
   if (!allowed.includes(v)) {
-    throw new LoaderError('WHARF_INVALID_ARGUMENT', `${name} must be one of ${allowed.join(', ')}, got ${String(v)}`);
+    throw new LoaderError(
+      'WHARF_ERR_INVALID_ARGUMENT',
+      `${name} must be one of ${allowed.join(', ')}, got ${String(v)}`,
+    );
   }
   return v;
 }
@@ -194,19 +201,29 @@ const INDEX_NAME = /^[A-Za-z0-9_.-]{1,127}$/;
 /** Checks index specs: names by the table-name rule, dotted field paths, no name twice. Pure. */
 export function checkIndexSpecs(specs: unknown): IndexSpec[] {
   if (specs === undefined) return [];
-  if (!Array.isArray(specs)) throw new LoaderError('WHARF_INVALID_ARGUMENT', 'indexes must be an array of { name, field, multi? }');
+  if (!Array.isArray(specs))
+    throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'indexes must be an array of { name, field, multi? }');
   const seen = new Set<string>();
   return specs.map((spec: unknown, i) => {
     const s = spec as Partial<IndexSpec> | null;
-    if (s === null || typeof s !== 'object') throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}] must be { name, field, multi? }`);
+    if (s === null || typeof s !== 'object')
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `indexes[${i}] must be { name, field, multi? }`);
     if (typeof s.name !== 'string' || !INDEX_NAME.test(s.name)) {
-      throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}].name must be 1 to 127 letters, digits, '_', '-' or '.'; got ${JSON.stringify(s.name)}`);
+      throw new LoaderError(
+        'WHARF_ERR_INVALID_ARGUMENT',
+        `indexes[${i}].name must be 1 to 127 letters, digits, '_', '-' or '.'; got ${JSON.stringify(s.name)}`,
+      );
     }
     if (typeof s.field !== 'string' || s.field.length === 0 || s.field.split('.').some((p) => p.length === 0)) {
-      throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}].field must be a field path such as city or address.city; got ${JSON.stringify(s.field)}`);
+      throw new LoaderError(
+        'WHARF_ERR_INVALID_ARGUMENT',
+        `indexes[${i}].field must be a field path such as city or address.city; got ${JSON.stringify(s.field)}`,
+      );
     }
-    if (s.multi !== undefined && typeof s.multi !== 'boolean') throw new LoaderError('WHARF_INVALID_ARGUMENT', `indexes[${i}].multi must be a boolean`);
-    if (seen.has(s.name)) throw new LoaderError('WHARF_INVALID_ARGUMENT', `index ${JSON.stringify(s.name)} is given twice`);
+    if (s.multi !== undefined && typeof s.multi !== 'boolean')
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `indexes[${i}].multi must be a boolean`);
+    if (seen.has(s.name))
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `index ${JSON.stringify(s.name)} is given twice`);
     seen.add(s.name);
     return { name: s.name, field: s.field, multi: s.multi === true };
   });
@@ -215,7 +232,7 @@ export function checkIndexSpecs(specs: unknown): IndexSpec[] {
 /** Options with defaults applied and checked. Pure. */
 export function resolveLoaderOptions(o: LoaderOptions) {
   if (typeof o.table !== 'string' || o.table.length === 0) {
-    throw new LoaderError('WHARF_INVALID_ARGUMENT', 'table must be a non-empty string');
+    throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'table must be a non-empty string');
   }
   const naive = o.naive === true;
   const durability = naive ? 'hard' : optEnum('durability', o.durability, ['soft', 'hard'], 'soft');
@@ -285,7 +302,10 @@ class LoaderImpl implements Loader {
     this.#o = resolveLoaderOptions(options);
     this.#cb = options;
     this.#inflight = new Inflight<Outcome>(this.#o.concurrency);
-    this.#window = this.#o.adaptiveConcurrency && this.#o.concurrency > 1 ? new InflightWindow(this.#o.concurrency, performance.now()) : null;
+    this.#window =
+      this.#o.adaptiveConcurrency && this.#o.concurrency > 1
+        ? new InflightWindow(this.#o.concurrency, performance.now())
+        : null;
     const t = options.target ?? DEFAULT_TARGET;
     this.#ownsTarget = typeof t === 'string';
     this.#targetName = typeof t === 'string' ? redact(t) : t.url;
@@ -318,14 +338,19 @@ class LoaderImpl implements Loader {
 
   push(doc: DocumentInput, meta?: WriteMeta): boolean {
     if (this.#failed) throw this.#failed;
-    if (this.#ended) throw new LoaderError('WHARF_LOADER_CLOSED', 'write() after end()');
+    if (this.#ended) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'write() after end()');
     const now = performance.now();
     if (!this.#latency.started) this.#startClock(now);
     const b = this.#builderFor();
     this.#seq++;
     const replay = meta?.replay === true;
     // Fast path: one line of JSON text as bytes (what `wharf import` hands over for NDJSON).
-    if (doc instanceof Uint8Array && this.#format === 'ndjson' && doc.length + 2 <= this.#maxPayload && doc.indexOf(0x0a) === -1) {
+    if (
+      doc instanceof Uint8Array &&
+      this.#format === 'ndjson' &&
+      doc.length + 2 <= this.#maxPayload &&
+      doc.indexOf(0x0a) === -1
+    ) {
       if (b.count > 0 && b.bytes + doc.length + 1 > this.#o.batchBytes) this.#seal();
       b.append(doc, doc.length, now, meta?.line, meta?.offset, replay);
       return this.#added(b);
@@ -333,7 +358,13 @@ class LoaderImpl implements Loader {
     const r = toJsonText(doc, this.#format === 'json');
     if ('error' in r) {
       b.reject(
-        { kind: 'invalid', reason: r.error, raw: r.raw === undefined ? undefined : truncateRaw(r.raw), line: meta?.line, offset: meta?.offset },
+        {
+          kind: 'invalid',
+          reason: r.error,
+          raw: r.raw === undefined ? undefined : truncateRaw(r.raw),
+          line: meta?.line,
+          offset: meta?.offset,
+        },
         now,
         replay,
       );
@@ -374,13 +405,19 @@ class LoaderImpl implements Loader {
 
   reject(reason: string, meta?: WriteMeta & { raw?: string }): boolean {
     if (this.#failed) throw this.#failed;
-    if (this.#ended) throw new LoaderError('WHARF_LOADER_CLOSED', 'reject() after end()');
+    if (this.#ended) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'reject() after end()');
     const now = performance.now();
     if (!this.#latency.started) this.#startClock(now);
     const b = this.#builderFor();
     this.#seq++;
     b.reject(
-      { kind: 'invalid', reason, raw: meta?.raw === undefined ? undefined : truncateRaw(meta.raw), line: meta?.line, offset: meta?.offset },
+      {
+        kind: 'invalid',
+        reason,
+        raw: meta?.raw === undefined ? undefined : truncateRaw(meta.raw),
+        line: meta?.line,
+        offset: meta?.offset,
+      },
       now,
       meta?.replay === true,
     );
@@ -464,7 +501,11 @@ class LoaderImpl implements Loader {
     this.#dispatched = true;
     this.#batches++;
     const last = batch.count - 1;
-    this.#cb.onDispatch?.({ seq: batch.firstSeq + batch.count, line: num(batch.lines[last]!), offset: num(batch.offsets[last]!) });
+    this.#cb.onDispatch?.({
+      seq: batch.firstSeq + batch.count,
+      line: num(batch.lines[last]!),
+      offset: num(batch.offsets[last]!),
+    });
     const t0 = performance.now();
     const inFlight = this.#inflight.active;
     this.#send(batch).then(
@@ -602,7 +643,10 @@ class LoaderImpl implements Loader {
     this.#cb.onProgress?.({ ...m });
     if (m.rejected > this.#o.maxErrors && !this.#failed) {
       this.#fail(
-        new LoaderError('WHARF_MAX_ERRORS', `${m.rejected} documents rejected, more than the ${this.#o.maxErrors} allowed (maxErrors)`),
+        new LoaderError(
+          'WHARF_ERR_MAX_ERRORS',
+          `${m.rejected} documents rejected, more than the ${this.#o.maxErrors} allowed (maxErrors)`,
+        ),
       );
     }
   }
@@ -612,7 +656,7 @@ class LoaderImpl implements Loader {
     this.#failed =
       err instanceof LoaderError
         ? err
-        : new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', (err as Error)?.message ?? String(err), { cause: err });
+        : new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', (err as Error)?.message ?? String(err), { cause: err });
     if (this.#flushTimer) {
       clearTimeout(this.#flushTimer);
       this.#flushTimer = null;
@@ -645,7 +689,8 @@ class LoaderImpl implements Loader {
   #checkpoint(final: boolean, durable = true): Promise<void> {
     const cb = this.#cb.onCheckpoint;
     if (!cb) return Promise.resolve();
-    if (this.#checkpointing) return final ? this.#checkpointing.then(() => this.#checkpoint(true, durable)) : this.#checkpointing;
+    if (this.#checkpointing)
+      return final ? this.#checkpointing.then(() => this.#checkpoint(true, durable)) : this.#checkpointing;
     const mark = { ...this.#mark };
     if (!final && mark.seq === this.#durableSeq) return Promise.resolve();
     const run = (async () => {
@@ -669,7 +714,7 @@ class LoaderImpl implements Loader {
   // ── end ───────────────────────────────────────────────────────────────────────────────────
 
   abort(reason = 'aborted'): void {
-    this.#fail(new LoaderError('WHARF_ABORTED', reason));
+    this.#fail(new LoaderError('WHARF_ERR_ABORTED', reason));
   }
 
   progress(): LoaderProgress {
@@ -711,7 +756,12 @@ class LoaderImpl implements Loader {
     for (const o of this.#inflight.held()) for (const e of o.errors) this.#cb.onDocumentError?.(e);
     let finalSyncMs: number | null = null;
     let syncError: unknown = null;
-    const targetUsable = this.#target !== null && (await this.#ready.then(() => true, () => false));
+    const targetUsable =
+      this.#target !== null &&
+      (await this.#ready.then(
+        () => true,
+        () => false,
+      ));
     const wantSync = this.#o.finalSync && this.#o.durability === 'soft' && this.#dispatched;
     if (targetUsable && wantSync && this.#totals.written > 0) {
       const t0 = performance.now();
@@ -722,7 +772,8 @@ class LoaderImpl implements Loader {
         syncError = err;
       }
     }
-    const durable = syncError === null && (this.#o.durability === 'hard' || finalSyncMs !== null || this.#totals.written === 0);
+    const durable =
+      syncError === null && (this.#o.durability === 'hard' || finalSyncMs !== null || this.#totals.written === 0);
     await this.#checkpoint(true, durable);
     const end = performance.now();
     let indexes: IndexBuild[] = [];
@@ -734,7 +785,10 @@ class LoaderImpl implements Loader {
         indexes = await this.#buildIndexes();
         indexBuildMs = Math.round((performance.now() - t0) * 1000) / 1000;
       } catch (err) {
-        this.#failed = err instanceof LoaderError ? err : new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', (err as Error).message, { cause: err });
+        this.#failed =
+          err instanceof LoaderError
+            ? err
+            : new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', (err as Error).message, { cause: err });
       }
     }
     let engine: TargetStats | null = null;
@@ -756,9 +810,13 @@ class LoaderImpl implements Loader {
     summary.indexes = indexes;
     summary.indexBuildMs = indexBuildMs;
     if (syncError && !this.#failed) {
-      this.#failed = new LoaderError(errorCode(syncError) ?? 'WHARF_TARGET_ERROR', `final sync failed: ${(syncError as Error).message}`, {
-        cause: syncError,
-      });
+      this.#failed = new LoaderError(
+        errorCode(syncError) ?? 'WHARF_ERR_TARGET',
+        `final sync failed: ${(syncError as Error).message}`,
+        {
+          cause: syncError,
+        },
+      );
     }
     if (this.#failed) {
       summary.ok = false;
@@ -766,7 +824,7 @@ class LoaderImpl implements Loader {
     } else if (summary.documents.missing !== 0) {
       summary.ok = false;
       summary.error = {
-        code: 'WHARF_INCOMPLETE',
+        code: 'WHARF_ERR_INCOMPLETE',
         message: `${summary.documents.missing} of ${summary.documents.read} documents have no outcome (written + rejected ≠ read)`,
       };
     }
@@ -785,7 +843,7 @@ class LoaderImpl implements Loader {
   async #buildIndexes(): Promise<IndexBuild[]> {
     const target = this.#target!;
     if (typeof target.createIndex !== 'function' || typeof target.waitIndex !== 'function') {
-      throw new LoaderError('WHARF_TARGET_ERROR', `target ${this.#targetName} cannot build indexes`);
+      throw new LoaderError('WHARF_ERR_TARGET', `target ${this.#targetName} cannot build indexes`);
     }
     const table = this.#o.table;
     const started: { spec: IndexSpec; t0: number; existed: boolean }[] = [];
@@ -795,7 +853,11 @@ class LoaderImpl implements Loader {
       try {
         ({ existed } = await target.createIndex(table, spec));
       } catch (err) {
-        throw new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', `creating index ${spec.name} on ${spec.field}: ${(err as Error).message}`, { cause: err });
+        throw new LoaderError(
+          errorCode(err) ?? 'WHARF_ERR_TARGET',
+          `creating index ${spec.name} on ${spec.field}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
       started.push({ spec, t0, existed });
     }
@@ -804,7 +866,11 @@ class LoaderImpl implements Loader {
         try {
           await target.waitIndex!(table, spec.name);
         } catch (err) {
-          throw new LoaderError(errorCode(err) ?? 'WHARF_TARGET_ERROR', `waiting for index ${spec.name}: ${(err as Error).message}`, { cause: err });
+          throw new LoaderError(
+            errorCode(err) ?? 'WHARF_ERR_TARGET',
+            `waiting for index ${spec.name}: ${(err as Error).message}`,
+            { cause: err },
+          );
         }
         return {
           name: spec.name,

@@ -6,7 +6,8 @@
  * wire protocol's (docs/CONTRACTS.md), shared by every target.
  */
 export type { Conflict, Durability, WriteResult } from '@wharf/wire';
-import type { Conflict, Durability, WriteResult } from '@wharf/wire';
+
+import type { Conflict, Durability } from '@wharf/wire';
 
 /** A secondary index the loader builds once every document is loaded and synced. */
 export interface IndexSpec {

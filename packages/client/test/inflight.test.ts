@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Inflight, createLoader, type Mark } from '../src/index.js';
-import { MemoryTarget, tick } from './memory-target.js';
+import { createLoader, Inflight, type Mark } from '../src/index.js';
+import { EngineTarget } from './engine-target.js';
 
 describe('Inflight (low-water mark)', () => {
   it('advances only over the contiguous acknowledged prefix', () => {
@@ -53,7 +53,7 @@ describe('Inflight (low-water mark)', () => {
 
 describe('loader: out-of-order acknowledgements', () => {
   it('reports progress and errors in input order whatever order batches finish in', async () => {
-    const target = new MemoryTarget();
+    const target = await EngineTarget.create();
     target.hold = true;
     const marks: Mark[] = [];
     const errorLines: number[] = [];
@@ -72,20 +72,17 @@ describe('loader: out-of-order acknowledgements', () => {
         await loader.write(i % 7 === 3 ? '{"id":' : JSON.stringify({ id: i }), { line: i + 1, offset: (i + 1) * 100 });
       }
     })();
-    while (target.heldCount() < 4) await tick(5);
+    await target.untilHeld(4);
     target.release(); // releases last-dispatched first: acks arrive in reverse order
     await writes;
-    const ending = loader.end();
-    while (target.heldCount() > 0 || target.active > 0) {
-      target.release();
-      await tick(5);
-    }
-    const s = await ending.catch((e) => e.summary);
+    target.releaseAll();
+    const s = await loader.end().catch((e) => e.summary);
     expect(s.documents).toMatchObject({ read: 40, written: 34, rejected: 6, missing: 0 });
     expect(errorLines).toEqual([4, 11, 18, 25, 32, 39]);
     // Contiguous: each mark is the end of a whole prefix of batches.
     expect(marks.map((m) => m.seq)).toEqual([10, 20, 30, 40]);
     expect(marks.map((m) => m.offset)).toEqual([1000, 2000, 3000, 4000]);
     expect(marks.at(-1)).toMatchObject({ written: 34, rejected: 6 });
+    expect(await target.count()).toBe(34);
   });
 });

@@ -14,7 +14,7 @@
 // prebuilt package needs none. Plain .mjs: it runs with no TypeScript loader.
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -33,7 +33,9 @@ const output = prebuilt
 
 const cargo = findCargo();
 if (!cargo) {
-  console.error('@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.');
+  console.error(
+    '@wharf/engine: cannot build the native engine: cargo was not found; install Rust (https://rustup.rs) and run this again.',
+  );
   process.exit(1);
 }
 
@@ -44,16 +46,22 @@ const targetDir = process.env.CARGO_TARGET_DIR
     ? mkdtempSync(join(tmpdir(), 'wharf-engine-build-'))
     : join(packageDir, 'target');
 console.log(`@wharf/engine: building the native engine from source (cargo build --profile ${profile})…`);
-const build = spawnSync(cargo, ['build', '--profile', profile, '--locked', '-p', 'wharf-engine-napi', '--target-dir', targetDir], {
-  cwd: packageDir,
-  stdio: 'inherit',
-});
+const build = spawnSync(
+  cargo,
+  ['build', '--profile', profile, '--locked', '-p', 'wharf-engine-napi', '--target-dir', targetDir],
+  {
+    cwd: packageDir,
+    stdio: 'inherit',
+  },
+);
 let status = 0;
 try {
   if (build.status === 0) {
     install(join(targetDir, profile, libraryName('wharf_engine_napi')));
   } else {
-    console.error(`@wharf/engine: cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`);
+    console.error(
+      `@wharf/engine: cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`,
+    );
     status = 1;
   }
 } finally {

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { Database } from '../src/index.ts';
 
 const count = Number(process.argv[2] ?? 200_000);
-if (!Number.isSafeInteger(count) || count < 1) throw new Error(`documents must be a positive integer, got ${process.argv[2]}`);
+if (!Number.isSafeInteger(count) || count < 1)
+  throw new Error(`documents must be a positive integer, got ${process.argv[2]}`);
 const keep = process.argv[3] !== undefined;
 const dir = process.argv[3] ?? (await mkdtemp(join(tmpdir(), 'wharf-example-')));
 const BATCH = 10_000; // documents per NDJSON buffer: one crossing into Rust each

@@ -2,11 +2,12 @@
  * The addon's interface, which is internal (the public API is `Database` and `Table`), and the
  * one place that asks for the addon (`native.ts` finds it: a source build or the prebuilt package).
  */
+import type { Conflict, Durability } from '@wharf/wire';
 import { loadNative } from './native.ts';
+import type { OpenOptions } from './options.ts';
 
+export type { Conflict, Durability };
 export type Key = string | number;
-export type Durability = 'hard' | 'soft';
-export type Conflict = 'error' | 'replace' | 'update';
 export type DocFormat = 'ndjson' | 'json';
 
 /**
@@ -43,15 +44,17 @@ export interface SharedMemoryLayout {
   outboxSlots: number;
 }
 
-export interface NativeOpenOptions {
-  segmentSize?: number;
-  checkpointBytes?: number;
-  flushIntervalMs?: number;
-  groupCommitWindowMs?: number;
-  memoryBudget?: number;
-  mergeFanIn?: number;
-  backgroundDelayPerMibMs?: number;
-}
+/** The open options the engine itself takes (the rest are the JS handle's). */
+export type NativeOpenOptions = Pick<
+  OpenOptions,
+  | 'segmentSize'
+  | 'checkpointBytes'
+  | 'flushIntervalMs'
+  | 'groupCommitWindowMs'
+  | 'memoryBudget'
+  | 'mergeFanIn'
+  | 'backgroundDelayPerMibMs'
+>;
 
 /** One open database. Reads resolve to JSON text; requests with an `id` answer through the callback. */
 export interface NativeDatabase {
@@ -78,7 +81,14 @@ export interface NativeDatabase {
    * Single-document inserts sent together: line i of `ndjson` is the document of the i-th of the
    * `count` request ids written into the shared memory's outbox.
    */
-  insertEach(count: number, table: string, ndjson: string, durability: number, conflict: number, waitForIndexes: boolean): void;
+  insertEach(
+    count: number,
+    table: string,
+    ndjson: string,
+    durability: number,
+    conflict: number,
+    waitForIndexes: boolean,
+  ): void;
   delete(id: number, table: string, keys: Key[], durability: number): void;
   get(table: string, key: Key): Promise<string>;
   getMany(table: string, keys: Key[]): Promise<string>;

@@ -7,15 +7,15 @@
  */
 import { Handle } from './handle.ts';
 import {
+  type CreateTableOptions,
   checkDir,
   createTableOptions,
+  type OpenOptions,
   openOptions,
   tableName,
-  type CreateTableOptions,
-  type OpenOptions,
 } from './options.ts';
-import { statsFromJson, tableInfosFromJson, type EngineStats, type TableInfo } from './results.ts';
-import { Table, type Document } from './table.ts';
+import { type EngineStats, statsFromJson, type TableInfo, tableInfosFromJson } from './results.ts';
+import { type Document, Table } from './table.ts';
 
 export class Database {
   readonly dir: string;
@@ -33,14 +33,14 @@ export class Database {
     return new Database(path, await Handle.open(path, native, handle));
   }
 
-  /** Creates a table; `WHARF_TABLE_EXISTS` if it exists. The table is durable when this resolves. */
+  /** Creates a table; `WHARF_ERR_TABLE_EXISTS` if it exists. The table is durable when this resolves. */
   async createTable(name: string, options?: CreateTableOptions): Promise<void> {
     const table = tableName(name);
     const { primaryKey } = createTableOptions(options);
     await this.#handle.request((native, id) => native.createTable(id, table, primaryKey));
   }
 
-  /** Drops a table and its documents; `WHARF_TABLE_NOT_FOUND` if absent. */
+  /** Drops a table and its documents; `WHARF_ERR_TABLE_NOT_FOUND` if absent. */
   async dropTable(name: string): Promise<void> {
     const table = tableName(name);
     await this.#handle.request((native, id) => native.dropTable(id, table));
@@ -50,7 +50,7 @@ export class Database {
     return tableInfosFromJson(this.#handle.call((native) => native.listTables()));
   }
 
-  /** A table handle. No I/O: a missing table surfaces as `WHARF_TABLE_NOT_FOUND` on use. */
+  /** A table handle. No I/O: a missing table surfaces as `WHARF_ERR_TABLE_NOT_FOUND` on use. */
   table<Doc extends object = Document>(name: string): Table<Doc> {
     return new Table<Doc>(this.#handle, tableName(name));
   }
@@ -77,7 +77,7 @@ export class Database {
 
   /**
    * Answers every write already sent, syncs, and releases the directory. Idempotent; every later
-   * call fails with `WHARF_CLOSED`.
+   * call fails with `WHARF_ERR_CLOSED`.
    */
   close(): Promise<void> {
     return this.#handle.close();

@@ -1,59 +1,50 @@
 /**
  * Every error the engine raises is a `WharfError` with a stable `code`. The codes are the
- * engine's (`core/src/error.rs`); the native binding passes them through unchanged.
+ * engine's (`core/src/error.rs`, passed through unchanged by the native binding) and are entries
+ * of Wharf's one error catalogue (`@wharf/wire`, docs/ERRORS.md); a test keeps the two equal.
  */
-export const ERROR_CODES = [
-  /** A bad argument: a table name, key, option or document batch. */
-  'WHARF_INVALID_ARGUMENT',
-  /** The named table does not exist. */
-  'WHARF_TABLE_NOT_FOUND',
-  /** `createTable` on a name that exists. */
-  'WHARF_TABLE_EXISTS',
-  /** The named secondary index does not exist on the table. */
-  'WHARF_INDEX_NOT_FOUND',
-  /** `createIndex` on a name the table already has. */
-  'WHARF_INDEX_EXISTS',
-  /** The index is still being built (query without `fresh`), or `indexWait` timed out. */
-  'WHARF_INDEX_NOT_READY',
-  /** An earlier journal write or fdatasync failed; writes fail until the database is reopened. */
-  'WHARF_POISONED',
-  /** The database was closed. */
-  'WHARF_CLOSED',
-  /** Another process has the database directory open. */
-  'WHARF_LOCKED',
-  /** The journal holds a damaged record followed by records that were already durable. */
-  'WHARF_CORRUPT_JOURNAL',
-  /** No manifest slot or checkpoint file validates. */
-  'WHARF_CORRUPT_CHECKPOINT',
-  /** The operating system refused an I/O call. */
-  'WHARF_IO',
-] as const;
+import { type ErrorCodeOf, errorCodesOf, isErrorCode, type WharfErrorCode } from '@wharf/wire';
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/** The codes the engine raises, from the catalogue (docs/ERRORS.md says what each means). */
+export const ERROR_CODES: readonly ErrorCode[] = errorCodesOf('engine');
+
+export type ErrorCode = ErrorCodeOf<'engine'>;
 
 export class WharfError extends Error {
   readonly code: ErrorCode;
+  /** The table the error concerns, when the engine named one. */
+  readonly table?: string;
+  /** The secondary index the error concerns, when the engine named one. */
+  readonly index?: string;
 
-  constructor(code: ErrorCode, message: string) {
+  constructor(code: ErrorCode, message: string, names: { table?: string; index?: string } = {}) {
     super(message);
     this.name = 'WharfError';
     this.code = code;
+    if (names.table !== undefined) this.table = names.table;
+    if (names.index !== undefined) this.index = names.index;
   }
 }
 
-const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+const ENGINE_CODES: ReadonlySet<WharfErrorCode> = new Set(ERROR_CODES);
 
-/** A `WharfError` from an error the native binding threw or rejected with; other values as is. */
+/**
+ * A `WharfError` from an error the native binding threw or rejected with (its `table` and
+ * `index` properties, which the binding sets from the engine's error, are kept); other values as is.
+ */
 export function toWharfError(error: unknown): unknown {
   if (error instanceof WharfError || !(error instanceof Error)) return error;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && KNOWN_CODES.has(code)) {
-    return new WharfError(code as ErrorCode, error.message);
+  const { code, table, index } = error as { code?: unknown; table?: unknown; index?: unknown };
+  if (isErrorCode(code) && ENGINE_CODES.has(code)) {
+    return new WharfError(code as ErrorCode, error.message, {
+      ...(typeof table === 'string' ? { table } : {}),
+      ...(typeof index === 'string' ? { index } : {}),
+    });
   }
   return error;
 }
 
 /** Shorthand for the argument errors raised in JS before anything reaches the engine. */
 export function invalidArgument(message: string): WharfError {
-  return new WharfError('WHARF_INVALID_ARGUMENT', message);
+  return new WharfError('WHARF_ERR_INVALID_ARGUMENT', message);
 }

@@ -14,15 +14,15 @@
 import {
   binding,
   CONFLICT_CODE,
-  DURABILITY_CODE,
-  newSharedMemory,
   type Conflict,
+  DURABILITY_CODE,
   type Durability,
+  newSharedMemory,
   type NativeDatabase,
   type NativeOpenOptions,
   type SharedMemory,
 } from './binding.ts';
-import { toWharfError, WharfError, type ErrorCode } from './errors.ts';
+import { type ErrorCode, toWharfError, WharfError } from './errors.ts';
 import { Gate } from './gate.ts';
 import type { HandleOptions } from './options.ts';
 import type { WriteResult } from './results.ts';
@@ -108,9 +108,9 @@ export class Handle {
     return this.#closed;
   }
 
-  /** The native database, or a `WHARF_CLOSED` error once `close` was called. */
+  /** The native database, or a `WHARF_ERR_CLOSED` error once `close` was called. */
   native(): NativeDatabase {
-    if (this.#closed) throw new WharfError('WHARF_CLOSED', 'the database is closed');
+    if (this.#closed) throw new WharfError('WHARF_ERR_CLOSED', 'the database is closed');
     return this.#native;
   }
 
@@ -142,7 +142,13 @@ export class Handle {
    * next writes together, and the engine makes one group of them. For documents of at most
    * `INSERT_BATCH_CHARS`: they are parsed on this thread.
    */
-  insertOne(table: string, doc: string, durability: Durability, conflict: Conflict, waitForIndexes: boolean): Promise<WriteResult> {
+  insertOne(
+    table: string,
+    doc: string,
+    durability: Durability,
+    conflict: Conflict,
+    waitForIndexes: boolean,
+  ): Promise<WriteResult> {
     this.native();
     let batch = this.#batch;
     if (
@@ -299,7 +305,7 @@ export class Handle {
 
   /**
    * Closes the native database: the engine answers every request already sent, syncs and stops.
-   * Later calls fail with `WHARF_CLOSED`.
+   * Later calls fail with `WHARF_ERR_CLOSED`.
    */
   close(): Promise<void> {
     if (!this.#closed) this.#sendBatch();

@@ -1,21 +1,21 @@
 /** `@wharf/engine`: the embedded Wharf database. See README.md for the API and its contract. */
 export { Database } from './database.ts';
+export { ERROR_CODES, type ErrorCode, WharfError } from './errors.ts';
 export { MAX_DOCUMENT_DEPTH } from './limits.ts';
-export { Table, type Document } from './table.ts';
-export { WharfError, ERROR_CODES, type ErrorCode } from './errors.ts';
 export type {
-  OpenOptions,
-  CreateTableOptions,
-  WriteOptions,
-  DeleteOptions,
-  IndexValue,
-  CreateIndexOptions,
-  IndexQueryOptions,
   BetweenOptions,
-  IndexWaitOptions,
-  ScanOptions,
-  Durability,
   Conflict,
+  CreateIndexOptions,
+  CreateTableOptions,
+  DeleteOptions,
+  Durability,
+  IndexQueryOptions,
+  IndexValue,
+  IndexWaitOptions,
   Key,
+  OpenOptions,
+  ScanOptions,
+  WriteOptions,
 } from './options.ts';
-export type { WriteResult, TableInfo, EngineStats, WriteStages, LatencySummary, IndexInfo } from './results.ts';
+export type { EngineStats, IndexInfo, LatencySummary, TableInfo, WriteResult, WriteStages } from './results.ts';
+export { type Document, Table } from './table.ts';

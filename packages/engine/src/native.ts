@@ -41,7 +41,8 @@ export function loadNative(): unknown {
   try {
     return require(pkg);
   } catch (err) {
-    if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND' || !String((err as Error).message).includes(pkg)) throw err;
+    if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND' || !String((err as Error).message).includes(pkg))
+      throw err;
     throw new Error(
       `@wharf/engine: the prebuilt engine ${pkg} is not installed (npm skips optional dependencies ` +
         `with --omit=optional); run \`npm install ${pkg}\`, or build from source with \`npx wharf-engine-build\`.`,

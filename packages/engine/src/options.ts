@@ -89,7 +89,7 @@ export interface BetweenOptions extends IndexQueryOptions {
 }
 
 export interface IndexWaitOptions {
-  /** Give up (WHARF_INDEX_NOT_READY) after this long (default: one hour). */
+  /** Give up (WHARF_ERR_INDEX_NOT_READY) after this long (default: one hour). */
   timeoutMs?: number;
 }
 
@@ -131,8 +131,16 @@ export interface HandleOptions {
 
 export function openOptions(options: unknown): { native: NativeOpenOptions; handle: HandleOptions } {
   const o = optionsObject(options, 'options', [
-    'segmentSize', 'checkpointBytes', 'flushIntervalMs', 'groupCommitWindowMs', 'memoryBudget', 'mergeFanIn', 'backgroundDelayPerMibMs', 'durability',
-    'spinWaitUs', 'poolReads',
+    'segmentSize',
+    'checkpointBytes',
+    'flushIntervalMs',
+    'groupCommitWindowMs',
+    'memoryBudget',
+    'mergeFanIn',
+    'backgroundDelayPerMibMs',
+    'durability',
+    'spinWaitUs',
+    'poolReads',
   ]);
   const native: NativeOpenOptions = {};
   if (o.segmentSize !== undefined) native.segmentSize = positiveInteger(o.segmentSize, 'options.segmentSize');
@@ -145,13 +153,16 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; hand
   if (o.groupCommitWindowMs !== undefined) {
     const ms = o.groupCommitWindowMs;
     if (typeof ms !== 'number' || !(ms >= 0 && ms <= 1000)) {
-      throw invalidArgument(`options.groupCommitWindowMs must be a number of milliseconds from 0 to 1000; got ${describe(ms)}`);
+      throw invalidArgument(
+        `options.groupCommitWindowMs must be a number of milliseconds from 0 to 1000; got ${describe(ms)}`,
+      );
     }
     native.groupCommitWindowMs = ms;
   }
   if (o.memoryBudget !== undefined) {
     native.memoryBudget = positiveInteger(o.memoryBudget, 'options.memoryBudget');
-    if (native.memoryBudget < 4 << 20) throw invalidArgument(`options.memoryBudget must be at least 4 MiB (4194304 bytes); got ${native.memoryBudget}`);
+    if (native.memoryBudget < 4 << 20)
+      throw invalidArgument(`options.memoryBudget must be at least 4 MiB (4194304 bytes); got ${native.memoryBudget}`);
   }
   if (o.mergeFanIn !== undefined) {
     native.mergeFanIn = positiveInteger(o.mergeFanIn, 'options.mergeFanIn');
@@ -160,7 +171,9 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; hand
   if (o.backgroundDelayPerMibMs !== undefined) {
     const ms = o.backgroundDelayPerMibMs;
     if (typeof ms !== 'number' || !(ms >= 0 && ms <= 10_000)) {
-      throw invalidArgument(`options.backgroundDelayPerMibMs must be a number of milliseconds from 0 to 10000; got ${describe(ms)}`);
+      throw invalidArgument(
+        `options.backgroundDelayPerMibMs must be a number of milliseconds from 0 to 10000; got ${describe(ms)}`,
+      );
     }
     native.backgroundDelayPerMibMs = ms;
   }
@@ -169,7 +182,9 @@ export function openOptions(options: unknown): { native: NativeOpenOptions; hand
   if (o.spinWaitUs !== undefined) {
     spinWaitUs = o.spinWaitUs as number;
     if (typeof spinWaitUs !== 'number' || !(spinWaitUs >= 0 && spinWaitUs <= 1_000_000)) {
-      throw invalidArgument(`options.spinWaitUs must be a number of microseconds from 0 to 1000000; got ${describe(o.spinWaitUs)}`);
+      throw invalidArgument(
+        `options.spinWaitUs must be a number of microseconds from 0 to 1000000; got ${describe(o.spinWaitUs)}`,
+      );
     }
   }
   const poolReads = o.poolReads === undefined ? defaultPoolReads() : positiveInteger(o.poolReads, 'options.poolReads');
@@ -239,7 +254,12 @@ export function createIndexOptions(options: unknown): { multi: boolean } {
 }
 
 export function indexValue(value: unknown, argument: string): IndexValue {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
+  if (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  ) {
     return value;
   }
   throw invalidArgument(`${argument} must be a string, a finite number, a boolean or null; got ${describe(value)}`);
@@ -258,7 +278,10 @@ export function betweenOptions(options: unknown): {
   limit: number | undefined;
   reverse: boolean;
 } {
-  const o = options === undefined ? {} : optionsObject(options, 'options', ['fresh', 'leftBound', 'rightBound', 'limit', 'reverse']);
+  const o =
+    options === undefined
+      ? {}
+      : optionsObject(options, 'options', ['fresh', 'leftBound', 'rightBound', 'limit', 'reverse']);
   const bound = (v: unknown, name: string, dflt: 'open' | 'closed') =>
     (v === undefined ? dflt : oneOf(v, ['open', 'closed'] as const, name)) === 'closed';
   return {

@@ -1,45 +1,46 @@
 /**
  * A table of one open database. Obtained with `db.table(name)`; creating one does no I/O, and a
- * missing table surfaces as `WHARF_TABLE_NOT_FOUND` on use.
+ * missing table surfaces as `WHARF_ERR_TABLE_NOT_FOUND` on use.
  */
 import {
   CONFLICT_CODE,
-  DURABILITY_CODE,
-  FORMAT_CODE,
   type Conflict,
   type DocFormat,
+  DURABILITY_CODE,
   type Durability,
+  FORMAT_CODE,
   type Key,
 } from './binding.ts';
 import { invalidArgument } from './errors.ts';
-import { INSERT_BATCH_CHARS, type Handle } from './handle.ts';
+import { type Handle, INSERT_BATCH_CHARS } from './handle.ts';
 import {
+  type BetweenOptions,
   betweenOptions,
   bulkData,
+  type CreateIndexOptions,
   checkKey,
   checkKeys,
   createIndexOptions,
+  type DeleteOptions,
   deleteOptions,
   describe,
+  type IndexQueryOptions,
+  type IndexValue,
+  type IndexWaitOptions,
   indexField,
   indexQueryOptions,
   indexValue,
   indexWaitOptions,
+  type ScanOptions,
   scanOptions,
   tableName,
-  writeOptions,
-  type BetweenOptions,
-  type CreateIndexOptions,
-  type DeleteOptions,
-  type IndexQueryOptions,
-  type IndexValue,
-  type IndexWaitOptions,
-  type ScanOptions,
   type WriteOptions,
+  writeOptions,
 } from './options.ts';
-import { indexInfos, type IndexInfo, type WriteResult } from './results.ts';
+import { type IndexInfo, indexInfos, type WriteResult } from './results.ts';
 
 /** A JSON document. `any` values, as MongoDB's driver does, so interfaces are assignable to it. */
+// biome-ignore lint/suspicious/noExplicitAny: `unknown` values would make every interface type unassignable to Document
 export type Document = Record<string, any>;
 
 export class Table<Doc extends object = Document> {
@@ -160,7 +161,8 @@ export class Table<Doc extends object = Document> {
   /** Documents whose indexed field equals one of `values` (once per matching value). */
   async getAll(index: string, values: readonly IndexValue[], options?: IndexQueryOptions): Promise<Doc[]> {
     const name = tableName(index, 'index');
-    if (!Array.isArray(values)) throw invalidArgument(`values must be an array of index values; got ${describe(values)}`);
+    if (!Array.isArray(values))
+      throw invalidArgument(`values must be an array of index values; got ${describe(values)}`);
     const json = JSON.stringify(values.map((v, i) => indexValue(v, `values[${i}]`)));
     const { fresh } = indexQueryOptions(options);
     return this.#handle.read((native) => native.getAll(this.name, name, json, fresh));
@@ -213,7 +215,7 @@ function stringifyArray(docs: readonly unknown[]): string {
     return JSON.stringify(docs);
   } catch {
     // Find the document at fault, for the message.
-    docs.forEach((doc, i) => stringify(doc, `docs[${i}]`));
+    for (const [i, doc] of docs.entries()) stringify(doc, `docs[${i}]`);
     throw invalidArgument('docs cannot be serialized as JSON');
   }
 }

@@ -104,7 +104,7 @@ describe('the addon answers', () => {
       expect(state.rings).toBe(3);
       expect(native.deliverAnswers()).toBe(1);
       expect([memory.slots[answerIdField], memory.slots[answerDetailsField]]).toEqual([12, 0]);
-      expect(native.answerDetails()).toEqual(['WHARF_TABLE_EXISTS', 'table `t` already exists']);
+      expect(native.answerDetails()).toEqual(['WHARF_ERR_TABLE_EXISTS', 'table `t` already exists']);
 
       // More answers than slots: taken in turns, in order.
       for (let id = 100; id < 700; id++) native.sync(id);
@@ -222,7 +222,7 @@ describe('the addon answers', () => {
         const first = 1 + round * 114;
         expect(Array.from({ length: 10 }, (_, i) => at(first + i))).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
         expect(at(first + 110)).toBe(2000);
-        expect(at(first + 113)).toBe('WHARF_TABLE_EXISTS');
+        expect(at(first + 113)).toBe('WHARF_ERR_TABLE_EXISTS');
       }
     } finally {
       await native.close();
@@ -269,7 +269,7 @@ describe('every write promise settles once, with its own result', () => {
     const settled = await Promise.allSettled(writes);
     await closing;
     expect(settled.filter((s) => s.status === 'rejected')).toEqual([]);
-    expect((await late).code).toBe('WHARF_CLOSED');
+    expect((await late).code).toBe('WHARF_ERR_CLOSED');
     const again = await Database.open(dir, { segmentSize: 1 << 20 });
     try {
       expect(await again.table('t').count()).toBe(300 - 1 + 2 + 2000);
@@ -278,7 +278,7 @@ describe('every write promise settles once, with its own result', () => {
     }
   });
 
-  it('a poisoned database answers every write in flight, and every later one, with WHARF_POISONED', async () => {
+  it('a poisoned database answers every write in flight, and every later one, with WHARF_ERR_POISONED', async () => {
     const dir = await tempDir();
     const script = fileURLToPath(new URL('./fixtures/poison.ts', import.meta.url));
     // 1100 KiB per file (bash counts KiB): the 1 MiB journal segments fit, the first
@@ -293,8 +293,8 @@ describe('every write promise settles once, with its own result', () => {
     const report = JSON.parse(child.stdout) as { made: number; settled: number; fulfilled: number; codes: Record<string, number>; close: string };
     expect(report.settled).toBe(report.made);
     // Each of the 16 writers' last write, and the 104 of the burst after it.
-    expect(report.codes).toEqual({ WHARF_POISONED: 16 + 104 });
+    expect(report.codes).toEqual({ WHARF_ERR_POISONED: 16 + 104 });
     expect(report.fulfilled).toBe(report.made - 120);
-    expect(report.close).toBe('WHARF_POISONED');
+    expect(report.close).toBe('WHARF_ERR_POISONED');
   });
 });

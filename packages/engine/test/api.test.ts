@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Database } from '../src/index.ts';
-import { openTemp, rejection, tempDir } from './helpers.ts';
+import { openTemp, rejection, tempDir, withDb } from './helpers.ts';
 
 describe('tables', () => {
   it('creates, lists and drops tables', async () => {
@@ -49,7 +49,7 @@ describe('tables', () => {
       () => ghost.insertNdjson('{"id":1}\n'),
       () => ghost.delete(1),
     ]) {
-      expect((await rejection(op())).code).toBe('WHARF_TABLE_NOT_FOUND');
+      expect((await rejection(op())).code).toBe('WHARF_ERR_TABLE_NOT_FOUND');
     }
   });
 });
@@ -77,9 +77,11 @@ describe('documents', () => {
 
   it('answers point reads from memory on the calling thread, and from run files after a reopen', async () => {
     const dir = await tempDir();
-    let db = await Database.open(dir);
+    const db = await Database.open(dir);
     await db.createTable('t');
-    await db.table('t').insertNdjson(Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, v: 'x'.repeat(50) })).join('\n'));
+    await db
+      .table('t')
+      .insertNdjson(Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, v: 'x'.repeat(50) })).join('\n'));
     const before = db.stats().readsFromMemory;
     expect(await db.table('t').get(7)).toEqual({ id: 7, v: 'x'.repeat(50) });
     expect(await db.table('t').getMany([8, 'none'])).toEqual([{ id: 8, v: 'x'.repeat(50) }, null]);
@@ -88,15 +90,16 @@ describe('documents', () => {
     await db.close();
 
     // Reopened, the documents are in run files: from the page cache or the disk, same answers.
-    db = await Database.open(dir);
-    try {
-      expect(db.stats().runs).toBeGreaterThan(0);
-      expect(await db.table('t').get(2999)).toEqual({ id: 2999, v: 'x'.repeat(50) });
-      expect(await db.table('t').getMany([0, 1500, 3000])).toEqual([{ id: 0, v: 'x'.repeat(50) }, { id: 1500, v: 'x'.repeat(50) }, null]);
-      expect(db.stats().reads).toBe(2);
-    } finally {
-      await db.close();
-    }
+    await withDb(dir, async (again) => {
+      expect(again.stats().runs).toBeGreaterThan(0);
+      expect(await again.table('t').get(2999)).toEqual({ id: 2999, v: 'x'.repeat(50) });
+      expect(await again.table('t').getMany([0, 1500, 3000])).toEqual([
+        { id: 0, v: 'x'.repeat(50) },
+        { id: 1500, v: 'x'.repeat(50) },
+        null,
+      ]);
+      expect(again.stats().reads).toBe(2);
+    });
   });
 
   it('keeps unicode, numbers and escapes exactly', async () => {
@@ -289,7 +292,8 @@ describe('single-document inserts made in one tick', () => {
       db.table('ghost').insert({ id: 2 }),
     ]);
     expect(ok).toMatchObject({ status: 'fulfilled', value: { inserted: 1 } });
-    for (const g of ghosts) expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_TABLE_NOT_FOUND' } });
+    for (const g of ghosts)
+      expect(g).toMatchObject({ status: 'rejected', reason: { code: 'WHARF_ERR_TABLE_NOT_FOUND' } });
   });
 
   it('made just before close are written before it', async () => {

@@ -49,7 +49,11 @@ describe('bad documents', () => {
 
   it('reports invalid UTF-8 in a Buffer as a document error', async () => {
     const t = await table();
-    const bad = Buffer.concat([Buffer.from('{"id":1}\n{"id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n{"id":2}')]);
+    const bad = Buffer.concat([
+      Buffer.from('{"id":1}\n{"id":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}\n{"id":2}'),
+    ]);
     const result = await t.insertNdjson(bad);
     expect(result).toMatchObject({ inserted: 2, errors: 1 });
     expect(result.document_errors![0]!.index).toBe(1);
@@ -57,8 +61,8 @@ describe('bad documents', () => {
 
   it('fails a JSON array that cannot be split as a whole', async () => {
     const t = await table();
-    await expect(t.insertJsonArray('[{"id":1}, {')).rejects.toMatchObject({ code: 'WHARF_INVALID_ARGUMENT' });
-    await expect(t.insertJsonArray('{"id":1}')).rejects.toMatchObject({ code: 'WHARF_INVALID_ARGUMENT' });
+    await expect(t.insertJsonArray('[{"id":1}, {')).rejects.toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
+    await expect(t.insertJsonArray('{"id":1}')).rejects.toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
     expect(await t.count()).toBe(0);
   });
 
@@ -88,7 +92,10 @@ describe('conflicts', () => {
 
   it('a duplicate within one batch is caught too', async () => {
     const t = await table();
-    const result = await t.insert([{ id: 1, v: 'a' }, { id: 1, v: 'b' }]);
+    const result = await t.insert([
+      { id: 1, v: 'a' },
+      { id: 1, v: 'b' },
+    ]);
     expect(result).toMatchObject({ inserted: 1, errors: 1 });
     expect(await t.get(1)).toEqual({ id: 1, v: 'a' });
   });
@@ -113,11 +120,11 @@ describe('conflicts', () => {
 
   it("conflict 'replace' replaces, and counts identical documents as unchanged", async () => {
     const t = await table();
-    await t.insert([{ id: 1, v: 'a', extra: true }, { id: 2, v: 'same' }]);
-    const result = await t.insert(
-      [{ id: 1, v: 'b' }, { id: 2, v: 'same' }, { id: 3 }],
-      { conflict: 'replace' },
-    );
+    await t.insert([
+      { id: 1, v: 'a', extra: true },
+      { id: 2, v: 'same' },
+    ]);
+    const result = await t.insert([{ id: 1, v: 'b' }, { id: 2, v: 'same' }, { id: 3 }], { conflict: 'replace' });
     expect(result).toMatchObject({ inserted: 1, replaced: 1, unchanged: 1, errors: 0 });
     expect(await t.get(1)).toEqual({ id: 1, v: 'b' });
   });

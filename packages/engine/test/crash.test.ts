@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { Database } from '../src/index.ts';
-import { CRASH_OPTIONS, mulberry32, sha256, type CrashDoc } from './fixtures/crash-docs.ts';
+import { CRASH_OPTIONS, type CrashDoc, mulberry32, sha256 } from './fixtures/crash-docs.ts';
 import { tempDir } from './helpers.ts';
 
 const ROUNDS = 24;

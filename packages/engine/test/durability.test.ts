@@ -3,11 +3,13 @@
  * read from the engine's own watermarks (appliedSeq: newest visible group, durableSeq: newest
  * group known on disk after its fdatasync).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { until } from '../../../test/helpers/until.ts';
 import { Database } from '../src/index.ts';
-import { openTemp, tempDir } from './helpers.ts';
+import { openTemp, tempDir, withDb } from './helpers.ts';
 
 // Long enough that the background flush never runs during a test, so "not yet durable" is stable.
 const NO_BACKGROUND_FLUSH = { flushIntervalMs: 3_600_000 };
@@ -76,12 +78,8 @@ describe('durability', () => {
     await db.createTable('t');
     await db.table('t').insert({ id: 1 }, { durability: 'soft' });
     const applied = db.stats().appliedSeq;
-    // A liveness check, not a timing one: the bound is far above the interval.
-    const deadline = Date.now() + 10_000;
-    while (db.stats().durableSeq < applied && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(db.stats().durableSeq).toBeGreaterThanOrEqual(applied);
+    // No sync() is called: only the background flush can make the write durable.
+    await until('the background flush to make the soft write durable', () => db.stats().durableSeq >= applied);
   });
 
   it('soft writes followed by sync() survive a reopen', async () => {
@@ -92,12 +90,7 @@ describe('durability', () => {
     for (let i = 0; i < 50; i++) await t.insert({ id: i }, { durability: 'soft' });
     await db.sync();
     await db.close();
-    const again = await Database.open(dir);
-    try {
-      expect(await again.table('t').count()).toBe(50);
-    } finally {
-      await again.close();
-    }
+    expect(await withDb(dir, (again) => again.table('t').count())).toBe(50);
   });
 });
 

@@ -62,7 +62,7 @@ describe('Gate: reads on the thread pool', () => {
     expect(gate.running).toBe(0);
   });
 
-  it('defaults to all of libuv\'s pool but one thread, at least one', () => {
+  it("defaults to all of libuv's pool but one thread, at least one", () => {
     expect(defaultPoolReads({})).toBe(3);
     expect(defaultPoolReads({ UV_THREADPOOL_SIZE: '16' })).toBe(15);
     expect(defaultPoolReads({ UV_THREADPOOL_SIZE: '1' })).toBe(1);

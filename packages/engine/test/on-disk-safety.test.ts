@@ -23,7 +23,9 @@ describe('on-disk options', () => {
     try {
       expect(again.stats().segmentSize).toBe(1 << 20);
       expect(again.openNotes).toHaveLength(1);
-      expect(again.openNotes[0]).toMatch(/segment size 65536 bytes ignored: this database was created with 1048576-byte journal segments/);
+      expect(again.openNotes[0]).toMatch(
+        /segment size 65536 bytes ignored: this database was created with 1048576-byte journal segments/,
+      );
       expect(await again.table('t').count()).toBe(2000);
       expect(await again.table('t').get(1999)).toEqual({ id: 1999, pad: 'x'.repeat(300) });
     } finally {
@@ -42,7 +44,8 @@ describe('document depth', () => {
     const result = await t.insertNdjson(lines.join('\n'));
     expect(result).toMatchObject({ inserted: 1, errors: 2 });
     expect(result.document_errors!.map((e) => e.index)).toEqual([1, 2]);
-    for (const e of result.document_errors!) expect(e.message).toMatch(/nested deeper than the limit of 128 levels of objects and arrays \(at column \d+\)/);
+    for (const e of result.document_errors!)
+      expect(e.message).toMatch(/nested deeper than the limit of 128 levels of objects and arrays \(at column \d+\)/);
     expect(await t.get(1)).toEqual(JSON.parse(lines[0]!));
     expect(await t.count()).toBe(1);
   });

@@ -7,18 +7,18 @@
  * port. startServer() (start.ts) does both.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { resolveOptions, type ServerOptions } from './options.js';
-import { ServerState } from './state.js';
-import enginePlugin from './plugins/engine.js';
-import httpApi from './http/plugin.js';
-import wsListener from './ws/plugin.js';
-import rethinkdbListener from './rethinkdb/listener.js';
-import importsRoutes from './http/routes/imports.js';
-import adminStatic from './http/admin-static.js';
-import { installGuard } from './http/guard.js';
 import { clientErrorHandler, installBounds } from './bounds.js';
-import { sendError } from './http/error-handler.js';
 import { WharfServerError } from './errors.js';
+import adminStatic from './http/admin-static.js';
+import { sendError } from './http/error-handler.js';
+import { installGuard } from './http/guard.js';
+import httpApi from './http/plugin.js';
+import importsRoutes from './http/routes/imports.js';
+import { resolveOptions, type ServerOptions } from './options.js';
+import enginePlugin from './plugins/engine.js';
+import rethinkdbListener from './rethinkdb/listener.js';
+import { ServerState } from './state.js';
+import wsListener from './ws/plugin.js';
 
 export function buildServer(opts: ServerOptions): FastifyInstance {
   const options = resolveOptions(opts);
@@ -32,7 +32,12 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     routerOptions: { maxParamLength: 4096 },
     clientErrorHandler: clientErrorHandler(state),
     frameworkErrors: (error, request, reply) => {
-      sendError(reply, new WharfServerError('WHARF_ERR_BAD_REQUEST', [`${error.message} (${request.method} ${request.url.slice(0, 200)})`]));
+      sendError(
+        reply,
+        new WharfServerError('WHARF_ERR_BAD_REQUEST', [
+          `${error.message} (${request.method} ${request.url.slice(0, 200)})`,
+        ]),
+      );
     },
     // A whole request (a body trickled at 1 byte/s included) must arrive within httpRequestTimeoutMs;
     // Node answers 408 and closes. An idle keep-alive connection closes after httpIdleTimeoutMs.
@@ -41,7 +46,10 @@ export function buildServer(opts: ServerOptions): FastifyInstance {
     http: {
       headersTimeout: Math.min(limits.httpHeadersTimeoutMs, limits.httpRequestTimeoutMs),
       // How often Node checks those timeouts (its default, 30 s, would let a trickle run that much longer).
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.httpHeadersTimeoutMs / 4, limits.httpRequestTimeoutMs / 4)),
+      connectionsCheckingInterval: Math.max(
+        50,
+        Math.min(1000, limits.httpHeadersTimeoutMs / 4, limits.httpRequestTimeoutMs / 4),
+      ),
     },
   });
   // Fastify's default text/plain parser would take bodies a cross-site form can send: JSON only.

@@ -3,8 +3,9 @@
  * together) and the budget of request-body bytes held in memory across all requests. Timeouts
  * are Node's http server options, set in app.ts.
  */
-import { Transform } from 'node:stream';
+
 import type { Socket } from 'node:net';
+import { Transform } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WharfServerError } from './errors.js';
 import type { ServerState } from './state.js';
@@ -20,7 +21,12 @@ export function admitConnection(state: ServerState, socket: Socket): boolean {
   return true;
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 503: 'Service Unavailable' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+  503: 'Service Unavailable',
+};
 
 /** A catalogued error as a raw HTTP response that closes the connection (written before or without fastify). */
 export function rawErrorResponse(e: WharfServerError): string {
@@ -44,14 +50,21 @@ export function clientErrorHandler(state: ServerState): (err: Error & { code?: s
     const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     // Bytes after a `connection: close` request: let its answer finish (Node then closes).
     if (err.code === 'HPE_CLOSED_CONNECTION' && current !== undefined && current !== null) return;
-    if (err.code === 'ECONNRESET' || err.code === 'HPE_CLOSED_CONNECTION' || !socket.writable || current?.headersSent === true) {
+    if (
+      err.code === 'ECONNRESET' ||
+      err.code === 'HPE_CLOSED_CONNECTION' ||
+      !socket.writable ||
+      current?.headersSent === true
+    ) {
       socket.destroy();
       return;
     }
     const { limits } = state.options;
     let e: WharfServerError;
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      e = new WharfServerError('WHARF_ERR_REQUEST_TIMEOUT', [`${limits.httpHeadersTimeoutMs} ms for its headers, ${limits.httpRequestTimeoutMs} ms in all`]);
+      e = new WharfServerError('WHARF_ERR_REQUEST_TIMEOUT', [
+        `${limits.httpHeadersTimeoutMs} ms for its headers, ${limits.httpRequestTimeoutMs} ms in all`,
+      ]);
     } else if (err.code === 'HPE_HEADER_OVERFLOW') {
       e = new WharfServerError('WHARF_ERR_HEADERS_TOO_LARGE');
     } else {
@@ -75,7 +88,8 @@ export function installBounds(app: FastifyInstance, state: ServerState): void {
   // bounded however many clients hold unfinished bodies. The bytes are released once the response
   // is done (the handler holds the body until then).
   app.addHook('preParsing', async (request, reply, payload) => {
-    if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) return payload;
+    if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined)
+      return payload;
     const budget = state.bodyBytes;
     let held = 0;
     reply.raw.once('close', () => {

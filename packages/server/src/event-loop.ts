@@ -7,7 +7,10 @@
  * `windowMs`; the figures cover the current window and the one before it, so a reader that polls
  * now and then does not miss a spike.
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
+
+/** What the monitor reads of perf_hooks' histogram (nanoseconds); tests pass their own recordings. */
+export type DelayHistogram = Pick<IntervalHistogram, 'count' | 'max' | 'percentile' | 'reset' | 'enable' | 'disable'>;
 
 export interface EventLoopDelay {
   /** p99 of the loop's delay over the last one or two windows (ms). */
@@ -19,12 +22,12 @@ export interface EventLoopDelay {
 const NS_PER_MS = 1e6;
 
 export class EventLoopMonitor {
-  readonly #histogram: IntervalHistogram;
+  readonly #histogram: DelayHistogram;
   readonly #timer: NodeJS.Timeout;
   #previous: EventLoopDelay = { eventLoopDelayP99Ms: 0, eventLoopDelayMaxMs: 0 };
 
-  constructor(windowMs = 10_000) {
-    this.#histogram = monitorEventLoopDelay({ resolution: 10 });
+  constructor(windowMs = 10_000, histogram: DelayHistogram = monitorEventLoopDelay({ resolution: 10 })) {
+    this.#histogram = histogram;
     this.#histogram.enable();
     this.#timer = setInterval(() => {
       this.#previous = this.#window();

@@ -19,8 +19,9 @@
  * command-line flag). It applies to the whole process, which is why only the entry points that
  * own the process call it; an application that embeds `startServer` decides for itself.
  */
-import { setFlagsFromString } from 'node:v8';
+
 import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
 
 /** Grow the old generation's limit to 4 × its live size after each mark-compact. */
 export function tuneHeapForIngest(): void {

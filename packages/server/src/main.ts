@@ -5,8 +5,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { tuneHeapForIngest } from './heap.js';
-import { startServer } from './start.js';
 import type { ServerOptions } from './options.js';
+import { startServer } from './start.js';
 
 export const USAGE = `Usage: wharf-server --data DIR [options]
 
@@ -32,7 +32,8 @@ function value(args: string[], i: number, flag: string): string {
 
 function port(text: string, flag: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be a port number 0..65535, got ${text}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new Error(`${flag} must be a port number 0..65535, got ${text}`);
   return n;
 }
 
@@ -49,19 +50,35 @@ export function parseArgs(args: string[]): ServerOptions | 'help' {
       return v;
     };
     switch (flag) {
-      case '--help': case '-h': return 'help';
-      case '--data': opts.data = next(); break;
-      case '--host': opts.host = next(); break;
-      case '--http-port': opts.httpPort = port(next(), flag); break;
+      case '--help':
+      case '-h':
+        return 'help';
+      case '--data':
+        opts.data = next();
+        break;
+      case '--host':
+        opts.host = next();
+        break;
+      case '--http-port':
+        opts.httpPort = port(next(), flag);
+        break;
       case '--driver-port': {
         const v = next();
         opts.driverPort = v === 'off' ? false : port(v, flag);
         break;
       }
-      case '--password': opts.password = next(); break;
-      case '--allowed-host': opts.allowedHosts = [...(opts.allowedHosts ?? []), next()]; break;
-      case '--server-name': opts.serverName = next(); break;
-      case '--log-level': opts.logger = { level: next() }; break;
+      case '--password':
+        opts.password = next();
+        break;
+      case '--allowed-host':
+        opts.allowedHosts = [...(opts.allowedHosts ?? []), next()];
+        break;
+      case '--server-name':
+        opts.serverName = next();
+        break;
+      case '--log-level':
+        opts.logger = { level: next() };
+        break;
       case '--memory-budget-mb': {
         const v = next();
         const n = Number(v);
@@ -77,7 +94,8 @@ export function parseArgs(args: string[]): ServerOptions | 'help' {
         opts.limits = { ...opts.limits, [v.slice(0, eq)]: n };
         break;
       }
-      default: throw new Error(`unknown option ${a}`);
+      default:
+        throw new Error(`unknown option ${a}`);
     }
   }
   if (!opts.data) throw new Error('--data DIR is required');

@@ -22,6 +22,8 @@ export function tableNameProblem(name: string): string | null {
 export function checkTableName(name: string): void {
   const problem = tableNameProblem(name);
   if (problem !== null) {
-    throw new WharfServerError('WHARF_ERR_INVALID_ARGUMENT', [`table name ${JSON.stringify(name)} is not valid: ${problem}`]);
+    throw new WharfServerError('WHARF_ERR_INVALID_ARGUMENT', [
+      `table name ${JSON.stringify(name)} is not valid: ${problem}`,
+    ]);
   }
 }

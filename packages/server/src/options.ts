@@ -1,5 +1,5 @@
+import type { Database, OpenOptions } from '@wharf/engine';
 import type { LoggerOptions } from 'pino';
-import type { EngineDatabase, EngineOpenOptions } from './engine-types.js';
 import { defaultLimits, type Limits } from './limits.js';
 
 /** See `groupCommitWindowMs` in @wharf/engine: a network round trip is a few milliseconds. */
@@ -7,22 +7,10 @@ export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
 /**
  * See `spinWaitUs` in @wharf/engine. Polling pays when the waiting thread acts next; here the
  * next to act is the client, whose process needs the CPU the poll would take (the official driver
- * spends ~300 µs of CPU per query). In five A/B runs of scripts/bench/server.ts, one driver's hard
+ * spends ~300 µs of CPU per query). In five A/B runs of packages/bench/src/goals/server.ts, one driver's hard
  * inserts took 6.3–14.3× the raw fdatasync loop with a 1 ms poll and 4.8–9.4× without.
  */
 export const SERVER_SPIN_WAIT_US = 0;
-
-/**
- * Database.open options the server passes through. `memoryBudget` and `mergeFanIn` are the
- * engine's larger-than-memory knobs (packages/engine/src/options.ts), restated here so this file
- * does not depend on the engine package's types.
- */
-export type ServerEngineOpenOptions = EngineOpenOptions & {
-  /** Bytes for memtables and the block cache (engine default 256 MiB, at least 4 MiB). */
-  memoryBudget?: number;
-  mergeFanIn?: number;
-  backgroundDelayPerMibMs?: number;
-};
 
 /** The smallest memory budget the engine accepts (4 MiB). */
 export const MIN_MEMORY_BUDGET_MB = 4;
@@ -31,9 +19,9 @@ export interface ServerOptions {
   /** Data directory of the engine. Required unless `database` is given. */
   data?: string;
   /** An already open database (tests, embedding). The server does not close it. */
-  database?: EngineDatabase;
+  database?: Database;
   /** Options for Database.open (ignored with `database`). */
-  engine?: ServerEngineOpenOptions;
+  engine?: OpenOptions;
   /**
    * The engine's memory budget in MiB (memtables + block cache; tables may be far larger).
    * CLI `--memory-budget-mb N`; default: env WHARF_MEMORY_BUDGET_MB, else the engine's default
@@ -66,8 +54,8 @@ export interface ServerOptions {
 
 export interface ResolvedOptions {
   data: string | undefined;
-  database: EngineDatabase | undefined;
-  engine: ServerEngineOpenOptions;
+  database: Database | undefined;
+  engine: OpenOptions;
   host: string;
   httpPort: number;
   driverPort: number | false;
@@ -79,7 +67,7 @@ export interface ResolvedOptions {
   limits: Limits;
 }
 
-function withMemoryBudget(engine: ServerEngineOpenOptions, budget: number | undefined): ServerEngineOpenOptions {
+function withMemoryBudget(engine: OpenOptions, budget: number | undefined): OpenOptions {
   return budget === undefined || engine.memoryBudget !== undefined ? engine : { ...engine, memoryBudget: budget };
 }
 
@@ -93,9 +81,12 @@ function checkPort(name: string, value: unknown): number {
 /** `memoryBudgetMb` (or env WHARF_MEMORY_BUDGET_MB) as bytes; undefined when neither is set. */
 function memoryBudgetBytes(opts: ServerOptions): number | undefined {
   const env = process.env.WHARF_MEMORY_BUDGET_MB;
-  const [mb, name] = opts.memoryBudgetMb !== undefined
-    ? [opts.memoryBudgetMb, 'memoryBudgetMb (--memory-budget-mb)']
-    : env !== undefined && env.trim() !== '' ? [Number(env), 'WHARF_MEMORY_BUDGET_MB'] : [undefined, ''];
+  const [mb, name] =
+    opts.memoryBudgetMb !== undefined
+      ? [opts.memoryBudgetMb, 'memoryBudgetMb (--memory-budget-mb)']
+      : env !== undefined && env.trim() !== ''
+        ? [Number(env), 'WHARF_MEMORY_BUDGET_MB']
+        : [undefined, ''];
   if (mb === undefined) return undefined;
   if (typeof mb !== 'number' || !Number.isFinite(mb) || mb < MIN_MEMORY_BUDGET_MB) {
     throw new TypeError(`${name} must be a number of MiB, at least ${MIN_MEMORY_BUDGET_MB}; got ${String(mb)}`);
@@ -111,8 +102,10 @@ export function isLoopbackHost(host: string): boolean {
 
 /** The one line a bind beyond loopback without a password is refused with. */
 export function openBindRefusal(host: string): string {
-  return `refusing to listen on ${host} without a password: anyone who can reach it could read, write and drop tables. ` +
-    'Set one (env WHARF_PASSWORD or --password), or listen on 127.0.0.1.';
+  return (
+    `refusing to listen on ${host} without a password: anyone who can reach it could read, write and drop tables. ` +
+    'Set one (env WHARF_PASSWORD or --password), or listen on 127.0.0.1.'
+  );
 }
 
 /** Validate options and fill in defaults. Throws TypeError naming the bad option. */
@@ -122,7 +115,8 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
   }
   const limits: Limits = { ...defaultLimits };
   for (const [k, v] of Object.entries(opts.limits ?? {})) {
-    if (!(k in defaultLimits)) throw new TypeError(`unknown limit \`${k}\` (known: ${Object.keys(defaultLimits).join(', ')})`);
+    if (!(k in defaultLimits))
+      throw new TypeError(`unknown limit \`${k}\` (known: ${Object.keys(defaultLimits).join(', ')})`);
     if (typeof v !== 'number' || !(v > 0)) throw new TypeError(`limit \`${k}\` must be a positive number`);
     limits[k as keyof Limits] = v;
   }

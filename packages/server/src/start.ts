@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { buildServer } from './app.js';
 import type { ServerOptions } from './options.js';
 
@@ -27,7 +27,8 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   try {
     await app.ready();
     await app.listen({ host: app.wharf.options.host, port: app.wharf.options.httpPort });
-    if (app.wharf.options.driverPort !== false) await app.rethinkdb.listen(app.wharf.options.driverPort, app.wharf.options.host);
+    if (app.wharf.options.driverPort !== false)
+      await app.rethinkdb.listen(app.wharf.options.driverPort, app.wharf.options.host);
   } catch (err) {
     await app.close().catch(() => {});
     throw err;

@@ -3,14 +3,13 @@
  * and /metrics, and the tracker of in-flight writes that a graceful shutdown waits for.
  */
 import type { ServerCounters } from '@wharf/wire';
+import { ByteBudget } from './byte-budget.js';
 import { EventLoopMonitor } from './event-loop.js';
 import { GcMonitor } from './heap.js';
-import type { ResolvedOptions } from './options.js';
 import { LoginThrottle } from './login-throttle.js';
-import { ByteBudget } from './byte-budget.js';
+import type { ResolvedOptions } from './options.js';
 
 export type { ServerCounters };
-
 
 /** Counts writes that were accepted but not yet answered, so shutdown can wait for them. */
 export class InflightWrites {

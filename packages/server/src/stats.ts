@@ -2,7 +2,7 @@
  * One stats snapshot, shared by GET /api/stats, /metrics and the /ws/stats feed.
  * Engine field names are the engine's (packages/engine/core/src/stats.rs, camelCase).
  */
-import type { EngineDatabase, EngineStats } from './engine-types.js';
+import type { Database, EngineStats } from '@wharf/engine';
 import type { EventLoopDelay } from './event-loop.js';
 import type { GcPauses } from './heap.js';
 import type { ServerCounters, ServerState } from './state.js';
@@ -10,10 +10,12 @@ import type { ServerCounters, ServerState } from './state.js';
 export interface StatsSnapshot {
   time: number;
   engine: EngineStats;
-  server: ServerCounters & EventLoopDelay & GcPauses & { uptimeMs: number; inflightWrites: number; openConnections: number; bufferedBodyBytes: number };
+  server: ServerCounters &
+    EventLoopDelay &
+    GcPauses & { uptimeMs: number; inflightWrites: number; openConnections: number; bufferedBodyBytes: number };
 }
 
-export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnapshot {
+export function statsSnapshot(db: Database, state: ServerState): StatsSnapshot {
   return {
     time: Date.now(),
     engine: db.stats(),
@@ -35,14 +37,33 @@ export function statsSnapshot(db: EngineDatabase, state: ServerState): StatsSnap
  * runs, measured rates, ratios, sequence numbers).
  */
 const ENGINE_COUNTERS = new Set([
-  'commits', 'documentsWritten', 'groups', 'fdatasyncs', 'segmentRotations', 'bytesJournaled', 'checkpoints',
-  'merges', 'segmentsCreated', 'segmentsRecycled', 'recordsReplayed', 'reads', 'documentsRead', 'readsFromMemory',
+  'commits',
+  'documentsWritten',
+  'groups',
+  'fdatasyncs',
+  'segmentRotations',
+  'bytesJournaled',
+  'checkpoints',
+  'merges',
+  'segmentsCreated',
+  'segmentsRecycled',
+  'recordsReplayed',
+  'reads',
+  'documentsRead',
+  'readsFromMemory',
   // block cache
-  'cacheHits', 'cacheMisses',
+  'cacheHits',
+  'cacheMisses',
   // adaptive write pacing
-  'pacedGroups', 'pacingDelayMs', 'stallsAvoided', 'writeStops', 'writeStopMs',
+  'pacedGroups',
+  'pacingDelayMs',
+  'stallsAvoided',
+  'writeStops',
+  'writeStopMs',
   // journal compression
-  'groupsCompressed', 'journalBytesUncompressed', 'journalBytesSaved',
+  'groupsCompressed',
+  'journalBytesUncompressed',
+  'journalBytesSaved',
 ]);
 
 /** # HELP lines for the memory, pacing and compression metrics (names as exported). */
@@ -83,9 +104,22 @@ const SERVER_HELP: Record<string, string> = {
 };
 
 const SERVER_COUNTERS = new Set([
-  'httpRequests', 'httpInsertBatches', 'wsConnectionsTotal', 'wsBatches', 'wsDocuments', 'wsErrors',
-  'driverConnectionsTotal', 'driverHandshakeFailures', 'driverQueries', 'driverBatches', 'driverErrors', 'documentsInserted',
-  'gcMajor', 'gcMajorMs', 'gcMinor', 'gcMinorMs',
+  'httpRequests',
+  'httpInsertBatches',
+  'wsConnectionsTotal',
+  'wsBatches',
+  'wsDocuments',
+  'wsErrors',
+  'driverConnectionsTotal',
+  'driverHandshakeFailures',
+  'driverQueries',
+  'driverBatches',
+  'driverErrors',
+  'documentsInserted',
+  'gcMajor',
+  'gcMajorMs',
+  'gcMinor',
+  'gcMinorMs',
 ]);
 
 function snake(name: string): string {
@@ -95,7 +129,7 @@ function snake(name: string): string {
 /** Prometheus text exposition format 0.0.4. */
 export function prometheusText(s: StatsSnapshot): string {
   const lines: string[] = [];
-  const emit = (prefix: string, counters: Set<string>, values: Record<string, unknown>): void => {
+  const emit = (prefix: string, counters: Set<string>, values: object): void => {
     for (const [k, v] of Object.entries(values)) {
       const value = typeof v === 'boolean' ? (v ? 1 : 0) : v;
       if (typeof value !== 'number' || !Number.isFinite(value)) continue;
@@ -107,22 +141,25 @@ export function prometheusText(s: StatsSnapshot): string {
     }
   };
   emit('wharf_engine', ENGINE_COUNTERS, s.engine);
-  const hist = s.engine.groupOpsHistogram;
-  if (Array.isArray(hist)) {
-    lines.push('# HELP wharf_engine_groups_by_ops Groups committed, by operations merged (bucket i: 2^i to 2^(i+1)-1).');
-    lines.push('# TYPE wharf_engine_groups_by_ops gauge');
-    hist.forEach((n, i) => lines.push(`wharf_engine_groups_by_ops{min_ops="${2 ** i}",max_ops="${2 ** (i + 1) - 1}"} ${n}`));
+  lines.push('# HELP wharf_engine_groups_by_ops Groups committed, by operations merged (bucket i: 2^i to 2^(i+1)-1).');
+  lines.push('# TYPE wharf_engine_groups_by_ops gauge');
+  for (const [i, n] of s.engine.groupOpsHistogram.entries()) {
+    lines.push(`wharf_engine_groups_by_ops{min_ops="${2 ** i}",max_ops="${2 ** (i + 1) - 1}"} ${n}`);
   }
-  const stages = s.engine.writeStages;
-  if (stages) {
-    lines.push('# HELP wharf_engine_write_stage_us Write latency by stage since open, µs (upper bound of the power-of-two bucket holding the quantile).');
-    lines.push('# TYPE wharf_engine_write_stage_us gauge');
-    for (const [stage, q] of Object.entries(stages)) {
-      for (const [quantile, us] of [['0.5', q.p50Us], ['0.99', q.p99Us], ['0.999', q.p999Us], ['1', q.maxUs]] as const) {
-        lines.push(`wharf_engine_write_stage_us{stage="${snake(stage)}",quantile="${quantile}"} ${us}`);
-      }
+  lines.push(
+    '# HELP wharf_engine_write_stage_us Write latency by stage since open, µs (upper bound of the power-of-two bucket holding the quantile).',
+  );
+  lines.push('# TYPE wharf_engine_write_stage_us gauge');
+  for (const [stage, q] of Object.entries(s.engine.writeStages)) {
+    for (const [quantile, us] of [
+      ['0.5', q.p50Us],
+      ['0.99', q.p99Us],
+      ['0.999', q.p999Us],
+      ['1', q.maxUs],
+    ] as const) {
+      lines.push(`wharf_engine_write_stage_us{stage="${snake(stage)}",quantile="${quantile}"} ${us}`);
     }
   }
-  emit('wharf_server', SERVER_COUNTERS, s.server as unknown as Record<string, unknown>);
+  emit('wharf_server', SERVER_COUNTERS, s.server);
   return `${lines.join('\n')}\n`;
 }

@@ -18,7 +18,12 @@ function depthOf(v: unknown): number {
 const tricky = fc.string({ unit: fc.constantFrom('{', '[', '}', ']', '"', '\\', ',', 'a', '\n', ' ') });
 const leaf = fc.oneof(fc.integer(), tricky, fc.boolean(), fc.constant(null));
 const { value } = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'large', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(tricky, tie('value'), { maxKeys: 3 })),
+  value: fc.oneof(
+    { depthSize: 'large', withCrossShrink: true },
+    leaf,
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(tricky, tie('value'), { maxKeys: 3 }),
+  ),
 }));
 const doc = fc.dictionary(tricky, value, { maxKeys: 3 });
 
@@ -42,7 +47,7 @@ describe('findTooDeep', () => {
   });
 
   it('counts a lone object as element 0, and accepts exactly the limit', () => {
-    const nested = (d: number) => '{"a":'.repeat(d - 1) + '{}' + '}'.repeat(d - 1);
+    const nested = (d: number) => `${'{"a":'.repeat(d - 1)}{}${'}'.repeat(d - 1)}`;
     expect(findTooDeep(Buffer.from(nested(128)), 128, false)).toBeNull();
     expect(findTooDeep(Buffer.from(nested(129)), 128, false)).toEqual({ index: 0, unit: 'element' });
     expect(findTooDeep(Buffer.from(`{"x":1}\n\n${nested(10_000)}`), 128, true)).toEqual({ index: 2, unit: 'line' });

@@ -3,7 +3,11 @@ import { encodeQuery, encodeResponse, FrameReader } from '../src/rethinkdb/frami
 
 describe('query framing', () => {
   it('reassembles frames from a stream cut at every byte', () => {
-    const frames = [encodeQuery(1, '[1,"foo"]'), encodeQuery(2n ** 40n, '[2]'), encodeQuery(-1, JSON.stringify([1, 'é'.repeat(300)]))];
+    const frames = [
+      encodeQuery(1, '[1,"foo"]'),
+      encodeQuery(2n ** 40n, '[2]'),
+      encodeQuery(-1, JSON.stringify([1, 'é'.repeat(300)])),
+    ];
     const stream = Buffer.concat(frames);
     const reader = new FrameReader(1 << 20);
     const out: { token: bigint; body: string }[] = [];

@@ -4,20 +4,32 @@ import { clientFinal } from '../src/rethinkdb/scram.js';
 
 const MAGIC = Buffer.from([0xc3, 0xbd, 0xc2, 0x34]);
 const nul = (obj: unknown): Buffer => Buffer.concat([Buffer.from(JSON.stringify(obj)), Buffer.from([0])]);
-const first = (auth = 'n,,n=admin,r=clientnonce') => nul({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: auth });
-const replies = (res: HandshakeResult): unknown[] => res.replies.map((b) => {
-  expect(b[b.length - 1]).toBe(0);
-  expect(b.indexOf(0)).toBe(b.length - 1); // one NUL, at the end
-  return JSON.parse(b.subarray(0, -1).toString());
-});
+const first = (auth = 'n,,n=admin,r=clientnonce') =>
+  nul({ protocol_version: 0, authentication_method: 'SCRAM-SHA-256', authentication: auth });
+const replies = (res: HandshakeResult): unknown[] =>
+  res.replies.map((b) => {
+    expect(b[b.length - 1]).toBe(0);
+    expect(b.indexOf(0)).toBe(b.length - 1); // one NUL, at the end
+    return JSON.parse(b.subarray(0, -1).toString());
+  });
 
 function handshake(password = '', refuse?: () => string | null): Handshake {
-  return new Handshake({ credentials: adminCredentials(password), maxMessageBytes: 2048, ...(refuse ? { refuse } : {}) });
+  return new Handshake({
+    credentials: adminCredentials(password),
+    maxMessageBytes: 2048,
+    ...(refuse ? { refuse } : {}),
+  });
 }
 
 function finish(h: Handshake, password: string, serverFirst: string): HandshakeResult {
   const salt = Buffer.from(/s=([^,]+)/.exec(serverFirst)?.[1] as string, 'base64');
-  const { message } = clientFinal(password, salt, Number(/i=(\d+)/.exec(serverFirst)?.[1]), 'n=admin,r=clientnonce', serverFirst);
+  const { message } = clientFinal(
+    password,
+    salt,
+    Number(/i=(\d+)/.exec(serverFirst)?.[1]),
+    'n=admin,r=clientnonce',
+    serverFirst,
+  );
   return h.push(nul({ authentication: message }));
 }
 
@@ -60,10 +72,14 @@ describe('V1_0 handshake', () => {
     expect(replies(bad)).toEqual([{ success: false, error: 'Wrong password', error_code: 12 }]);
 
     const u = handshake('');
-    const usf = replies(u.push(Buffer.concat([MAGIC, first('n,,n=root,r=clientnonce')])))[1] as { authentication: string };
+    const usf = replies(u.push(Buffer.concat([MAGIC, first('n,,n=root,r=clientnonce')])))[1] as {
+      authentication: string;
+    };
     const salt = Buffer.from(/s=([^,]+)/.exec(usf.authentication)?.[1] as string, 'base64');
     const { message } = clientFinal('', salt, 4096, 'n=root,r=clientnonce', usf.authentication);
-    expect(replies(u.push(nul({ authentication: message })))).toEqual([{ success: false, error: 'Unknown user', error_code: 17 }]);
+    expect(replies(u.push(nul({ authentication: message })))).toEqual([
+      { success: false, error: 'Unknown user', error_code: 17 },
+    ]);
   });
 
   it('rejects an unknown magic number with the plain-text error', () => {

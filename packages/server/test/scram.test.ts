@@ -1,28 +1,33 @@
 import { describe, expect, it } from 'vitest';
+import { thrown } from '../../../test/helpers/thrown.js';
 import {
-  authMessage, clientFinal, deriveCredentials, parseClientFinal, parseClientFirst, saltedPassword, ScramError, serverFinal, serverFirst, verifyProof,
+  authMessage,
+  clientFinal,
+  deriveCredentials,
+  parseClientFinal,
+  parseClientFirst,
+  ScramError,
+  saltedPassword,
+  serverFinal,
+  serverFirst,
+  verifyProof,
 } from '../src/rethinkdb/scram.js';
 
 // The test vector of the protocol spec (user admin, password "", salt 00..0f, i = 4096).
 const SALT = Buffer.from([...Array(16).keys()]);
 const CLIENT_FIRST_BARE = 'n=admin,r=abcdefghijklmnopqrstuvwx';
 const SERVER_FIRST = 'r=abcdefghijklmnopqrstuvwxABCDEFGHIJKLMNOPQRSTUVWX,s=AAECAwQFBgcICQoLDA0ODw==,i=4096';
-const CLIENT_FINAL = 'c=biws,r=abcdefghijklmnopqrstuvwxABCDEFGHIJKLMNOPQRSTUVWX,p=HeodfewYjZjrJl0C8PVN06NhGY/xEWeh9w08wR2bF1k=';
+const CLIENT_FINAL =
+  'c=biws,r=abcdefghijklmnopqrstuvwxABCDEFGHIJKLMNOPQRSTUVWX,p=HeodfewYjZjrJl0C8PVN06NhGY/xEWeh9w08wR2bF1k=';
 const SERVER_FINAL = 'v=yFfyQotCTlt8G+gxUszwqkTOsHHgGqoWqHfb8BJoZno=';
 
-function codeOf(fn: () => unknown): number {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ScramError);
-    return (err as ScramError).errorCode;
-  }
-  throw new Error('expected a ScramError');
-}
+const codeOf = (fn: () => unknown): number => thrown(fn, ScramError).errorCode;
 
 describe('SCRAM-SHA-256 (RethinkDB flavour)', () => {
   it('matches the spec test vector', () => {
-    expect(saltedPassword('', SALT, 4096).toString('hex')).toBe('fd6e0f668c6d464b76592a4ab0e8e62d41e4bc8fcc4a3d5a3241d9586e1e19d8');
+    expect(saltedPassword('', SALT, 4096).toString('hex')).toBe(
+      'fd6e0f668c6d464b76592a4ab0e8e62d41e4bc8fcc4a3d5a3241d9586e1e19d8',
+    );
     const creds = deriveCredentials('', SALT, 4096);
     expect(serverFirst('abcdefghijklmnopqrstuvwxABCDEFGHIJKLMNOPQRSTUVWX', creds)).toBe(SERVER_FIRST);
     const final = parseClientFinal(CLIENT_FINAL);
@@ -39,7 +44,13 @@ describe('SCRAM-SHA-256 (RethinkDB flavour)', () => {
     const creds = deriveCredentials('right', SALT, 64);
     const { message } = clientFinal('wrong', SALT, 64, CLIENT_FIRST_BARE, SERVER_FIRST.replace('i=4096', 'i=64'));
     const final = parseClientFinal(message);
-    expect(verifyProof(creds, authMessage(CLIENT_FIRST_BARE, SERVER_FIRST.replace('i=4096', 'i=64'), final.withoutProof), final.proof)).toBe(false);
+    expect(
+      verifyProof(
+        creds,
+        authMessage(CLIENT_FIRST_BARE, SERVER_FIRST.replace('i=4096', 'i=64'), final.withoutProof),
+        final.proof,
+      ),
+    ).toBe(false);
     const ok = clientFinal('right', SALT, 64, CLIENT_FIRST_BARE, SERVER_FIRST.replace('i=4096', 'i=64'));
     const okFinal = parseClientFinal(ok.message);
     const auth = authMessage(CLIENT_FIRST_BARE, SERVER_FIRST.replace('i=4096', 'i=64'), okFinal.withoutProof);

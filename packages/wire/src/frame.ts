@@ -6,7 +6,7 @@
  *   offset 4+H: rest    payload bytes (NDJSON or a JSON array for `insert`; empty otherwise)
  */
 import { WireError } from './errors.js';
-import { limits, type ClientMessage, type ServerMessage } from './messages.js';
+import { type ClientMessage, limits, type ServerMessage } from './messages.js';
 
 export const HEADER_LENGTH_SIZE = 4;
 
@@ -19,7 +19,8 @@ export interface DecodedFrame {
 /** Encode one client message: the header as JSON, then the payload bytes (if any). */
 export function encodeFrame(header: ClientMessage, payload?: Buffer | Uint8Array | string): Buffer {
   const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
-  const payloadBytes = payload === undefined ? Buffer.alloc(0) : typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+  const payloadBytes =
+    payload === undefined ? Buffer.alloc(0) : typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
   const frame = Buffer.allocUnsafe(HEADER_LENGTH_SIZE + headerBytes.length + payloadBytes.length);
   frame.writeUInt32LE(headerBytes.length, 0);
   headerBytes.copy(frame, HEADER_LENGTH_SIZE);
@@ -43,17 +44,29 @@ export function encodeFrameParts(header: ClientMessage, payload?: Buffer): [Buff
 export function decodeFrame(frame: Buffer | Uint8Array): DecodedFrame {
   const buf = Buffer.isBuffer(frame) ? frame : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
   if (buf.length > limits.maxMessageBytes) {
-    throw new WireError('WHARF_ERR_WS_FRAME_TOO_LARGE', `message of ${buf.length} bytes exceeds the limit of ${limits.maxMessageBytes} bytes`);
+    throw new WireError(
+      'WHARF_ERR_WS_FRAME_TOO_LARGE',
+      `message of ${buf.length} bytes exceeds the limit of ${limits.maxMessageBytes} bytes`,
+    );
   }
   if (buf.length < HEADER_LENGTH_SIZE) {
-    throw new WireError('WHARF_ERR_WS_BAD_FRAME', `frame of ${buf.length} bytes is shorter than its 4-byte header length`);
+    throw new WireError(
+      'WHARF_ERR_WS_BAD_FRAME',
+      `frame of ${buf.length} bytes is shorter than its 4-byte header length`,
+    );
   }
   const headerLength = buf.readUInt32LE(0);
   if (headerLength > limits.maxHeaderBytes) {
-    throw new WireError('WHARF_ERR_WS_BAD_FRAME', `header length ${headerLength} exceeds the limit of ${limits.maxHeaderBytes} bytes`);
+    throw new WireError(
+      'WHARF_ERR_WS_BAD_FRAME',
+      `header length ${headerLength} exceeds the limit of ${limits.maxHeaderBytes} bytes`,
+    );
   }
   if (HEADER_LENGTH_SIZE + headerLength > buf.length) {
-    throw new WireError('WHARF_ERR_WS_BAD_FRAME', `header length ${headerLength} runs past the end of a ${buf.length}-byte frame`);
+    throw new WireError(
+      'WHARF_ERR_WS_BAD_FRAME',
+      `header length ${headerLength} runs past the end of a ${buf.length}-byte frame`,
+    );
   }
   let raw: unknown;
   try {
@@ -64,7 +77,11 @@ export function decodeFrame(frame: Buffer | Uint8Array): DecodedFrame {
   const header = validateClientMessage(raw);
   const payload = buf.subarray(HEADER_LENGTH_SIZE + headerLength);
   if (header.type !== 'insert' && payload.length > 0) {
-    throw new WireError('WHARF_ERR_WS_BAD_MESSAGE', `a ${header.type} message carries no payload, got ${payload.length} bytes`, header.id);
+    throw new WireError(
+      'WHARF_ERR_WS_BAD_MESSAGE',
+      `a ${header.type} message carries no payload, got ${payload.length} bytes`,
+      header.id,
+    );
   }
   return { header, payload };
 }
@@ -92,14 +109,26 @@ export function validateClientMessage(raw: unknown): ClientMessage {
       if (h.primaryKey !== undefined && (typeof h.primaryKey !== 'string' || h.primaryKey.length === 0)) {
         bad('ensureTable: primaryKey must be a non-empty string');
       }
-      return { type: 'ensureTable', id, table: h.table as string, ...(h.primaryKey !== undefined ? { primaryKey: h.primaryKey as string } : {}) };
+      return {
+        type: 'ensureTable',
+        id,
+        table: h.table as string,
+        ...(h.primaryKey !== undefined ? { primaryKey: h.primaryKey as string } : {}),
+      };
     }
     case 'insert': {
       if (typeof h.table !== 'string' || h.table.length === 0) bad('insert: table must be a non-empty string');
       if (!FORMATS.has(h.format as string)) bad('insert: format must be "ndjson" or "json"');
-      if (h.durability !== undefined && !DURABILITIES.has(h.durability as string)) bad('insert: durability must be "soft" or "hard"');
-      if (h.conflict !== undefined && !CONFLICTS.has(h.conflict as string)) bad('insert: conflict must be "error", "replace" or "update"');
-      const msg: ClientMessage = { type: 'insert', id, table: h.table as string, format: h.format as 'ndjson' | 'json' };
+      if (h.durability !== undefined && !DURABILITIES.has(h.durability as string))
+        bad('insert: durability must be "soft" or "hard"');
+      if (h.conflict !== undefined && !CONFLICTS.has(h.conflict as string))
+        bad('insert: conflict must be "error", "replace" or "update"');
+      const msg: ClientMessage = {
+        type: 'insert',
+        id,
+        table: h.table as string,
+        format: h.format as 'ndjson' | 'json',
+      };
       if (h.durability !== undefined) msg.durability = h.durability as 'soft' | 'hard';
       if (h.conflict !== undefined) msg.conflict = h.conflict as 'error' | 'replace' | 'update';
       return msg;
@@ -124,7 +153,8 @@ export function decodeServerMessage(text: string | Buffer): ServerMessage {
   } catch (err) {
     throw new WireError('WHARF_ERR_WS_BAD_MESSAGE', `server message is not valid JSON: ${(err as Error).message}`);
   }
-  if (raw === null || typeof raw !== 'object') throw new WireError('WHARF_ERR_WS_BAD_MESSAGE', 'server message must be an object');
+  if (raw === null || typeof raw !== 'object')
+    throw new WireError('WHARF_ERR_WS_BAD_MESSAGE', 'server message must be an object');
   const m = raw as Record<string, unknown>;
   switch (m.type) {
     case 'ack':
@@ -134,7 +164,8 @@ export function decodeServerMessage(text: string | Buffer): ServerMessage {
       if (typeof m.id !== 'number') break;
       return m as unknown as ServerMessage;
     case 'error':
-      if ((typeof m.id !== 'number' && m.id !== null) || typeof m.code !== 'string' || typeof m.message !== 'string') break;
+      if ((typeof m.id !== 'number' && m.id !== null) || typeof m.code !== 'string' || typeof m.message !== 'string')
+        break;
       return m as unknown as ServerMessage;
   }
   throw new WireError('WHARF_ERR_WS_BAD_MESSAGE', `not a server message: ${JSON.stringify(raw).slice(0, 200)}`);

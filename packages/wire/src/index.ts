@@ -1,20 +1,40 @@
-export { encodeFrame, encodeFrameParts, decodeFrame, validateClientMessage, encodeServerMessage, decodeServerMessage, HEADER_LENGTH_SIZE } from './frame.js';
+export type { EngineStats, IndexInfo, LatencySummary, TableInfo, WriteStages } from './engine-shapes.js';
+export type { ErrorCodeOf, ErrorLayer, ErrorSpec, ReqlErrorType, WharfErrorCode, WireErrorCode } from './errors.js';
+export {
+  errorCatalogue,
+  errorCodes,
+  errorCodesOf,
+  errorSpec,
+  exitCodeOf,
+  exitCodes,
+  formatErrorMessage,
+  isErrorCode,
+  reqlErrorClasses,
+  WireError,
+} from './errors.js';
 export type { DecodedFrame } from './frame.js';
-export { WireError } from './errors.js';
-export type { WireErrorCode } from './errors.js';
-export { limits, closeCodes, paths } from './messages.js';
+export {
+  decodeFrame,
+  decodeServerMessage,
+  encodeFrame,
+  encodeFrameParts,
+  encodeServerMessage,
+  HEADER_LENGTH_SIZE,
+  validateClientMessage,
+} from './frame.js';
+export type { ImportFormat, ImportRun, ServerCounters } from './http-types.js';
 export type {
-  Durability,
-  Conflict,
-  PayloadFormat,
-  WriteResult,
-  EnsureTableMessage,
-  InsertMessage,
-  SyncMessage,
-  ClientMessage,
   AckMessage,
-  SyncedMessage,
+  ClientMessage,
+  Conflict,
+  Durability,
+  EnsureTableMessage,
   ErrorMessage,
+  InsertMessage,
+  PayloadFormat,
   ServerMessage,
+  SyncedMessage,
+  SyncMessage,
+  WriteResult,
 } from './messages.js';
-export type { ServerCounters, ImportFormat, ImportRun } from './http-types.js';
+export { closeCodes, limits, paths } from './messages.js';

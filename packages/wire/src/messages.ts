@@ -8,7 +8,10 @@ export type Durability = 'soft' | 'hard';
 export type Conflict = 'error' | 'replace' | 'update';
 export type PayloadFormat = 'ndjson' | 'json';
 
-/** RethinkDB's write-result shape, plus `document_errors` (the engine's WriteResult). */
+/**
+ * The outcome of a write: RethinkDB's write-result shape (its field names) plus
+ * `document_errors`. The engine returns it, the server sends it, the loader and the admin UI read it.
+ */
 export interface WriteResult {
   inserted: number;
   replaced: number;
@@ -17,9 +20,12 @@ export interface WriteResult {
   skipped: number;
   errors: number;
   first_error?: string;
-  /** UUID v4 for each document that had no primary key, in order. */
+  /** UUID v4 for each document that had no primary key, in batch order. */
   generated_keys?: string[];
-  /** index: 0-based NDJSON line (blank lines count) or array element. The rest of the batch is written. */
+  /**
+   * One entry per document that was not written. `index` is the 0-based line for NDJSON (blank
+   * lines count) or the array element otherwise. The rest of the batch is written.
+   */
   document_errors?: { index: number; message: string }[];
 }
 
@@ -64,6 +70,7 @@ export interface SyncedMessage {
 export interface ErrorMessage {
   type: 'error';
   id: number | null;
+  /** A code of the error catalogue (errors.ts, docs/ERRORS.md). */
   code: string;
   message: string;
 }

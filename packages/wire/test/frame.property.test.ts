@@ -5,7 +5,16 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, decodeServerMessage, encodeFrame, encodeFrameParts, encodeServerMessage, WireError, type ClientMessage, type ServerMessage } from '../src/index.js';
+import {
+  type ClientMessage,
+  decodeFrame,
+  decodeServerMessage,
+  encodeFrame,
+  encodeFrameParts,
+  encodeServerMessage,
+  type ServerMessage,
+  WireError,
+} from '../src/index.js';
 
 const WIRE_CODES = new Set(['WHARF_ERR_WS_BAD_FRAME', 'WHARF_ERR_WS_BAD_MESSAGE', 'WHARF_ERR_WS_FRAME_TOO_LARGE']);
 
@@ -15,7 +24,8 @@ function decodeOrWireError(bytes: Uint8Array): { ok: true } | { ok: false; err: 
     decodeFrame(bytes);
     return { ok: true };
   } catch (err) {
-    if (!(err instanceof WireError)) throw new Error(`decodeFrame threw a ${(err as Error)?.constructor?.name}: ${String(err)}`);
+    if (!(err instanceof WireError))
+      throw new Error(`decodeFrame threw a ${(err as Error)?.constructor?.name}: ${String(err)}`);
     return { ok: false, err };
   }
 }
@@ -25,7 +35,14 @@ const id = fc.maxSafeNat();
 const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   fc.record({ type: fc.constant('ensureTable' as const), id, table }, { requiredKeys: ['type', 'id', 'table'] }),
   fc.record(
-    { type: fc.constant('insert' as const), id, table, format: fc.constantFrom('ndjson' as const, 'json' as const), durability: fc.constantFrom('soft' as const, 'hard' as const), conflict: fc.constantFrom('error' as const, 'replace' as const, 'update' as const) },
+    {
+      type: fc.constant('insert' as const),
+      id,
+      table,
+      format: fc.constantFrom('ndjson' as const, 'json' as const),
+      durability: fc.constantFrom('soft' as const, 'hard' as const),
+      conflict: fc.constantFrom('error' as const, 'replace' as const, 'update' as const),
+    },
     { requiredKeys: ['type', 'id', 'table', 'format'] },
   ),
   fc.record({ type: fc.constant('sync' as const), id }),
@@ -34,7 +51,20 @@ const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
 /** A header of arbitrary JSON (mostly objects with protocol-like keys), to reach the validator. */
 const jsonHeader = fc.oneof(
   fc.json(),
-  fc.record({ type: fc.oneof(fc.constantFrom('ensureTable', 'insert', 'sync', '__proto__', 'constructor'), fc.string()), id: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(null)), table: fc.oneof(fc.string(), fc.integer()), format: fc.oneof(fc.constantFrom('ndjson', 'json'), fc.string()), durability: fc.string(), conflict: fc.string(), primaryKey: fc.oneof(fc.string(), fc.constant(0)) }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+  fc
+    .record(
+      {
+        type: fc.oneof(fc.constantFrom('ensureTable', 'insert', 'sync', '__proto__', 'constructor'), fc.string()),
+        id: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(null)),
+        table: fc.oneof(fc.string(), fc.integer()),
+        format: fc.oneof(fc.constantFrom('ndjson', 'json'), fc.string()),
+        durability: fc.string(),
+        conflict: fc.string(),
+        primaryKey: fc.oneof(fc.string(), fc.constant(0)),
+      },
+      { requiredKeys: [] },
+    )
+    .map((o) => JSON.stringify(o)),
 );
 
 function frameWithHeader(headerText: string, payload: Uint8Array, lengthDelta: number): Buffer {
@@ -59,13 +89,18 @@ describe('ws frame codec (fast-check)', () => {
 
   it('decodes frames with arbitrary JSON headers, payloads and length prefixes cleanly', () => {
     fc.assert(
-      fc.property(jsonHeader, fc.uint8Array({ maxLength: 64 }), fc.integer({ min: -8, max: 8 }), (header, payload, delta) => {
-        const r = decodeOrWireError(frameWithHeader(header, payload, delta));
-        if (!r.ok) {
-          expect(WIRE_CODES.has(r.err.code)).toBe(true);
-          expect(r.err.message.length).toBeGreaterThan(0);
-        }
-      }),
+      fc.property(
+        jsonHeader,
+        fc.uint8Array({ maxLength: 64 }),
+        fc.integer({ min: -8, max: 8 }),
+        (header, payload, delta) => {
+          const r = decodeOrWireError(frameWithHeader(header, payload, delta));
+          if (!r.ok) {
+            expect(WIRE_CODES.has(r.err.code)).toBe(true);
+            expect(r.err.message.length).toBeGreaterThan(0);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -85,11 +120,23 @@ describe('ws frame codec (fast-check)', () => {
   });
 
   it('round-trips server messages', () => {
-    const result = fc.record({ inserted: fc.nat(), replaced: fc.nat(), unchanged: fc.nat(), deleted: fc.nat(), skipped: fc.nat(), errors: fc.nat() });
+    const result = fc.record({
+      inserted: fc.nat(),
+      replaced: fc.nat(),
+      unchanged: fc.nat(),
+      deleted: fc.nat(),
+      skipped: fc.nat(),
+      errors: fc.nat(),
+    });
     const serverMessage: fc.Arbitrary<ServerMessage> = fc.oneof(
       fc.record({ type: fc.constant('ack' as const), id: fc.nat(), result }),
       fc.record({ type: fc.constant('synced' as const), id: fc.nat() }),
-      fc.record({ type: fc.constant('error' as const), id: fc.option(fc.nat(), { nil: null }), code: fc.string({ minLength: 1 }), message: fc.string() }),
+      fc.record({
+        type: fc.constant('error' as const),
+        id: fc.option(fc.nat(), { nil: null }),
+        code: fc.string({ minLength: 1 }),
+        message: fc.string(),
+      }),
     );
     fc.assert(
       fc.property(serverMessage, (msg) => {

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
 import { decodeFrame, decodeServerMessage, encodeFrame, encodeFrameParts, limits, WireError } from '@wharf/wire';
+import { describe, expect, it } from 'vitest';
+import { thrown } from '../../../test/helpers/thrown.js';
 
 function frameWithHeader(headerText: string, payload = Buffer.alloc(0)): Buffer {
   const h = Buffer.from(headerText);
@@ -8,23 +9,25 @@ function frameWithHeader(headerText: string, payload = Buffer.alloc(0)): Buffer 
   return Buffer.concat([len, h, payload]);
 }
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(WireError);
-    return (err as WireError).code;
-  }
-  throw new Error('expected a WireError');
-}
+const codeOf = (fn: () => unknown): string => thrown(fn, WireError).code;
 
 describe('ws ingest frame codec', () => {
   it('round-trips an insert with an NDJSON payload', () => {
     const payload = Buffer.from('{"id":1}\n{"id":2}\n');
-    const frame = encodeFrame({ type: 'insert', id: 7, table: 't', format: 'ndjson', durability: 'hard', conflict: 'replace' }, payload);
+    const frame = encodeFrame(
+      { type: 'insert', id: 7, table: 't', format: 'ndjson', durability: 'hard', conflict: 'replace' },
+      payload,
+    );
     expect(frame.readUInt32LE(0)).toBe(frame.length - 4 - payload.length);
     const { header, payload: out } = decodeFrame(frame);
-    expect(header).toEqual({ type: 'insert', id: 7, table: 't', format: 'ndjson', durability: 'hard', conflict: 'replace' });
+    expect(header).toEqual({
+      type: 'insert',
+      id: 7,
+      table: 't',
+      format: 'ndjson',
+      durability: 'hard',
+      conflict: 'replace',
+    });
     expect(out.toString()).toBe(payload.toString());
   });
 
@@ -36,7 +39,10 @@ describe('ws ingest frame codec', () => {
 
   it('round-trips ensureTable and sync without payload', () => {
     expect(decodeFrame(encodeFrame({ type: 'ensureTable', id: 1, table: 'a', primaryKey: 'k' })).header).toEqual({
-      type: 'ensureTable', id: 1, table: 'a', primaryKey: 'k',
+      type: 'ensureTable',
+      id: 1,
+      table: 'a',
+      primaryKey: 'k',
     });
     const { header, payload } = decodeFrame(encodeFrame({ type: 'sync', id: 2 }));
     expect(header).toEqual({ type: 'sync', id: 2 });
@@ -75,7 +81,9 @@ describe('ws ingest frame codec', () => {
         expect((err as WireError).id, text).toBe(id);
       }
     }
-    expect(codeOf(() => decodeFrame(frameWithHeader('{"type":"sync","id":1}', Buffer.from('x'))))).toBe('WHARF_ERR_WS_BAD_MESSAGE');
+    expect(codeOf(() => decodeFrame(frameWithHeader('{"type":"sync","id":1}', Buffer.from('x'))))).toBe(
+      'WHARF_ERR_WS_BAD_MESSAGE',
+    );
   });
 
   it('decodes server messages and rejects anything else', () => {

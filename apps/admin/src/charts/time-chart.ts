@@ -52,14 +52,37 @@ export function TimeChart(props: TimeChartProps) {
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
       scales: {
-        x: { time: props.xTime ?? true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] }, ...(hasY2 ? { y2: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } } : {}) },
+        x: { time: props.xTime ?? true },
+        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
+        ...(hasY2 ? { y2: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } } : {}),
+      },
       axes: [
         { stroke: '#8a94a6', grid: { stroke: '#eef0f4' }, ...(props.xLabel ? { label: props.xLabel } : {}) },
-        { stroke: '#8a94a6', grid: { stroke: '#eef0f4' }, label: props.yLabel, size: props.yFormat ? 76 : 60, values: (_u, ticks) => ticks.map(props.yFormat ?? formatNumber) },
-        ...(hasY2 ? [{ scale: 'y2', side: 1, stroke: '#8a94a6', grid: { show: false }, label: props.y2Label, size: props.y2Format ? 76 : 60, values: (_u, ticks) => ticks.map(props.y2Format ?? formatNumber) } as uPlot.Axis] : []),
+        {
+          stroke: '#8a94a6',
+          grid: { stroke: '#eef0f4' },
+          label: props.yLabel,
+          size: props.yFormat ? 76 : 60,
+          values: (_u, ticks) => ticks.map(props.yFormat ?? formatNumber),
+        },
+        ...(hasY2
+          ? [
+              {
+                scale: 'y2',
+                side: 1,
+                stroke: '#8a94a6',
+                grid: { show: false },
+                label: props.y2Label,
+                size: props.y2Format ? 76 : 60,
+                values: (_u, ticks) => ticks.map(props.y2Format ?? formatNumber),
+              } as uPlot.Axis,
+            ]
+          : []),
       ],
       series: [
-        props.xTime === false ? { label: 'at', value: (_u: uPlot, v: number | null) => (v == null ? '–' : `${v.toFixed(1)} s`) } : {},
+        props.xTime === false
+          ? { label: 'at', value: (_u: uPlot, v: number | null) => (v == null ? '–' : `${v.toFixed(1)} s`) }
+          : {},
         ...props.series.map((s) => ({
           label: s.label,
           stroke: s.color,
@@ -103,5 +126,8 @@ function padded(data: TimeChartProps['data'], time: boolean): uPlot.AlignedData 
   if (xs.length >= 2) return data as uPlot.AlignedData;
   const end = xs.length === 1 ? (xs[0] as number) : time ? Date.now() / 1000 : 1;
   const span = time ? 60 : 1;
-  return [[end - span, end], ...data.slice(1).map((ys) => [null, ys.length ? (ys[0] ?? null) : null])] as uPlot.AlignedData;
+  return [
+    [end - span, end],
+    ...data.slice(1).map((ys) => [null, ys.length ? (ys[0] ?? null) : null]),
+  ] as uPlot.AlignedData;
 }

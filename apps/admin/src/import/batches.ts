@@ -55,11 +55,19 @@ export function prepare(text: string, format: ImportFormat, fileName: string, li
       throw new FileFormatError(`${fileName} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
     const docs = Array.isArray(parsed) ? parsed : parsed !== null && typeof parsed === 'object' ? [parsed] : null;
-    if (!docs) throw new FileFormatError(`${fileName} holds a JSON ${typeof parsed}; expected an array of objects (or one object).`);
+    if (!docs)
+      throw new FileFormatError(
+        `${fileName} holds a JSON ${typeof parsed}; expected an array of objects (or one object).`,
+      );
     return prepareArray(docs, 'json', [], (i) => `element ${i}`, limits);
   }
-  const result = Papa.parse<Record<string, unknown>>(text, { header: true, dynamicTyping: true, skipEmptyLines: 'greedy' });
-  if (!result.meta.fields || result.meta.fields.length === 0) throw new FileFormatError(`${fileName} has no CSV header row.`);
+  const result = Papa.parse<Record<string, unknown>>(text, {
+    header: true,
+    dynamicTyping: true,
+    skipEmptyLines: 'greedy',
+  });
+  if (!result.meta.fields || result.meta.fields.length === 0)
+    throw new FileFormatError(`${fileName} has no CSV header row.`);
   const badRows = new Set<number>();
   const parseErrors = result.errors.map((e) => {
     if (typeof e.row === 'number') badRows.add(e.row);
@@ -108,7 +116,13 @@ function prepareNdjson(text: string, limits: BatchLimits): PreparedFile {
   };
 }
 
-function prepareArray(docs: unknown[], format: ImportFormat, parseErrors: string[], locate: (i: number) => string, limits: BatchLimits): PreparedFile {
+function prepareArray(
+  docs: unknown[],
+  format: ImportFormat,
+  parseErrors: string[],
+  locate: (i: number) => string,
+  limits: BatchLimits,
+): PreparedFile {
   return {
     format,
     total: docs.length,
@@ -126,7 +140,13 @@ function prepareArray(docs: unknown[], format: ImportFormat, parseErrors: string
           bytes += s.length + 1;
           i++;
         }
-        yield { kind: 'json', body: `[${parts.join(',')}]`, documents: parts.length, units: parts.length, locate: (index: number) => locate(start + index) };
+        yield {
+          kind: 'json',
+          body: `[${parts.join(',')}]`,
+          documents: parts.length,
+          units: parts.length,
+          locate: (index: number) => locate(start + index),
+        };
       }
     },
   };

@@ -7,8 +7,16 @@
  * A document the server rejects is counted and sampled with its line; a failed request (the table
  * is gone, the server is down, a batch too large) stops the run and is reported as its error.
  */
-import { api, describeError, type Conflict, type Durability, type ImportFormat, type ImportRun, type WriteResult } from '../api.ts';
-import { FileFormatError, prepare, type Batch, type PreparedFile } from './batches.ts';
+import {
+  api,
+  type Conflict,
+  type Durability,
+  describeError,
+  type ImportFormat,
+  type ImportRun,
+  type WriteResult,
+} from '../api.ts';
+import { type Batch, FileFormatError, type PreparedFile, prepare } from './batches.ts';
 
 export interface ImportOptions {
   table: string;
@@ -67,16 +75,40 @@ function quantile(sorted: number[], q: number): number | null {
 export async function runImport(opts: ImportOptions, onProgress: (p: ImportProgress) => void): Promise<ImportProgress> {
   const started = performance.now();
   const p: ImportProgress = {
-    phase: 'reading', runId: null, done: 0, total: opts.file.size, unit: 'characters', documents: 0, inserted: 0, replaced: 0,
-    unchanged: 0, errors: 0, batches: 0, elapsedMs: 0, intervals: [], errorSamples: [], latencyP50Ms: null, latencyP99Ms: null,
-    latencyMaxMs: null, fatal: null, historyError: null,
+    phase: 'reading',
+    runId: null,
+    done: 0,
+    total: opts.file.size,
+    unit: 'characters',
+    documents: 0,
+    inserted: 0,
+    replaced: 0,
+    unchanged: 0,
+    errors: 0,
+    batches: 0,
+    elapsedMs: 0,
+    intervals: [],
+    errorSamples: [],
+    latencyP50Ms: null,
+    latencyP99Ms: null,
+    latencyMaxMs: null,
+    fatal: null,
+    historyError: null,
   };
   const latencies: number[] = [];
   const emit = (): void => onProgress({ ...p, intervals: p.intervals.slice(), errorSamples: p.errorSamples.slice() });
 
   let run: ImportRun | null = null;
   try {
-    run = await api.startImport({ table: opts.table, file: opts.file.name, format: opts.format, bytes: opts.file.size, conflict: opts.conflict, durability: opts.durability, source: 'admin' });
+    run = await api.startImport({
+      table: opts.table,
+      file: opts.file.name,
+      format: opts.format,
+      bytes: opts.file.size,
+      conflict: opts.conflict,
+      durability: opts.durability,
+      source: 'admin',
+    });
     p.runId = run.id;
   } catch (err) {
     p.historyError = `Could not record the run in the import history: ${describeError(err)}`;
@@ -97,10 +129,22 @@ export async function runImport(opts: ImportOptions, onProgress: (p: ImportProgr
       await api.updateImport(run.id, {
         ...(final ? { status: p.phase === 'failed' ? 'failed' : 'done' } : {}),
         bytesDone: p.unit === 'characters' ? p.done : Math.round((p.done / Math.max(1, p.total)) * opts.file.size),
-        documents: p.documents, inserted: p.inserted, replaced: p.replaced, unchanged: p.unchanged, errors: p.errors, batches: p.batches,
-        durationMs: p.elapsedMs, docsPerSec: p.elapsedMs > 0 ? (p.documents / p.elapsedMs) * 1000 : 0,
-        ...(p.latencyP50Ms !== null ? { latencyP50Ms: p.latencyP50Ms, latencyP99Ms: p.latencyP99Ms ?? 0, latencyMaxMs: p.latencyMaxMs ?? 0 } : {}),
-        ...(p.fatal ? { firstError: p.fatal.slice(0, 4000) } : p.errorSamples[0] ? { firstError: p.errorSamples[0].slice(0, 4000) } : {}),
+        documents: p.documents,
+        inserted: p.inserted,
+        replaced: p.replaced,
+        unchanged: p.unchanged,
+        errors: p.errors,
+        batches: p.batches,
+        durationMs: p.elapsedMs,
+        docsPerSec: p.elapsedMs > 0 ? (p.documents / p.elapsedMs) * 1000 : 0,
+        ...(p.latencyP50Ms !== null
+          ? { latencyP50Ms: p.latencyP50Ms, latencyP99Ms: p.latencyP99Ms ?? 0, latencyMaxMs: p.latencyMaxMs ?? 0 }
+          : {}),
+        ...(p.fatal
+          ? { firstError: p.fatal.slice(0, 4000) }
+          : p.errorSamples[0]
+            ? { firstError: p.errorSamples[0].slice(0, 4000) }
+            : {}),
       });
     } catch (err) {
       p.historyError = `Could not update the import history: ${describeError(err)}`;
@@ -110,7 +154,10 @@ export async function runImport(opts: ImportOptions, onProgress: (p: ImportProgr
   let prepared: PreparedFile;
   try {
     const text = await opts.file.text();
-    prepared = prepare(text, opts.format, opts.file.name, { docs: opts.batchDocs ?? 1000, bytes: opts.batchBytes ?? 1 << 20 });
+    prepared = prepare(text, opts.format, opts.file.name, {
+      docs: opts.batchDocs ?? 1000,
+      bytes: opts.batchBytes ?? 1 << 20,
+    });
   } catch (err) {
     p.phase = 'failed';
     p.fatal = err instanceof FileFormatError ? err.message : `Could not read ${opts.file.name}: ${describeError(err)}`;
@@ -181,7 +228,8 @@ export async function runImport(opts: ImportOptions, onProgress: (p: ImportProgr
     tickDocs += batch.documents;
     if (r.errors > 0) {
       const list = r.document_errors ?? [];
-      for (const d of list) if (p.errorSamples.length < MAX_SAMPLES) p.errorSamples.push(`${batch.locate(d.index)}: ${d.message}`);
+      for (const d of list)
+        if (p.errorSamples.length < MAX_SAMPLES) p.errorSamples.push(`${batch.locate(d.index)}: ${d.message}`);
       if (list.length === 0 && r.first_error && p.errorSamples.length < MAX_SAMPLES) p.errorSamples.push(r.first_error);
     }
   };
@@ -190,7 +238,10 @@ export async function runImport(opts: ImportOptions, onProgress: (p: ImportProgr
     for (let batch = next(); batch && !p.fatal; batch = next()) {
       const t0 = performance.now();
       try {
-        const r = await api.insertRaw(opts.table, batch.body, batch.kind, { conflict: opts.conflict, durability: opts.durability });
+        const r = await api.insertRaw(opts.table, batch.body, batch.kind, {
+          conflict: opts.conflict,
+          durability: opts.durability,
+        });
         account(batch, r, performance.now() - t0);
       } catch (err) {
         p.fatal ??= `Batch ${p.batches + 1} (from ${batch.locate(0)}) failed: ${describeError(err)}`;

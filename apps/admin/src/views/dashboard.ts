@@ -6,9 +6,9 @@
 import { html } from 'htm/preact';
 import { useMemo } from 'preact/hooks';
 import type { FeedState } from '../api.ts';
-import type { StatsHistory, RatePoint } from '../stats-history.ts';
 import { TimeChart } from '../charts/time-chart.ts';
 import { formatBytes, formatCount, formatDuration, formatNumber } from '../format.ts';
+import type { RatePoint, StatsHistory } from '../stats-history.ts';
 
 /** A latency in µs as text, from a bucket's upper bound. */
 function micros(us: number | null | undefined): string {
@@ -47,12 +47,34 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
   const data = useMemo(() => {
     const xs = points.map((p) => p.t);
     return {
-      writes: [xs, col(points, (p) => p.writesPerSec), col(points, (p) => p.commitsPerSec), col(points, (p) => p.fdatasyncsPerSec)] as [number[], ...(number | null)[][]],
-      groups: [xs, col(points, (p) => p.docsPerGroup), col(points, (p) => p.opsPerGroup)] as [number[], ...(number | null)[][]],
-      requests: [xs, col(points, (p) => p.httpRequestsPerSec), col(points, (p) => p.driverQueriesPerSec)] as [number[], ...(number | null)[][]],
-      journal: [xs, col(points, (p) => p.journalBytesSinceCheckpoint), col(points, (p) => p.journalBytesPerSec)] as [number[], ...(number | null)[][]],
-      memory: [xs, col(points, (p) => p.memtableBytes), col(points, (p) => p.cacheBytes), col(points, (p) => p.memoryBudget)] as [number[], ...(number | null)[][]],
-      pacing: [xs, col(points, (p) => p.writeRateLimitBps), col(points, (p) => p.pacingDebtBytes)] as [number[], ...(number | null)[][]],
+      writes: [
+        xs,
+        col(points, (p) => p.writesPerSec),
+        col(points, (p) => p.commitsPerSec),
+        col(points, (p) => p.fdatasyncsPerSec),
+      ] as [number[], ...(number | null)[][]],
+      groups: [xs, col(points, (p) => p.docsPerGroup), col(points, (p) => p.opsPerGroup)] as [
+        number[],
+        ...(number | null)[][],
+      ],
+      requests: [xs, col(points, (p) => p.httpRequestsPerSec), col(points, (p) => p.driverQueriesPerSec)] as [
+        number[],
+        ...(number | null)[][],
+      ],
+      journal: [xs, col(points, (p) => p.journalBytesSinceCheckpoint), col(points, (p) => p.journalBytesPerSec)] as [
+        number[],
+        ...(number | null)[][],
+      ],
+      memory: [
+        xs,
+        col(points, (p) => p.memtableBytes),
+        col(points, (p) => p.cacheBytes),
+        col(points, (p) => p.memoryBudget),
+      ] as [number[], ...(number | null)[][]],
+      pacing: [xs, col(points, (p) => p.writeRateLimitBps), col(points, (p) => p.pacingDebtBytes)] as [
+        number[],
+        ...(number | null)[][],
+      ],
     };
   }, [points]);
 
@@ -67,8 +89,14 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
   const n = (v: number | null, suffix = ''): string => (v === null ? '–' : `${formatNumber(v)}${suffix}`);
   // Memory, pacing, runs and compression (engines with a memory budget; '–' when a field is absent).
   const f = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-  const bytes = (v: unknown): string => { const x = f(v); return x === null ? '–' : formatBytes(x); };
-  const count = (v: unknown): string => { const x = f(v); return x === null ? '–' : formatCount(x); };
+  const bytes = (v: unknown): string => {
+    const x = f(v);
+    return x === null ? '–' : formatBytes(x);
+  };
+  const count = (v: unknown): string => {
+    const x = f(v);
+    return x === null ? '–' : formatCount(x);
+  };
   const memtables = f(e.memtableBytes) === null ? null : (f(e.memtableBytes) ?? 0) + (f(e.frozenMemtableBytes) ?? 0);
   const budget = f(e.memoryBudget);
   const used = memtables === null ? null : memtables + (f(e.cacheBytes) ?? 0);
@@ -86,7 +114,10 @@ export function Dashboard({ history, feed, feedDetail }: DashboardProps) {
       <${Stat} id="group" label="documents / group" value=${n(last(points, (p) => p.docsPerGroup))} hint=${`largest group: ${formatNumber(e.maxGroupOps)} ops`} />
       <${Stat} id="reads" label="reads / s" value=${n(last(points, (p) => p.readsPerSec))} hint=${`${formatCount(e.reads)} reads, ${formatCount(e.documentsRead)} documents since open`} />
       <${Stat} id="commit-latency" label="commit latency p50 / p99" value=${`${micros(last(points, (p) => p.commitP50Us))} / ${micros(last(points, (p) => p.commitP99Us))}`} hint=${`since open: ${micros(e.commitLatencyP50Us || null)} / ${micros(e.commitLatencyP99Us || null)} (≤, µs buckets)`} />
-      <${Stat} id="requests" label="HTTP requests / s" value=${n(last(points, (p) => p.httpRequestsPerSec))} hint=${`driver queries: ${n(last(points, (p) => p.driverQueriesPerSec), '/s')}`} />
+      <${Stat} id="requests" label="HTTP requests / s" value=${n(last(points, (p) => p.httpRequestsPerSec))} hint=${`driver queries: ${n(
+        last(points, (p) => p.driverQueriesPerSec),
+        '/s',
+      )}`} />
       <${Stat} id="journal" label="journal since checkpoint" value=${formatBytes(e.journalBytesSinceCheckpoint)} hint=${`${formatBytes(e.bytesJournaled)} journaled since open`} />
       <${Stat} id="checkpoints" label="checkpoints" value=${formatCount(e.checkpoints)} hint=${`${formatNumber(e.merges)} merges, ${formatNumber(e.segmentsCreated)} segments created, ${formatNumber(e.segmentsRecycled)} recycled`} />
       <${Stat} id="memory" label="memory: memtables + cache / budget" value=${`${used === null ? '–' : formatBytes(used)} / ${budget === null ? '–' : formatBytes(budget)}`} hint=${`memtables ${memtables === null ? '–' : formatBytes(memtables)} (${bytes(e.frozenMemtableBytes)} being checkpointed), cache ${bytes(e.cacheBytes)}${lookups > 0 ? ` (${formatNumber((100 * hits) / lookups)} % hits)` : ''}`} />

@@ -4,9 +4,9 @@
  */
 import { html } from 'htm/preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, describeError, type Doc, type Key, type TableInfo, type WriteResult } from '../api.ts';
+import { api, type Doc, describeError, type Key, type TableInfo, type WriteResult } from '../api.ts';
 import { formatCount } from '../format.ts';
-import { JsonEditor, checkJson } from './json-editor.ts';
+import { checkJson, JsonEditor } from './json-editor.ts';
 
 const PAGE_SIZES = [10, 25, 50, 100];
 
@@ -46,19 +46,22 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
     api.listTables().then(setTables, (err) => setError(describeError(err)));
   }, [table]);
 
-  const load = useCallback(async (after: string | undefined) => {
-    if (!table) return;
-    try {
-      const [page, n] = await Promise.all([api.scan(table, { gte, lt, limit, reverse, after }), api.count(table)]);
-      setDocs(page.documents);
-      setNext(page.next);
-      setCount(n);
-      setError(null);
-    } catch (err) {
-      setDocs(null);
-      setError(describeError(err));
-    }
-  }, [table, gte, lt, limit, reverse]);
+  const load = useCallback(
+    async (after: string | undefined) => {
+      if (!table) return;
+      try {
+        const [page, n] = await Promise.all([api.scan(table, { gte, lt, limit, reverse, after }), api.count(table)]);
+        setDocs(page.documents);
+        setNext(page.next);
+        setCount(n);
+        setError(null);
+      } catch (err) {
+        setDocs(null);
+        setError(describeError(err));
+      }
+    },
+    [table, gte, lt, limit, reverse],
+  );
 
   useEffect(() => {
     setCursors([undefined]);
@@ -106,13 +109,18 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
     setBusy(true);
     setNotice(null);
     try {
-      const r = await api.insert(table, check.value, { conflict: editing.key === null ? 'error' : 'replace', durability: 'hard' });
+      const r = await api.insert(table, check.value, {
+        conflict: editing.key === null ? 'error' : 'replace',
+        durability: 'hard',
+      });
       const problem = writeProblem(r);
       if (problem) {
         setError(problem);
       } else {
         const key = (check.value[pk] ?? r.generated_keys?.[0]) as Key;
-        setNotice(`Saved ${pk} ${JSON.stringify(key)}: ${r.inserted} inserted, ${r.replaced} replaced, ${r.unchanged} unchanged.`);
+        setNotice(
+          `Saved ${pk} ${JSON.stringify(key)}: ${r.inserted} inserted, ${r.replaced} replaced, ${r.unchanged} unchanged.`,
+        );
         setEditing({ key, text: JSON.stringify({ ...check.value, [pk]: key }, null, 2) });
         setError(null);
         reload();
@@ -133,7 +141,11 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
       const problem = writeProblem(r);
       if (problem) setError(problem);
       else {
-        setNotice(r.deleted ? `Deleted ${pk} ${JSON.stringify(key)}.` : `Nothing to delete: no document with ${pk} ${JSON.stringify(key)}.`);
+        setNotice(
+          r.deleted
+            ? `Deleted ${pk} ${JSON.stringify(key)}.`
+            : `Nothing to delete: no document with ${pk} ${JSON.stringify(key)}.`,
+        );
         setError(null);
         if (editing?.key === key) setEditing(null);
         reload();
@@ -159,7 +171,10 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
     </div>
     ${error ? html`<div class="error" role="alert" data-testid="explorer-error">${error}</div>` : null}
     ${notice ? html`<div class="notice" role="status" data-testid="explorer-notice">${notice}</div>` : null}
-    ${!table ? html`<p class="muted">Choose a table to browse.</p>` : html`
+    ${
+      !table
+        ? html`<p class="muted">Choose a table to browse.</p>`
+        : html`
       <form class="inline-form" onSubmit=${browse}>
         <label>${`${pk} ≥`} <input size="10" data-testid="range-gte" value=${gte} onInput=${(e: Event) => setGte((e.target as HTMLInputElement).value)} placeholder="min" /></label>
         <label>${`${pk} <`} <input size="10" data-testid="range-lt" value=${lt} onInput=${(e: Event) => setLt((e.target as HTMLInputElement).value)} placeholder="max" /></label>
@@ -171,9 +186,14 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
       <form class="inline-form" onSubmit=${getByKey}>
         <label>Get by ${pk} <input data-testid="get-key" size="14" value=${keyText} onInput=${(e: Event) => setKeyText((e.target as HTMLInputElement).value)} /></label>
         <button type="submit" disabled=${keyText === ''}>Get</button>
-        <button type="button" data-testid="new-document" onClick=${() => { setNotice(null); setEditing({ key: null, text: `{\n  "${pk}": \n}` }); }}>New document</button>
+        <button type="button" data-testid="new-document" onClick=${() => {
+          setNotice(null);
+          setEditing({ key: null, text: `{\n  "${pk}": \n}` });
+        }}>New document</button>
       </form>
-      ${editing ? html`<div class="editor-panel" data-testid="editor-panel">
+      ${
+        editing
+          ? html`<div class="editor-panel" data-testid="editor-panel">
         <h3>${editing.key === null ? 'New document' : html`Edit ${pk} <code>${JSON.stringify(editing.key)}</code>`}</h3>
         <${JsonEditor} text=${editing.text} error=${check?.error ?? null} onInput=${(text: string) => setEditing({ ...editing, text })} />
         ${keyChanged ? html`<div class="field-warn">The ${pk} changed: saving writes a new document and keeps the old one.</div>` : null}
@@ -182,13 +202,24 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
           ${editing.key !== null ? html`<button class="danger" onClick=${() => setConfirmDelete(editing.key)}>Delete…</button>` : null}
           <button onClick=${() => setEditing(null)}>Close</button>
         </div>
-      </div>` : null}
-      ${confirmDelete !== null ? html`<div class="confirm-box" role="dialog" data-testid="confirm-delete">
+      </div>`
+          : null
+      }
+      ${
+        confirmDelete !== null
+          ? html`<div class="confirm-box" role="dialog" data-testid="confirm-delete">
         Delete the document with ${pk} <code>${JSON.stringify(confirmDelete)}</code>?
         <button class="danger" disabled=${busy} onClick=${() => void remove(confirmDelete)}>Confirm delete</button>
         <button onClick=${() => setConfirmDelete(null)}>Cancel</button>
-      </div>` : null}
-      ${docs === null ? null : docs.length === 0 ? html`<p class="muted">No documents in this range.</p>` : html`
+      </div>`
+          : null
+      }
+      ${
+        docs === null
+          ? null
+          : docs.length === 0
+            ? html`<p class="muted">No documents in this range.</p>`
+            : html`
         <div class="table-scroll"><table class="grid docs" data-testid="documents">
           <thead><tr><th>${pk}</th><th>document</th><th></th></tr></thead>
           <tbody>${docs.map((d) => {
@@ -197,16 +228,21 @@ export function Explorer({ table, onTable }: { table: string | null; onTable: (t
               <td><code>${JSON.stringify(key)}</code></td>
               <td class="doc-preview"><code>${JSON.stringify(d)}</code></td>
               <td class="actions">
-                <button data-testid="edit-document" onClick=${() => { setNotice(null); setEditing({ key, text: JSON.stringify(d, null, 2) }); }}>Edit</button>
+                <button data-testid="edit-document" onClick=${() => {
+                  setNotice(null);
+                  setEditing({ key, text: JSON.stringify(d, null, 2) });
+                }}>Edit</button>
                 <button class="danger" onClick=${() => setConfirmDelete(key)}>Delete</button>
               </td>
             </tr>`;
           })}</tbody>
-        </table></div>`}
+        </table></div>`
+      }
       <div class="pager">
         <button onClick=${prevPage} disabled=${cursors.length < 2}>← Previous</button>
         <span class="muted">page ${cursors.length}</span>
         <button data-testid="next-page" onClick=${nextPage} disabled=${next === null}>Next →</button>
-      </div>`}
+      </div>`
+    }
   </section>`;
 }

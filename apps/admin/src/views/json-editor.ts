@@ -27,7 +27,10 @@ export function checkJson(text: string): JsonCheck {
     return { value: null, error: `Invalid JSON: ${msg}` };
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return { value: null, error: `A document must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.` };
+    return {
+      value: null,
+      error: `A document must be a JSON object, not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : typeof parsed}.`,
+    };
   }
   return { value: parsed as Record<string, unknown>, error: null };
 }

@@ -73,28 +73,34 @@ export function Tables() {
     </form>
     ${error ? html`<div class="error" role="alert" data-testid="tables-error">${error}</div>` : null}
     ${notice ? html`<div class="notice" role="status">${notice}</div>` : null}
-    ${tables === null
-      ? html`<p class="muted">Loading…</p>`
-      : tables.length === 0
-        ? html`<p class="muted">No tables yet.</p>`
-        : html`<div class="table-scroll"><table class="grid" data-testid="tables-list">
+    ${
+      tables === null
+        ? html`<p class="muted">Loading…</p>`
+        : tables.length === 0
+          ? html`<p class="muted">No tables yet.</p>`
+          : html`<div class="table-scroll"><table class="grid" data-testid="tables-list">
             <thead><tr><th>Name</th><th>Primary key</th><th class="num">Documents</th><th class="num">Size</th><th></th></tr></thead>
             <tbody>
-              ${tables.map((t) => html`<tr key=${t.name} data-testid=${`table-row-${t.name}`}>
+              ${tables.map(
+                (t) => html`<tr key=${t.name} data-testid=${`table-row-${t.name}`}>
                 <td><a href=${`#/explorer/${encodeURIComponent(t.name)}`}>${t.name}</a></td>
                 <td><code>${t.primaryKey}</code></td>
                 <td class="num" data-testid="table-documents">${formatCount(t.documents)}</td>
                 <td class="num">${formatBytes(t.bytes)}</td>
                 <td class="actions">
-                  ${confirming === t.name
-                    ? html`<span class="confirm">Drop ${t.name} and its ${formatCount(t.documents)} documents?
+                  ${
+                    confirming === t.name
+                      ? html`<span class="confirm">Drop ${t.name} and its ${formatCount(t.documents)} documents?
                         <button class="danger" disabled=${busy} onClick=${() => void drop(t.name)}>Confirm drop</button>
                         <button onClick=${() => setConfirming(null)}>Cancel</button></span>`
-                    : html`<a class="button" href=${`#/imports/${encodeURIComponent(t.name)}`}>Import</a>
-                        <button class="danger" onClick=${() => setConfirming(t.name)}>Drop</button>`}
+                      : html`<a class="button" href=${`#/imports/${encodeURIComponent(t.name)}`}>Import</a>
+                        <button class="danger" onClick=${() => setConfirming(t.name)}>Drop</button>`
+                  }
                 </td>
-              </tr>`)}
+              </tr>`,
+              )}
             </tbody>
-          </table></div>`}
+          </table></div>`
+    }
   </section>`;
 }

@@ -3,16 +3,19 @@
  * lazily, here and nowhere else, so users of remote targets never load it.
  * Batches go to the engine's bulk path, `table.insertNdjson`, parsed in Rust.
  */
-import { LoaderError, errorCode } from '../errors.js';
+import { errorCode, LoaderError } from '../errors.js';
 import type { IndexSpec, TargetStats, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
-/** The part of @wharf/engine's API this target uses (docs/CONTRACTS.md §1). */
+/**
+ * The part of @wharf/engine's API this target uses (docs/CONTRACTS.md §1), declared here rather
+ * than imported: @wharf/engine is an optional peer, and a remote-only install must typecheck
+ * without it. `Database` of @wharf/engine is assignable to it.
+ */
 export interface EngineTable {
   insertNdjson(buf: Buffer | string, opts: InsertOptions): Promise<WriteResult>;
-  /** Secondary indexes (optional: only needed for the loader's `indexes` option). */
-  createIndex?(name: string, field: string, options?: { multi?: boolean }): Promise<void>;
-  indexWait?(names?: string[], options?: { timeoutMs?: number }): Promise<unknown>;
+  createIndex(name: string, field: string, options?: { multi?: boolean }): Promise<void>;
+  indexWait(names?: string[], options?: { timeoutMs?: number }): Promise<unknown>;
 }
 export interface EngineDatabase {
   createTable(name: string, opts?: { primaryKey?: string }): Promise<unknown>;
@@ -32,9 +35,10 @@ export async function loadEngine(): Promise<EngineModule> {
   try {
     return (await import(ENGINE_PACKAGE)) as EngineModule;
   } catch (err) {
-    const missing = errorCode(err) === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(ENGINE_PACKAGE);
+    const missing =
+      errorCode(err) === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(ENGINE_PACKAGE);
     throw new LoaderError(
-      'WHARF_ENGINE_MISSING',
+      'WHARF_ERR_ENGINE_MISSING',
       missing
         ? 'the embedded: target needs the optional package @wharf/engine (npm install @wharf/engine), ' +
             'or use a remote target (wharf://host:port, rethinkdb://host/db)'
@@ -68,7 +72,7 @@ export class EmbeddedTarget implements Target {
   }
 
   #handle(): EngineDatabase {
-    if (!this.#db) throw new LoaderError('WHARF_LOADER_CLOSED', 'embedded target is not open');
+    if (!this.#db) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'embedded target is not open');
     return this.#db;
   }
 
@@ -82,7 +86,7 @@ export class EmbeddedTarget implements Target {
     try {
       await this.#handle().createTable(table, { primaryKey });
     } catch (err) {
-      if (errorCode(err) !== 'WHARF_TABLE_EXISTS') throw err;
+      if (errorCode(err) !== 'WHARF_ERR_TABLE_EXISTS') throw err;
     }
   }
 
@@ -96,20 +100,17 @@ export class EmbeddedTarget implements Target {
 
   async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
     const t = this.#handle().table(table);
-    if (typeof t.createIndex !== 'function') {
-      throw new LoaderError('WHARF_TARGET_ERROR', 'this version of @wharf/engine has no secondary indexes');
-    }
     try {
       await t.createIndex(spec.name, spec.field, { multi: spec.multi === true });
       return { existed: false };
     } catch (err) {
-      if (errorCode(err) === 'WHARF_INDEX_EXISTS') return { existed: true };
+      if (errorCode(err) === 'WHARF_ERR_INDEX_EXISTS') return { existed: true };
       throw err;
     }
   }
 
   async waitIndex(table: string, name: string): Promise<void> {
-    await this.#handle().table(table).indexWait!([name]);
+    await this.#handle().table(table).indexWait([name]);
   }
 
   async stats(): Promise<TargetStats | null> {

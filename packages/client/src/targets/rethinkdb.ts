@@ -9,13 +9,12 @@
  * failed: the loader then reports those errors against the batch's input range ('unattributed').
  */
 import { LoaderError } from '../errors.js';
-import type { TargetSpec } from './target.js';
 import type { IndexSpec, WriteResult } from '../types.js';
-import type { InsertOptions, Payload, Target } from './target.js';
+import type { InsertOptions, Payload, Target, TargetSpec } from './target.js';
 
 /** The driver's query builder. Its published types lack r.json, table.sync and camelCase
  *  optargs the driver accepts, so queries are built untyped and results checked here. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the official driver has no types; its results are checked where they are used
 type R = any;
 type Connection = import('rethinkdb').Connection;
 type Spec = Extract<TargetSpec, { kind: 'rethinkdb' }>;
@@ -95,18 +94,16 @@ export class RethinkdbTarget implements Target {
     const dbs = (await this.#run((r) => r.dbList())) as string[];
     if (!dbs.includes(db)) await this.#run((r) => r.dbCreate(db)).catch(ignoreExists);
     const tables = (await this.#run((r) => r.db(db).tableList())) as string[];
-    if (!tables.includes(table)) await this.#run((r) => r.db(db).tableCreate(table, { primaryKey })).catch(ignoreExists);
+    if (!tables.includes(table))
+      await this.#run((r) => r.db(db).tableCreate(table, { primaryKey })).catch(ignoreExists);
   }
 
   async insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {
-    if (payload.format !== 'json') throw new LoaderError('WHARF_INVALID_ARGUMENT', 'rethinkdb target takes JSON-array payloads');
+    if (payload.format !== 'json')
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'rethinkdb target takes JSON-array payloads');
     const text = payload.bytes.toString('utf8');
-    const res = await this.#run(
-      (r) =>
-        r
-          .db(this.#spec.db)
-          .table(table)
-          .insert(r.json(text), { durability: opts.durability, conflict: opts.conflict }),
+    const res = await this.#run((r) =>
+      r.db(this.#spec.db).table(table).insert(r.json(text), { durability: opts.durability, conflict: opts.conflict }),
     );
     return res as WriteResult;
   }
@@ -126,7 +123,9 @@ export class RethinkdbTarget implements Target {
         r
           .db(this.#spec.db)
           .table(table)
-          .indexCreate(spec.name, (doc: R) => parts.reduce((d: R, p: string) => d(p), doc), { multi: spec.multi === true }),
+          .indexCreate(spec.name, (doc: R) => parts.reduce((d: R, p: string) => d(p), doc), {
+            multi: spec.multi === true,
+          }),
       );
       return { existed: false };
     } catch (err) {

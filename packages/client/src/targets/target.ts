@@ -3,8 +3,9 @@
  * ingest path, or anything speaking the RethinkDB driver protocol (Wharf's driver port or a real
  * RethinkDB cluster). The loader only ever talks to a Target.
  */
-import { LoaderError } from '../errors.js';
+
 import type { PayloadFormat } from '../batcher.js';
+import { LoaderError } from '../errors.js';
 import type { Conflict, Durability, IndexSpec, TargetStats, WriteResult } from '../types.js';
 
 export interface InsertOptions {
@@ -70,7 +71,7 @@ export const DEFAULT_RETHINKDB_PORT = 28015;
 
 function bad(spec: string, why: string): LoaderError {
   return new LoaderError(
-    'WHARF_BAD_TARGET',
+    'WHARF_ERR_BAD_TARGET',
     `bad target ${JSON.stringify(redact(spec))}: ${why} ` +
       '(expected embedded:DIR, wharf://[:password@]host:port or rethinkdb://[user:pass@]host[:port][,host2…]/db)',
   );
@@ -115,7 +116,13 @@ export function parseTarget(spec: string): TargetSpec {
       const cred = userinfo(rest.replace(/\/.*$/, ''));
       const password = cred.password ?? cred.user;
       const { host, port } = hostPort(cred.authority, DEFAULT_WHARF_PORT, spec);
-      return { kind: 'wharf', host, port, secure: proto.toLowerCase() === 'wharfs', ...(password !== undefined ? { password } : {}) };
+      return {
+        kind: 'wharf',
+        host,
+        port,
+        secure: proto.toLowerCase() === 'wharfs',
+        ...(password !== undefined ? { password } : {}),
+      };
     }
     case 'rethinkdb': {
       const slash = rest.indexOf('/');

@@ -4,16 +4,24 @@
  * out of order. A lost connection fails every request in flight with a transient error (the
  * loader retries those batches, as re-sends) and the next request reconnects.
  */
+
+import {
+  type ClientMessage,
+  closeCodes,
+  decodeServerMessage,
+  encodeFrameParts,
+  errorCatalogue,
+  isErrorCode,
+  limits,
+  paths,
+  type ServerMessage,
+} from '@wharf/wire';
 import type WebSocket from 'ws';
-import { closeCodes, decodeServerMessage, encodeFrameParts, limits, paths, type ClientMessage, type ServerMessage } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
 import type { IndexSpec, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target } from './target.js';
 
 type Pending = { resolve: (m: ServerMessage) => void; reject: (e: Error) => void };
-
-/** Codes the server sends for conditions that may clear up on a retry. */
-const TRANSIENT_SERVER_CODES = new Set(['WHARF_ERR_OVERLOADED', 'WHARF_ERR_UNAVAILABLE', 'WHARF_ERR_SHUTTING_DOWN']);
 
 export class WharfTarget implements Target {
   readonly kind = 'wharf' as const;
@@ -50,7 +58,9 @@ export class WharfTarget implements Target {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      throw new LoaderError('WHARF_TRANSPORT', `${method} ${this.#http}${path} failed: ${(err as Error).message}`, { cause: err });
+      throw new LoaderError('WHARF_ERR_TRANSPORT', `${method} ${this.#http}${path} failed: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const text = await res.text();
     let json: Record<string, unknown> = {};
@@ -60,7 +70,7 @@ export class WharfTarget implements Target {
       // not JSON: reported below if the status is an error
     }
     if (res.status >= 400) {
-      const code = typeof json.code === 'string' ? json.code : 'WHARF_TARGET_ERROR';
+      const code = typeof json.code === 'string' ? json.code : 'WHARF_ERR_TARGET';
       const message = typeof json.message === 'string' ? json.message : text.slice(0, 300);
       throw new LoaderError(code, `${this.url}: ${method} ${path}: ${res.status} ${message}`);
     }
@@ -69,7 +79,11 @@ export class WharfTarget implements Target {
 
   async createIndex(table: string, spec: IndexSpec): Promise<{ existed: boolean }> {
     try {
-      await this.#api('POST', `/api/tables/${encodeURIComponent(table)}/indexes`, { name: spec.name, field: spec.field, multi: spec.multi === true });
+      await this.#api('POST', `/api/tables/${encodeURIComponent(table)}/indexes`, {
+        name: spec.name,
+        field: spec.field,
+        multi: spec.multi === true,
+      });
       return { existed: false };
     } catch (err) {
       if ((err as LoaderError).code === 'WHARF_ERR_INDEX_EXISTS') return { existed: true };
@@ -86,7 +100,7 @@ export class WharfTarget implements Target {
   }
 
   #connect(): Promise<WebSocket> {
-    if (this.#closed) return Promise.reject(new LoaderError('WHARF_LOADER_CLOSED', 'target closed'));
+    if (this.#closed) return Promise.reject(new LoaderError('WHARF_ERR_LOADER_CLOSED', 'target closed'));
     if (this.#ws) return Promise.resolve(this.#ws);
     if (this.#connecting) return this.#connecting;
     this.#connecting = (async () => {
@@ -95,7 +109,12 @@ export class WharfTarget implements Target {
       // otherwise costs both ends a byte-by-byte XOR of every document (a third of the server's
       // CPU in a bulk load). Masking protects browsers' traffic against caching proxies that
       // misread WebSocket frames; this is a Node client on a direct connection.
-      const ws = new WS(this.#endpoint, { maxPayload: limits.maxMessageBytes, perMessageDeflate: false, generateMask: zeroMask, headers: this.#auth });
+      const ws = new WS(this.#endpoint, {
+        maxPayload: limits.maxMessageBytes,
+        perMessageDeflate: false,
+        generateMask: zeroMask,
+        headers: this.#auth,
+      });
       await new Promise<void>((resolve, reject) => {
         ws.once('open', () => resolve());
         // The server refused the upgrade (401 without the password, 403, 429…): its catalog error, not
@@ -121,7 +140,9 @@ export class WharfTarget implements Target {
           });
         });
         ws.once('error', (err) =>
-          reject(new LoaderError('WHARF_TRANSPORT', `cannot connect to ${this.url}: ${err.message}`, { cause: err })),
+          reject(
+            new LoaderError('WHARF_ERR_TRANSPORT', `cannot connect to ${this.url}: ${err.message}`, { cause: err }),
+          ),
         );
       });
       ws.on('message', (data, isBinary) => this.#onMessage(data as Buffer, isBinary));
@@ -129,7 +150,10 @@ export class WharfTarget implements Target {
       ws.on('close', (code, reason) => {
         if (this.#ws === ws) this.#ws = null;
         this.#failAll(
-          new LoaderError('WHARF_TRANSPORT', `connection to ${this.url} closed (${code}${reason.length ? ` ${reason}` : ''})`),
+          new LoaderError(
+            'WHARF_ERR_TRANSPORT',
+            `connection to ${this.url} closed (${code}${reason.length ? ` ${reason}` : ''})`,
+          ),
         );
       });
       this.#ws = ws;
@@ -147,7 +171,7 @@ export class WharfTarget implements Target {
       msg = decodeServerMessage(data);
     } catch (err) {
       this.#ws?.close(closeCodes.protocolError, 'bad server message');
-      this.#failAll(new LoaderError('WHARF_TRANSPORT', `bad message from ${this.url}: ${(err as Error).message}`));
+      this.#failAll(new LoaderError('WHARF_ERR_TRANSPORT', `bad message from ${this.url}: ${(err as Error).message}`));
       return;
     }
     if (msg.type === 'error' && msg.id === null) {
@@ -175,7 +199,7 @@ export class WharfTarget implements Target {
       const onSent = (err?: Error) => {
         if (!err || !this.#pending.has(header.id)) return;
         this.#pending.delete(header.id);
-        reject(new LoaderError('WHARF_TRANSPORT', `send to ${this.url} failed: ${err.message}`, { cause: err }));
+        reject(new LoaderError('WHARF_ERR_TRANSPORT', `send to ${this.url} failed: ${err.message}`, { cause: err }));
       };
       if (body.length === 0) ws.send(head, { binary: true }, onSent);
       else {
@@ -202,7 +226,7 @@ export class WharfTarget implements Target {
       },
       payload.bytes,
     );
-    if (msg.type !== 'ack') throw new LoaderError('WHARF_TARGET_ERROR', `unexpected ${msg.type} for an insert`);
+    if (msg.type !== 'ack') throw new LoaderError('WHARF_ERR_TARGET', `unexpected ${msg.type} for an insert`);
     return msg.result;
   }
 
@@ -211,8 +235,9 @@ export class WharfTarget implements Target {
   }
 
   isTransient(err: unknown): boolean {
-    const code = (err as { code?: string }).code;
-    return code === 'WHARF_TRANSPORT' || (code !== undefined && TRANSIENT_SERVER_CODES.has(code));
+    // The conditions that may clear up on a retry are the catalogue's `retryable` codes.
+    const code = (err as { code?: unknown }).code;
+    return isErrorCode(code) && errorCatalogue[code].retryable;
   }
 
   async close(): Promise<void> {

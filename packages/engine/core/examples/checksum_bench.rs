@@ -153,11 +153,29 @@ fn main() {
         "{:>8} │ {:>10} │ {:>12} │ {:>11} │ {:>16} │ {:>18}",
         "buffer", "CRC32C", "Fletcher-64", "CRC/Fletch.", "record_checksum*", "crc32c_combine ns"
     );
-    println!("{}", "─".repeat(9) + "┼" + &"─".repeat(12) + "┼" + &"─".repeat(14) + "┼" + &"─".repeat(13) + "┼" + &"─".repeat(18) + "┼" + &"─".repeat(19));
+    println!(
+        "{}",
+        "─".repeat(9)
+            + "┼"
+            + &"─".repeat(12)
+            + "┼"
+            + &"─".repeat(14)
+            + "┼"
+            + &"─".repeat(13)
+            + "┼"
+            + &"─".repeat(18)
+            + "┼"
+            + &"─".repeat(19)
+    );
     for (size, c, f, r, comb, _) in rows {
         println!(
             "{:>8} │ {:>10.2} │ {:>12.2} │ {:>10.2}× │ {:>16.2} │ {:>18.0}",
-            size_name(size), c, f, c / f, r, comb
+            size_name(size),
+            c,
+            f,
+            c / f,
+            r,
+            comb
         );
     }
     println!("* record_checksum = CRC32C over a 40-byte record header then the buffer, from the segment seed (what the journal computes per record; bytes counted = buffer only).");

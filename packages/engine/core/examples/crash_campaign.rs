@@ -17,9 +17,13 @@ use std::time::Instant;
 const LIVES: u64 = 10;
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.replace('_', "").parse().expect("numbers: CRASHES THREADS FIRST_SEED")).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .map(|a| a.replace('_', "").parse().expect("numbers: CRASHES THREADS FIRST_SEED"))
+        .collect();
     let crashes = args.first().copied().unwrap_or(1_000_000);
-    let threads = args.get(1).copied().unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() as u64));
+    let threads =
+        args.get(1).copied().unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() as u64));
     let first_seed = args.get(2).copied().unwrap_or(10_000_000);
     let runs = crashes.div_ceil(LIVES);
     let next = Arc::new(AtomicU64::new(0));

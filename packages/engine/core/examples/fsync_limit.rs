@@ -8,7 +8,7 @@
 //!   fsynced), so every timed fdatasync has only data to flush — no size or block-allocation
 //!   metadata. Then each op overwrites the next block in place (offset i × block) and calls
 //!   fdatasync. This is what a journal appending into a preallocated segment can at best achieve,
-//!   and it is the reference of `scripts/bench/engine.ts`.
+//!   and it is the reference of `packages/bench` (which has the same loop in Node for installs without cargo).
 //! - `append`: a new empty file; each op writes one block at the end and calls fdatasync, which
 //!   must also commit the new file size (a filesystem journal commit on ext4/xfs).
 //!
@@ -99,12 +99,8 @@ fn run_overwrite(dir: &Path, n: u64, block: usize) -> OpTimes {
 fn run_append(dir: &Path, n: u64, block: usize) -> OpTimes {
     let path: PathBuf = dir.join(format!("fsync-limit-append-{}.dat", std::process::id()));
     let prep = Instant::now();
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .expect("create the append file");
+    let mut file =
+        OpenOptions::new().write(true).create(true).truncate(true).open(&path).expect("create the append file");
     file.sync_all().expect("fsync of the new file");
     fsync_dir(dir);
     let prepare = prep.elapsed();

@@ -71,7 +71,10 @@ fn main() {
         for k in i..end {
             line.clear();
             // 8-byte key and 8-byte value: 8 hex digits each.
-            line.extend_from_slice(format!("{{\"k\":\"{:08x}\",\"v\":\"{:08x}\"}}\n", k, k.wrapping_mul(2654435761) & 0xffff_ffff).as_bytes());
+            line.extend_from_slice(
+                format!("{{\"k\":\"{:08x}\",\"v\":\"{:08x}\"}}\n", k, k.wrapping_mul(2654435761) & 0xffff_ffff)
+                    .as_bytes(),
+            );
             buf.extend_from_slice(&line);
         }
         let docs = PreparedDocs::parse(&buf, DocFormat::Ndjson, "k").unwrap();
@@ -79,11 +82,16 @@ fn main() {
         let tx = tx.clone();
         let opts = WriteOptions { durability: Durability::Hard, ..Default::default() };
         let count = end - i;
-        db.insert("kv", docs, opts, Box::new(move |r| {
-            let r = r.unwrap();
-            assert_eq!(r.inserted, count, "inserted");
-            tx.send(r.inserted).unwrap()
-        }));
+        db.insert(
+            "kv",
+            docs,
+            opts,
+            Box::new(move |r| {
+                let r = r.unwrap();
+                assert_eq!(r.inserted, count, "inserted");
+                tx.send(r.inserted).unwrap()
+            }),
+        );
         txns += 1;
         in_flight += 1;
         if in_flight >= inflight {

@@ -61,10 +61,15 @@ fn main() {
             }
             let docs = PreparedDocs::parse(&batch, DocFormat::Ndjson, "id").unwrap();
             let (tx, started, upto) = (tx.clone(), Instant::now(), next + 500);
-            db.insert("t", docs, WriteOptions { durability: Durability::Soft, ..Default::default() }, Box::new(move |r| {
-                r.unwrap();
-                let _ = tx.send((upto, started));
-            }));
+            db.insert(
+                "t",
+                docs,
+                WriteOptions { durability: Durability::Soft, ..Default::default() },
+                Box::new(move |r| {
+                    r.unwrap();
+                    let _ = tx.send((upto, started));
+                }),
+            );
             next += 500;
             inflight += 1;
         }

@@ -10,9 +10,8 @@ const BITS_PER_KEY: u64 = 10;
 const PROBES: u32 = 7;
 
 /// Builds a filter sized up front for the keys a run will hold (at most: a merge may drop some),
-/// setting bits as keys come. It once kept every key's 8-byte hash until the end to size the
-/// filter exactly: a merge into a run of 160M keys then held 1.3 GB, and a 10-minute load
-/// outgrew its memory limit.
+/// setting bits as keys come, so its memory is the filter's alone (keeping every key's hash to
+/// size it exactly would cost 8 bytes a key: gigabytes for a large merge).
 pub(crate) struct BloomBuilder {
     bits: u64,
     /// The filter's bytes: probes u32 LE, then the bit array.

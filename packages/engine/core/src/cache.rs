@@ -37,7 +37,12 @@ impl BlockCache {
 
     /// Block `block` of run `run`, read with `read` on a miss; `read` may give up (`None`:
     /// the block is not in memory and the caller will not wait for the disk).
-    pub fn get_or_read(&self, run: u64, block: u32, read: impl FnOnce() -> Result<Option<Arc<[u8]>>>) -> Result<Option<Arc<[u8]>>> {
+    pub fn get_or_read(
+        &self,
+        run: u64,
+        block: u32,
+        read: impl FnOnce() -> Result<Option<Arc<[u8]>>>,
+    ) -> Result<Option<Arc<[u8]>>> {
         if let Some(b) = self.cache.get(&(run, block)) {
             self.hits.fetch_add(1, Relaxed);
             return Ok(Some(b));

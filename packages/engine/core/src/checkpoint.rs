@@ -5,16 +5,15 @@
 //! the merge thread's job (`merge.rs`); a checkpoint outranks it.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::io::Vfs;
 use crate::journal::{Position, SegmentPool, SyncTicket};
 use crate::manifest::{self, IndexSpec, Manifest, RunEntry, TableEntry};
-use crate::merge::MergeSignal;
 use crate::pacing::Rates;
 use crate::run::{is_run_file, run_file_name, Run, RunWriter};
 use crate::stats::Counters;
@@ -79,6 +78,52 @@ pub(crate) struct MaintenanceState {
     pub in_flight: bool,
     /// A failed checkpoint poisons the database.
     pub failure: Option<Error>,
+}
+
+/// Wakes the merge threads (`merge.rs`), and tells them when a checkpoint is running: defined
+/// here, below them, because checkpoints signal it.
+#[derive(Default)]
+pub(crate) struct MergeSignal {
+    /// (generation, stop): the generation moves on whenever runs change.
+    state: Mutex<(u64, bool)>,
+    wake: Condvar,
+    pub checkpoint_running: AtomicBool,
+}
+
+impl MergeSignal {
+    pub fn checkpoint_started(&self) {
+        self.checkpoint_running.store(true, Relaxed);
+    }
+
+    pub fn checkpoint_done(&self) {
+        self.checkpoint_running.store(false, Relaxed);
+        self.runs_changed();
+    }
+
+    /// New runs exist (a checkpoint's, or a merge's output, which may complete a level).
+    pub fn runs_changed(&self) {
+        self.state.lock().unwrap().0 += 1;
+        self.wake.notify_all();
+    }
+
+    pub fn stop(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.wake.notify_all();
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.state.lock().unwrap().1
+    }
+
+    /// Waits until runs changed since generation `seen`; the new generation, or `None` once
+    /// stopping.
+    pub fn wait(&self, seen: u64) -> Option<u64> {
+        let mut s = self.state.lock().unwrap();
+        while s.0 == seen && !s.1 {
+            s = self.wake.wait(s).unwrap();
+        }
+        (!s.1).then_some(s.0)
+    }
 }
 
 /// What the maintenance and merge threads share.

@@ -19,33 +19,72 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::{Background, CheckpointJob, MaintenanceState, TableCut, Task};
-use crate::index::{Change, IndexWorker};
-use crate::manifest::IndexSpec;
-use crate::pacing::{Debt, Decision, Pacer};
 use crate::doc::PreparedDocs;
 use crate::error::{Error, ErrorCode, Result};
+use crate::index::{Change, IndexWorker};
 use crate::journal::{Flusher, Journal};
 use crate::key::Key;
+use crate::manifest::IndexSpec;
 use crate::mutation::{self, GroupEncoder};
-use crate::tree::ENTRY_OVERHEAD;
 use crate::options::{Durability, Options, WriteOptions};
+use crate::pacing::{Debt, Decision, Pacer};
 use crate::stats::Counters;
 use crate::table::{check_name, Catalog, Table, WriteResult};
+use crate::tree::ENTRY_OVERHEAD;
 
 /// A callback run on the committer thread with the outcome of a request.
 pub type Callback<T> = Box<dyn FnOnce(Result<T>) + Send + 'static>;
 
 pub(crate) enum Request {
-    Insert { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<WriteResult>, submitted: Instant },
+    Insert {
+        table: String,
+        docs: PreparedDocs,
+        options: WriteOptions,
+        done: Callback<WriteResult>,
+        submitted: Instant,
+    },
     /// Single-document inserts sent together: `done` gets document `i`'s result as element `i`.
-    InsertEach { table: String, docs: PreparedDocs, options: WriteOptions, done: Callback<Vec<WriteResult>>, submitted: Instant },
-    Delete { table: String, keys: Vec<Key>, durability: Durability, done: Callback<WriteResult>, submitted: Instant },
-    CreateTable { name: String, primary_key: String, done: Callback<()> },
-    CreateIndex { table: String, name: String, field: String, multi: bool, done: Callback<()> },
-    DropIndex { table: String, name: String, done: Callback<()> },
-    DropTable { name: String, done: Callback<()> },
-    Sync { done: Callback<()> },
-    Close { done: Callback<()> },
+    InsertEach {
+        table: String,
+        docs: PreparedDocs,
+        options: WriteOptions,
+        done: Callback<Vec<WriteResult>>,
+        submitted: Instant,
+    },
+    Delete {
+        table: String,
+        keys: Vec<Key>,
+        durability: Durability,
+        done: Callback<WriteResult>,
+        submitted: Instant,
+    },
+    CreateTable {
+        name: String,
+        primary_key: String,
+        done: Callback<()>,
+    },
+    CreateIndex {
+        table: String,
+        name: String,
+        field: String,
+        multi: bool,
+        done: Callback<()>,
+    },
+    DropIndex {
+        table: String,
+        name: String,
+        done: Callback<()>,
+    },
+    DropTable {
+        name: String,
+        done: Callback<()>,
+    },
+    Sync {
+        done: Callback<()>,
+    },
+    Close {
+        done: Callback<()>,
+    },
 }
 
 impl Request {
@@ -70,7 +109,9 @@ pub trait AckListener: Send + Sync {
 /// Memtable bytes a request adds at most (a replace or a delete of a present key adds less).
 fn memtable_bytes_at_most(request: &Request) -> u64 {
     match request {
-        Request::Insert { docs, .. } | Request::InsertEach { docs, .. } => docs.docs.iter().map(|d| ENTRY_OVERHEAD + d.json_len() as u64).sum(),
+        Request::Insert { docs, .. } | Request::InsertEach { docs, .. } => {
+            docs.docs.iter().map(|d| ENTRY_OVERHEAD + d.json_len() as u64).sum()
+        }
         Request::Delete { keys, .. } => keys.len() as u64 * ENTRY_OVERHEAD,
         _ => 0,
     }
@@ -274,11 +315,14 @@ impl Committer {
                 }
                 continue;
             }
-            let mut group = Group::new(std::mem::replace(&mut self.encoder, GroupEncoder::new(0)), self.shared.poisoned());
+            let mut group =
+                Group::new(std::mem::replace(&mut self.encoder, GroupEncoder::new(0)), self.shared.poisoned());
             self.apply(&mut group, batch);
             self.gather(&mut group);
             let closing = self.commit(group, &mut last_sync);
-            if (self.flush_due(last_sync) || self.journal.unsynced_bytes() >= BYTES_PER_SYNC) && self.flush_in_background() {
+            if (self.flush_due(last_sync) || self.journal.unsynced_bytes() >= BYTES_PER_SYNC)
+                && self.flush_in_background()
+            {
                 last_sync = Instant::now();
             }
             self.after_group();
@@ -424,7 +468,10 @@ impl Committer {
             if std::mem::take(&mut queue.synced_in_background) {
                 return queue;
             }
-            if self.journal.has_unsynced() && !self.journal.background_sync_pending() && self.shared.poisoned().is_none() {
+            if self.journal.has_unsynced()
+                && !self.journal.background_sync_pending()
+                && self.shared.poisoned().is_none()
+            {
                 let deadline = last_sync + self.options.flush_interval;
                 let now = Instant::now();
                 if now >= deadline {
@@ -473,31 +520,44 @@ impl Committer {
                 _ if group.poisoned.is_some() => fail(request, group.poisoned.clone().unwrap()),
                 Request::Insert { table, docs, options, done, submitted } => {
                     self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
-                    let result = self.table(&table, &mut group.last_table).and_then(|t| t.insert(docs, options.conflict, &mut group.enc, &mut group.changes));
+                    let result = self
+                        .table(&table, &mut group.last_table)
+                        .and_then(|t| t.insert(docs, options.conflict, &mut group.enc, &mut group.changes));
                     group.ops += 1;
                     let done = self.after_indexes_if(options.wait_for_indexes, done);
-                    group.hard_writes += self.ack(result, options.durability, done, &mut group.soft, &mut group.durable);
+                    group.hard_writes +=
+                        self.ack(result, options.durability, done, &mut group.soft, &mut group.durable);
                 }
                 Request::InsertEach { table, docs, options, done, submitted } => {
-                    self.shared.counters.write_queue.record_n(taken.saturating_duration_since(submitted), writes as u64);
-                    let results = self.table(&table, &mut group.last_table).and_then(|t| t.insert_each(docs, options.conflict, &mut group.enc, &mut group.changes));
+                    self.shared
+                        .counters
+                        .write_queue
+                        .record_n(taken.saturating_duration_since(submitted), writes as u64);
+                    let results = self
+                        .table(&table, &mut group.last_table)
+                        .and_then(|t| t.insert_each(docs, options.conflict, &mut group.enc, &mut group.changes));
                     group.ops += writes as u64;
                     let done = self.after_indexes_if(options.wait_for_indexes, done);
-                    group.hard_writes += self.ack(results, options.durability, done, &mut group.soft, &mut group.durable);
+                    group.hard_writes +=
+                        self.ack(results, options.durability, done, &mut group.soft, &mut group.durable);
                 }
                 Request::Delete { table, keys, durability, done, submitted } => {
                     self.shared.counters.write_queue.record(taken.saturating_duration_since(submitted));
-                    let result = self.table(&table, &mut group.last_table).and_then(|t| t.delete(keys, &mut group.enc, &mut group.changes));
+                    let result = self
+                        .table(&table, &mut group.last_table)
+                        .and_then(|t| t.delete(keys, &mut group.enc, &mut group.changes));
                     group.ops += 1;
                     group.hard_writes += self.ack(result, durability, done, &mut group.soft, &mut group.durable);
                 }
-                Request::CreateTable { name, primary_key, done } => match self.create_table(&name, &primary_key, &mut group.enc) {
-                    Ok(()) => {
-                        group.ops += 1;
-                        group.durable.push(Box::new((done, ())));
+                Request::CreateTable { name, primary_key, done } => {
+                    match self.create_table(&name, &primary_key, &mut group.enc) {
+                        Ok(()) => {
+                            group.ops += 1;
+                            group.durable.push(Box::new((done, ())));
+                        }
+                        Err(e) => done(Err(e)),
                     }
-                    Err(e) => done(Err(e)),
-                },
+                }
                 Request::CreateIndex { table, name, field, multi, done } => {
                     match self.create_index(&table, &name, &field, multi, &mut group.enc) {
                         Ok(()) => {
@@ -515,13 +575,15 @@ impl Committer {
                     }
                     Err(e) => done(Err(e)),
                 },
-                Request::DropTable { name, done } => match self.drop_table(&name, &mut group.last_table, &mut group.enc) {
-                    Ok(()) => {
-                        group.ops += 1;
-                        group.durable.push(Box::new((done, ())));
+                Request::DropTable { name, done } => {
+                    match self.drop_table(&name, &mut group.last_table, &mut group.enc) {
+                        Ok(()) => {
+                            group.ops += 1;
+                            group.durable.push(Box::new((done, ())));
+                        }
+                        Err(e) => done(Err(e)),
                     }
-                    Err(e) => done(Err(e)),
-                },
+                }
             }
             group.writes += writes;
             if group.durable.len() > durable {
@@ -534,7 +596,20 @@ impl Committer {
     /// a write waits for that, and acknowledges the rest. Returns the close callback if a close
     /// request was in it.
     fn commit(&mut self, group: Group, last_sync: &mut Instant) -> Option<Callback<()>> {
-        let Group { taken, mut enc, soft, durable, durable_writes, want_sync, closing, ops, changes, new_index, hard_writes, .. } = group;
+        let Group {
+            taken,
+            mut enc,
+            soft,
+            durable,
+            durable_writes,
+            want_sync,
+            closing,
+            ops,
+            changes,
+            new_index,
+            hard_writes,
+            ..
+        } = group;
         // Visible now: soft writes are acknowledged before any disk work, and `applied_seq`
         // (visible) covers them before they are acknowledged.
         enc.finish();
@@ -658,7 +733,7 @@ impl Committer {
         check_name("primary key", primary_key)?;
         let mut catalog = self.shared.catalog.write().unwrap();
         if catalog.by_name.contains_key(name) {
-            return Err(Error::new(ErrorCode::TableExists, format!("table `{name}` already exists")));
+            return Err(Error::new(ErrorCode::TableExists, format!("table `{name}` already exists")).with_table(name));
         }
         let id = catalog.next_table_id.max(1);
         mutation::encode_create_table(enc.buf(), id, name, primary_key);
@@ -717,7 +792,13 @@ impl Committer {
         let mut specs: HashMap<u32, IndexSpec> = HashMap::new();
         for t in catalog.by_name.values() {
             for i in t.indexes.read().unwrap().iter() {
-                let spec = IndexSpec { table_id: t.id, name: i.name.clone(), field: i.field.clone(), multi: i.multi, complete: clean && i.ready() };
+                let spec = IndexSpec {
+                    table_id: t.id,
+                    name: i.name.clone(),
+                    field: i.field.clone(),
+                    multi: i.multi,
+                    complete: clean && i.ready(),
+                };
                 specs.insert(i.tree.id, spec);
             }
         }
@@ -729,7 +810,13 @@ impl Committer {
                 let frozen = data.freeze();
                 c.memtable_bytes.fetch_sub(data.frozen_bytes(), Relaxed);
                 c.frozen_memtable_bytes.fetch_add(data.frozen_bytes(), Relaxed);
-                TableCut { table: t.clone(), frozen, documents: data.documents, bytes: data.bytes, index: specs.remove(&t.id) }
+                TableCut {
+                    table: t.clone(),
+                    frozen,
+                    documents: data.documents,
+                    bytes: data.bytes,
+                    index: specs.remove(&t.id),
+                }
             })
             .collect();
         let job = CheckpointJob {

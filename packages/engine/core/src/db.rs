@@ -11,20 +11,20 @@ use std::time::{Duration, Instant};
 
 use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
-use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
-use crate::merge::{Merger, MERGE_THREADS};
-use crate::mutation::GroupEncoder;
-use crate::pacing::Pacer;
 pub use crate::committer::{AckListener, Callback};
 use crate::committer::{Committer, Queue, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
+use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
 use crate::io::{FileVfs, Vfs};
 use crate::journal::{self, Flusher, Journal, Position, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::key::{Key, KeyRange};
 use crate::manifest::{self, Manifest};
-use crate::run::Fetch;
+use crate::merge::{Merger, MERGE_THREADS};
+use crate::mutation::GroupEncoder;
 use crate::options::{Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
+use crate::pacing::Pacer;
+use crate::run::Fetch;
 use crate::stats::{Counters, Stats};
 use crate::table::{Catalog, Env, Table, WriteResult};
 
@@ -164,7 +164,15 @@ impl Database {
         let stale: Vec<_> = catalog
             .by_name
             .values()
-            .flat_map(|t| t.indexes.read().unwrap().iter().filter(|i| recovered.records > 0 || !i.ready()).map(|i| (t.clone(), i.clone())).collect::<Vec<_>>())
+            .flat_map(|t| {
+                t.indexes
+                    .read()
+                    .unwrap()
+                    .iter()
+                    .filter(|i| recovered.records > 0 || !i.ready())
+                    .map(|i| (t.clone(), i.clone()))
+                    .collect::<Vec<_>>()
+            })
             .collect();
         for (table, index) in &stale {
             catalog.remove_index(table, &index.name)?;
@@ -177,13 +185,8 @@ impl Database {
         if let Some((id, seg)) = recovered.chain.back() {
             journal::seal(seg, *id, recovered.end.offset, recovered.end.next_seq, recovered.next_segment_id)?;
         }
-        let pool = Arc::new(SegmentPool::new(
-            vfs.clone(),
-            segment_size,
-            options.recycle_segments,
-            free,
-            recovered.next_slot,
-        ));
+        let pool =
+            Arc::new(SegmentPool::new(vfs.clone(), segment_size, options.recycle_segments, free, recovered.next_slot));
         let retained: VecDeque<_> = recovered.chain;
         let mut journal = Journal::start(
             pool.clone(),
@@ -238,7 +241,8 @@ impl Database {
             levels: Default::default(),
             delay_per_mib: options.background_delay_per_mib,
         });
-        let maintenance = Maintenance { bg: background.clone(), pool, state: maintenance_state.clone(), spare_segments: 1 };
+        let maintenance =
+            Maintenance { bg: background.clone(), pool, state: maintenance_state.clone(), spare_segments: 1 };
         let mergers: Vec<(&str, Merger)> = MERGE_THREADS
             .iter()
             .map(|(name, levels)| {
@@ -375,7 +379,13 @@ impl Database {
     /// one result per document of `docs`, in order, each as if that document had been inserted
     /// alone. The binding sends the single-document inserts of one JS tick this way, parsed
     /// together, applied as one request and answered with one callback.
-    pub fn insert_each(&self, table: &str, docs: PreparedDocs, done: Callback<Vec<WriteResult>>, options: WriteOptions) {
+    pub fn insert_each(
+        &self,
+        table: &str,
+        docs: PreparedDocs,
+        done: Callback<Vec<WriteResult>>,
+        options: WriteOptions,
+    ) {
         if docs.is_empty() {
             return done(Ok(Vec::new())); // a request of no writes would not wake the committer
         }
@@ -386,7 +396,11 @@ impl Database {
     /// a group's soft ones once it is applied, its durable ones after its fdatasync (see
     /// [`AckListener`]). Fails if one is set already.
     pub fn set_ack_listener(&self, listener: Box<dyn AckListener>) -> Result<()> {
-        self.inner.shared.ack_listener.set(listener).map_err(|_| Error::invalid("an acknowledgement listener is set already".to_string()))
+        self.inner
+            .shared
+            .ack_listener
+            .set(listener)
+            .map_err(|_| Error::invalid("an acknowledgement listener is set already".to_string()))
     }
 
     /// Deletes `keys`; missing keys count as `skipped`.
@@ -431,7 +445,13 @@ impl Database {
     }
 
     /// Documents in key order (or reverse) within `range`, at most `limit`.
-    pub fn scan(&self, table: &str, range: &KeyRange, limit: Option<usize>, reverse: bool) -> Result<Vec<(Key, Arc<str>)>> {
+    pub fn scan(
+        &self,
+        table: &str,
+        range: &KeyRange,
+        limit: Option<usize>,
+        reverse: bool,
+    ) -> Result<Vec<(Key, Arc<str>)>> {
         let table = self.table(table)?;
         if range_is_empty(range) {
             return Ok(Vec::new());
@@ -466,11 +486,18 @@ impl Database {
     }
 
     fn index(&self, table: &Arc<Table>, name: &str) -> Result<Arc<Index>> {
-        table.indexes.read().unwrap().iter().find(|i| i.name == name).cloned().ok_or_else(|| index::not_found(&table.name, name))
+        table
+            .indexes
+            .read()
+            .unwrap()
+            .iter()
+            .find(|i| i.name == name)
+            .cloned()
+            .ok_or_else(|| index::not_found(&table.name, name))
     }
 
     /// Blocks until the named indexes (all when `names` is empty) are built and reflect every
-    /// write acknowledged before the call, or `timeout` passes (`WHARF_INDEX_NOT_READY`).
+    /// write acknowledged before the call, or `timeout` passes (`WHARF_ERR_INDEX_NOT_READY`).
     pub fn index_wait(&self, table: &str, names: &[String], timeout: Duration) -> Result<Vec<IndexInfo>> {
         let t = self.table(table)?;
         let indexes: Vec<Arc<Index>> = if names.is_empty() {
@@ -486,7 +513,11 @@ impl Database {
             let slow = indexes.iter().find(|i| !i.ready()).map(|i| i.info(documents));
             return Err(match slow {
                 Some(info) => index::not_ready(table, &info),
-                None => Error::new(ErrorCode::IndexNotReady, format!("indexes of table `{table}` did not catch up within {timeout:?}")),
+                None => Error::new(
+                    ErrorCode::IndexNotReady,
+                    format!("indexes of table `{table}` did not catch up within {timeout:?}"),
+                )
+                .with_table(table),
             });
         }
         let documents = t.data.read().documents;
@@ -507,7 +538,13 @@ impl Database {
 
     /// Documents whose indexed field equals one of `values` (once per matching value). `fresh`
     /// waits until the index reflects every write acknowledged before the call.
-    pub fn get_all(&self, table: &str, index: &str, values: &[serde_json::Value], fresh: bool) -> Result<Vec<(Key, Arc<str>)>> {
+    pub fn get_all(
+        &self,
+        table: &str,
+        index: &str,
+        values: &[serde_json::Value],
+        fresh: bool,
+    ) -> Result<Vec<(Key, Arc<str>)>> {
         let (t, i) = self.query_index(table, index, fresh)?;
         let rows = i.get_all(&t, values)?;
         self.inner.shared.counters.record_read(rows.len() as u64);
@@ -516,7 +553,16 @@ impl Database {
 
     /// Documents whose indexed field lies within the bounds, in index order.
     #[allow(clippy::too_many_arguments)]
-    pub fn between(&self, table: &str, index: &str, lower: &ValueBound, upper: &ValueBound, limit: Option<usize>, reverse: bool, fresh: bool) -> Result<Vec<(Key, Arc<str>)>> {
+    pub fn between(
+        &self,
+        table: &str,
+        index: &str,
+        lower: &ValueBound,
+        upper: &ValueBound,
+        limit: Option<usize>,
+        reverse: bool,
+        fresh: bool,
+    ) -> Result<Vec<(Key, Arc<str>)>> {
         let (t, i) = self.query_index(table, index, fresh)?;
         let rows = i.between(&t, lower, upper, limit.unwrap_or(usize::MAX), reverse)?;
         self.inner.shared.counters.record_read(rows.len() as u64);
@@ -565,7 +611,7 @@ impl Database {
     }
 
     /// Finishes every queued request, checkpoints, and stops the engine's threads. Later calls
-    /// fail with `WHARF_CLOSED`. Closing twice is harmless.
+    /// fail with `WHARF_ERR_CLOSED`. Closing twice is harmless.
     pub fn close(&self) -> Result<()> {
         self.inner.close()
     }

@@ -13,6 +13,10 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::key::Key;
 
+/// A stored document: its JSON text as given, shared between the memtable, runs' readers and
+/// answers without copying.
+pub(crate) type Doc = Arc<str>;
+
 /// Deepest nesting of objects and arrays a document may have, counting the document itself:
 /// `{}` is 1 level, `{"a":[1]}` 2. A deeper document is refused at every write path, with an
 /// error naming this limit and where it is crossed, so that everything stored can be parsed back
@@ -69,11 +73,7 @@ impl PreparedDocs {
             }
             DocFormat::JsonArray => {
                 let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(|e| {
-                    Error::invalid(format!(
-                        "invalid JSON array at line {} column {}: {e}",
-                        e.line(),
-                        e.column()
-                    ))
+                    Error::invalid(format!("invalid JSON array at line {} column {}: {e}", e.line(), e.column()))
                 })?;
                 for (index, item) in items.into_iter().enumerate() {
                     docs.push(prepare_one(index as u64, item.get().as_bytes(), primary_key));
@@ -404,7 +404,13 @@ mod tests {
             let PreparedDoc::Ok { key, json, generated, .. } = d else { panic!("{d:?}") };
             assert!(generated);
             let v: serde_json::Value = serde_json::from_str(json).unwrap();
-            assert_eq!(v["id"].as_str().unwrap(), match key { Key::Str(s) => &**s, _ => panic!() });
+            assert_eq!(
+                v["id"].as_str().unwrap(),
+                match key {
+                    Key::Str(s) => &**s,
+                    _ => panic!(),
+                }
+            );
         }
     }
 
@@ -442,7 +448,9 @@ mod depth_tests {
         for (depth, line) in [(MAX_DOCUMENT_DEPTH + 1, 0u64), (10_000, 1)] {
             let input = if line == 0 { nested(depth) } else { format!("{{\"id\":0}}\n{}", nested(depth)) };
             let docs = PreparedDocs::parse(input.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-            let PreparedDoc::Err { index, message } = docs.docs.last().unwrap() else { panic!("depth {depth} accepted") };
+            let PreparedDoc::Err { index, message } = docs.docs.last().unwrap() else {
+                panic!("depth {depth} accepted")
+            };
             assert_eq!(*index, line);
             assert!(message.starts_with("document is nested deeper than the limit of 128 levels"), "{message}");
             // Where: the column of the first bracket past the limit.
@@ -458,7 +466,10 @@ mod depth_tests {
         assert!(matches!(&docs.docs[2], PreparedDoc::Ok { .. }));
         // Brackets inside strings are not nesting.
         let text = format!("{{\"id\":1,\"s\":\"{}\\\"{}\"}}", "[".repeat(500), "{".repeat(500));
-        assert!(matches!(&PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap().docs[0], PreparedDoc::Ok { .. }));
+        assert!(matches!(
+            &PreparedDocs::parse(text.as_bytes(), DocFormat::Ndjson, "id").unwrap().docs[0],
+            PreparedDoc::Ok { .. }
+        ));
         assert!(parse_value(&text).is_some());
     }
 }

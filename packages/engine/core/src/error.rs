@@ -1,4 +1,7 @@
 //! Errors, each with a stable [`ErrorCode`] that the Node binding maps one-to-one to a JS `code`.
+//!
+//! The codes are part of Wharf's one error catalogue (`packages/wire/src/errors.ts`, rendered in
+//! `docs/ERRORS.md`); a test there checks that the catalogue's engine codes equal [`ErrorCode::ALL`].
 
 use std::fmt;
 
@@ -33,40 +36,69 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (the binding exports it as `errorCodes()`).
+    pub const ALL: [ErrorCode; 12] = [
+        ErrorCode::InvalidArgument,
+        ErrorCode::TableNotFound,
+        ErrorCode::TableExists,
+        ErrorCode::IndexNotFound,
+        ErrorCode::IndexExists,
+        ErrorCode::IndexNotReady,
+        ErrorCode::Poisoned,
+        ErrorCode::Closed,
+        ErrorCode::Locked,
+        ErrorCode::CorruptJournal,
+        ErrorCode::CorruptCheckpoint,
+        ErrorCode::Io,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
-            ErrorCode::InvalidArgument => "WHARF_INVALID_ARGUMENT",
-            ErrorCode::TableNotFound => "WHARF_TABLE_NOT_FOUND",
-            ErrorCode::TableExists => "WHARF_TABLE_EXISTS",
-            ErrorCode::IndexNotFound => "WHARF_INDEX_NOT_FOUND",
-            ErrorCode::IndexExists => "WHARF_INDEX_EXISTS",
-            ErrorCode::IndexNotReady => "WHARF_INDEX_NOT_READY",
-            ErrorCode::Poisoned => "WHARF_POISONED",
-            ErrorCode::Closed => "WHARF_CLOSED",
-            ErrorCode::Locked => "WHARF_LOCKED",
-            ErrorCode::CorruptJournal => "WHARF_CORRUPT_JOURNAL",
-            ErrorCode::CorruptCheckpoint => "WHARF_CORRUPT_CHECKPOINT",
-            ErrorCode::Io => "WHARF_IO",
+            ErrorCode::InvalidArgument => "WHARF_ERR_INVALID_ARGUMENT",
+            ErrorCode::TableNotFound => "WHARF_ERR_TABLE_NOT_FOUND",
+            ErrorCode::TableExists => "WHARF_ERR_TABLE_EXISTS",
+            ErrorCode::IndexNotFound => "WHARF_ERR_INDEX_NOT_FOUND",
+            ErrorCode::IndexExists => "WHARF_ERR_INDEX_EXISTS",
+            ErrorCode::IndexNotReady => "WHARF_ERR_INDEX_NOT_READY",
+            ErrorCode::Poisoned => "WHARF_ERR_POISONED",
+            ErrorCode::Closed => "WHARF_ERR_CLOSED",
+            ErrorCode::Locked => "WHARF_ERR_LOCKED",
+            ErrorCode::CorruptJournal => "WHARF_ERR_CORRUPT_JOURNAL",
+            ErrorCode::CorruptCheckpoint => "WHARF_ERR_CORRUPT_CHECKPOINT",
+            ErrorCode::Io => "WHARF_ERR_IO",
         }
     }
 }
 
-/// An engine error: a code plus a message that says what and where, in the user's terms.
+/// An engine error: a code plus a message that says what and where, in the user's terms, and the
+/// names it concerns as fields, so callers never parse them out of the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub code: ErrorCode,
     pub message: String,
+    /// The table the error concerns, when there is one.
+    pub table: Option<String>,
+    /// The secondary index the error concerns, when there is one.
+    pub index: Option<String>,
 }
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Error { code, message: message.into() }
+        Error { code, message: message.into(), table: None, index: None }
+    }
+    pub fn with_table(mut self, table: &str) -> Self {
+        self.table = Some(table.to_owned());
+        self
+    }
+    pub fn with_index(mut self, index: &str) -> Self {
+        self.index = Some(index.to_owned());
+        self
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::InvalidArgument, message)
     }
     pub fn table_not_found(name: &str) -> Self {
-        Error::new(ErrorCode::TableNotFound, format!("table `{name}` does not exist"))
+        Error::new(ErrorCode::TableNotFound, format!("table `{name}` does not exist")).with_table(name)
     }
     pub fn io(context: impl fmt::Display, err: std::io::Error) -> Self {
         Error::new(ErrorCode::Io, format!("{context}: {err}"))
@@ -101,3 +133,33 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn all_lists_every_code_once_with_a_distinct_string() {
+        let strings: HashSet<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(strings.len(), ErrorCode::ALL.len());
+        assert!(strings.iter().all(|s| s.starts_with("WHARF_ERR_")));
+        // A new variant must be added to ALL: this match stops compiling until it is handled.
+        for code in ErrorCode::ALL {
+            match code {
+                ErrorCode::InvalidArgument
+                | ErrorCode::TableNotFound
+                | ErrorCode::TableExists
+                | ErrorCode::IndexNotFound
+                | ErrorCode::IndexExists
+                | ErrorCode::IndexNotReady
+                | ErrorCode::Poisoned
+                | ErrorCode::Closed
+                | ErrorCode::Locked
+                | ErrorCode::CorruptJournal
+                | ErrorCode::CorruptCheckpoint
+                | ErrorCode::Io => {}
+            }
+        }
+    }
+}

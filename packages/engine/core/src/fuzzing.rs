@@ -89,7 +89,9 @@ fn encode_mutation(m: &Mutation, out: &mut Vec<u8>) {
     match m {
         Mutation::Put { table_id, key, doc } => mutation::encode_put(out, *table_id, key, doc),
         Mutation::Delete { table_id, key } => mutation::encode_delete(out, *table_id, key),
-        Mutation::CreateTable { table_id, name, primary_key } => mutation::encode_create_table(out, *table_id, name, primary_key),
+        Mutation::CreateTable { table_id, name, primary_key } => {
+            mutation::encode_create_table(out, *table_id, name, primary_key)
+        }
         Mutation::DropTable { table_id } => mutation::encode_drop_table(out, *table_id),
         Mutation::CreateIndex { table_id, name, field, multi } => {
             mutation::encode_create_index(out, *table_id, name, field, *multi)
@@ -106,7 +108,9 @@ pub fn journal_record(data: &[u8]) {
     for bytes in [data, &resealed[..]] {
         let Some(header) = bytes.get(..RECORD_HEADER_SIZE).and_then(RecordHeader::parse) else { continue };
         // The header round-trips through its encoding.
-        let Some(payload) = bytes.get(RECORD_HEADER_SIZE..RECORD_HEADER_SIZE + header.payload_len as usize) else { continue };
+        let Some(payload) = bytes.get(RECORD_HEADER_SIZE..RECORD_HEADER_SIZE + header.payload_len as usize) else {
+            continue;
+        };
         let mut again = Vec::new();
         header.encode(seed_for_segment(header.segment_id), payload, &mut again);
         assert_eq!(RecordHeader::parse(&again), Some(header));
@@ -155,8 +159,16 @@ pub fn journal(data: &[u8]) {
         let start = Position { segment_id, offset: SEGMENT_HEADER_SIZE, next_seq: first_seq };
         let mut catalog = Catalog::new(env());
         if let Ok(r) = recover(&vfs, segment_size, start, |m| replay_into(&mut catalog, m)) {
-            assert!(r.end.offset <= segment_size, "recovery ended at {} past the segment's {segment_size} bytes", r.end.offset);
-            assert_eq!(r.end.next_seq.wrapping_sub(first_seq), r.records, "records replayed and sequence numbers disagree");
+            assert!(
+                r.end.offset <= segment_size,
+                "recovery ended at {} past the segment's {segment_size} bytes",
+                r.end.offset
+            );
+            assert_eq!(
+                r.end.next_seq.wrapping_sub(first_seq),
+                r.records,
+                "records replayed and sequence numbers disagree"
+            );
             assert!(r.records <= bytes.len() as u64 / RECORD_HEADER_SIZE as u64);
         }
     }
@@ -166,7 +178,7 @@ pub fn journal(data: &[u8]) {
 // Manifest
 
 /// Rewrites a manifest slot's header (length, checksum, version) to vouch for its body as given.
-fn reseal_manifest(bytes: &mut Vec<u8>) {
+fn reseal_manifest(bytes: &mut [u8]) {
     const HEADER: usize = 24;
     if bytes.len() < HEADER {
         return;
@@ -350,7 +362,8 @@ pub fn checkpoint(data: &[u8]) {
         for entry in &m.tables {
             if let Some(spec) = &entry.index {
                 let tree = crate::table::Table::new(entry.id, entry.name.clone(), String::new(), &env);
-                let _ = crate::index::Index::new(spec.name.clone(), spec.field.clone(), spec.multi, tree, spec.complete);
+                let _ =
+                    crate::index::Index::new(spec.name.clone(), spec.field.clone(), spec.multi, tree, spec.complete);
             }
             let mut tree = Tree::default();
             if crate::checkpoint::load_table(&vfs, entry, &mut tree).is_err() {
@@ -399,8 +412,11 @@ pub fn doc(data: &[u8]) {
     }
 }
 
+/// A fuzz target: its name and its body.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every target, by name, for the short pass and the corpus tools.
-pub const TARGETS: [(&str, fn(&[u8])); 6] = [
+pub const TARGETS: [Target; 6] = [
     ("journal_record", journal_record),
     ("journal", journal),
     ("manifest", manifest),
@@ -434,13 +450,27 @@ pub fn seed_files() -> Vec<(&'static str, String, Vec<u8>)> {
     wait(|done| db.create_table("tags", "name", done)).unwrap();
     wait(|done| db.create_index("people", "by_city", "address.city", false, done)).unwrap();
     let batch = |range: std::ops::Range<u32>| -> String {
-        range.map(|i| format!("{{\"id\":{i},\"name\":\"person {i}\",\"address\":{{\"city\":\"c{}\"}},\"bio\":\"{}\"}}\n", i % 7, "lorem ipsum ".repeat(i as usize % 5))).collect()
+        range
+            .map(|i| {
+                format!(
+                    "{{\"id\":{i},\"name\":\"person {i}\",\"address\":{{\"city\":\"c{}\"}},\"bio\":\"{}\"}}\n",
+                    i % 7,
+                    "lorem ipsum ".repeat(i as usize % 5)
+                )
+            })
+            .collect()
     };
     let hard = WriteOptions::default();
     let soft = WriteOptions { durability: Durability::Soft, ..WriteOptions::default() };
     let docs = db.prepare("people", batch(0..40).as_bytes(), DocFormat::Ndjson).unwrap();
     wait(|done| db.insert("people", docs, hard, done)).unwrap();
-    let tags = db.prepare("tags", br#"[{"name":"a","n":1},{"name":"\u00e9t\u00e9","n":-0.5e3},{"name":"z","list":[1,2,{"x":null}]}]"#, DocFormat::JsonArray).unwrap();
+    let tags = db
+        .prepare(
+            "tags",
+            br#"[{"name":"a","n":1},{"name":"\u00e9t\u00e9","n":-0.5e3},{"name":"z","list":[1,2,{"x":null}]}]"#,
+            DocFormat::JsonArray,
+        )
+        .unwrap();
     wait(|done| db.insert("tags", tags, soft, done)).unwrap();
     wait(|done| db.delete("people", vec![Key::from(3.0), Key::from(5.0)], Durability::Hard, done)).unwrap();
     wait(|done| db.sync(done)).unwrap();
@@ -509,7 +539,10 @@ pub fn seed_files() -> Vec<(&'static str, String, Vec<u8>)> {
     seeds.push(("run", "run-lz4".into(), vfs.read_file("run-lz4.wrun").unwrap()));
 
     for (name, text) in [
-        ("ndjson", "{\"id\":1,\"a\":[1,2,3]}\n\n{\"id\":\"x\",\"b\":{\"c\":null}}\n{\"name\":\"no id\"}\n{\"id\":1.5e3}\n"),
+        (
+            "ndjson",
+            "{\"id\":1,\"a\":[1,2,3]}\n\n{\"id\":\"x\",\"b\":{\"c\":null}}\n{\"name\":\"no id\"}\n{\"id\":1.5e3}\n",
+        ),
         ("array", "[{\"id\":1},{\"id\":\"two\",\"n\":-0.0},{\"v\":true},{\"id\":[1]}]"),
         ("errors", "{\"id\":null}\n{\"id\":1e999}\n[1]\n{\"id\":\"\\ud800\"}\n{\"id\":1,\"id\":2}\n{\"id\":2} x\n"),
         ("unicode", "{\"id\":\"\u{e9}\u{1F600}\",\"s\":\"\\u00e9\\n\"}\n"),

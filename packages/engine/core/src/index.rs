@@ -1,4 +1,4 @@
-//! BASE secondary indexes (seed 001): kept up to date in the background, in batches, never on
+//! BASE secondary indexes: kept up to date in the background, in batches, never on
 //! the write's critical path.
 //!
 //! An index is a hidden tree (a [`Table`] with no name in the catalog) whose keys are
@@ -24,9 +24,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::doc::Doc;
 use crate::error::{Error, ErrorCode, Result};
 use crate::key::{Key, KeyRange};
-use crate::table::{Catalog, Doc, Table};
+pub(crate) use crate::table::{index_not_found as not_found, Build, Change, Index};
+use crate::table::{Catalog, Table};
 
 /// An index's definition and state, as `list_indexes` reports it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -42,33 +44,10 @@ pub struct IndexInfo {
     pub indexed: u64,
 }
 
-pub(crate) struct Index {
-    pub name: String,
-    pub field: String,
-    path: Vec<String>,
-    pub multi: bool,
-    /// The hidden tree holding the entries.
-    pub tree: Arc<Table>,
-    pub build: Mutex<Build>,
-}
-
-#[derive(Clone)]
-pub(crate) enum Build {
-    /// Documents with keys up to `after` are indexed.
-    Building { after: Option<Key>, indexed: u64 },
-    Ready,
-}
-
 /// Longest encoded value kept in an entry; longer strings are cut (queries re-check documents).
 const MAX_VALUE_BYTES: usize = 512;
 
 impl Index {
-    pub fn new(name: String, field: String, multi: bool, tree: Arc<Table>, ready: bool) -> Result<Index> {
-        let path = parse_path(&field)?;
-        let build = if ready { Build::Ready } else { Build::Building { after: None, indexed: 0 } };
-        Ok(Index { name, field, path, multi, tree, build: Mutex::new(build) })
-    }
-
     /// `documents`: the table's, which a built index holds.
     pub fn info(&self, documents: u64) -> IndexInfo {
         let (ready, indexed) = match &*self.build.lock().unwrap() {
@@ -100,20 +79,16 @@ impl Index {
     }
 }
 
-fn parse_path(field: &str) -> Result<Vec<String>> {
-    let path: Vec<String> = field.split('.').map(str::to_string).collect();
-    if field.is_empty() || field.len() > 255 || path.iter().any(|p| p.is_empty()) {
-        return Err(Error::invalid(format!(
-            "index field `{field}` is not valid: give a field name or a dotted path such as `address.city`"
-        )));
-    }
-    Ok(path)
-}
-
 /// Encodes a value so that byte order is RethinkDB's order; `None` for arrays and objects.
 pub(crate) fn encode_value(v: &Value) -> Option<String> {
     Some(match v {
-        Value::Bool(b) => if *b { "B1".into() } else { "B0".into() },
+        Value::Bool(b) => {
+            if *b {
+                "B1".into()
+            } else {
+                "B0".into()
+            }
+        }
         Value::Null => "C".into(),
         Value::Number(n) => encode_number(n.as_f64()?),
         Value::String(s) => encode_string(s),
@@ -160,30 +135,29 @@ fn entry_key(value: &str, pk: &Key) -> Key {
 
 /// All entries of one encoded value.
 fn value_range(value: &str) -> (Bound<Key>, Bound<Key>) {
-    (Bound::Included(Key::Str(format!("{value}\0\0").into())), Bound::Excluded(Key::Str(format!("{value}\0\u{1}").into())))
+    (
+        Bound::Included(Key::Str(format!("{value}\0\0").into())),
+        Bound::Excluded(Key::Str(format!("{value}\0\u{1}").into())),
+    )
 }
+
+/// One side of `between` over entry keys: the bound, and the encoded value with whether it is closed.
+type EntryBound = (Bound<Key>, Option<(String, bool)>);
 
 /// The entry-key bound for one side of `between`, and the encoded value with whether it is
 /// closed (to re-check documents). A value's entries lie between `value NUL NUL` and
 /// `value NUL 0x01`: a closed lower bound starts before them, an open one after them; a closed
 /// upper bound ends after them, an open one before them.
-fn entry_bound(bound: &ValueBound, lower: bool) -> Result<(Bound<Key>, Option<(String, bool)>)> {
+fn entry_bound(bound: &ValueBound, lower: bool) -> Result<EntryBound> {
     let (v, closed) = match bound {
         ValueBound::Unbounded => return Ok((Bound::Unbounded, None)),
         ValueBound::Closed(v) => (v, true),
         ValueBound::Open(v) => (v, false),
     };
-    let e = encode_value(v).ok_or_else(|| Error::invalid(format!("index bounds are strings, numbers, booleans or null; got {v}")))?;
+    let e = encode_value(v)
+        .ok_or_else(|| Error::invalid(format!("index bounds are strings, numbers, booleans or null; got {v}")))?;
     let key = Key::Str(if closed == lower { format!("{e}\0\0") } else { format!("{e}\0\u{1}") }.into());
     Ok((if lower { Bound::Included(key) } else { Bound::Excluded(key) }, Some((e, closed))))
-}
-
-/// A change to an indexed table, as the committer saw it.
-pub(crate) struct Change {
-    pub table_id: u32,
-    pub key: Key,
-    pub old: Option<Doc>,
-    pub new: Option<Doc>,
 }
 
 type Waiter = Box<dyn FnOnce() + Send>;
@@ -348,7 +322,8 @@ fn build_step(catalog: &RwLock<Catalog>) -> bool {
     for table in tables {
         for index in table.indexes.read().unwrap().iter() {
             let Build::Building { after, indexed } = index.build.lock().unwrap().clone() else { continue };
-            let range = KeyRange { lower: after.clone().map_or(Bound::Unbounded, Bound::Excluded), upper: Bound::Unbounded };
+            let range =
+                KeyRange { lower: after.clone().map_or(Bound::Unbounded, Bound::Excluded), upper: Bound::Unbounded };
             let rows = {
                 let data = table.data.read();
                 match data.scan(&range, BUILD_STEP, false) {
@@ -392,7 +367,9 @@ impl Index {
         let mut out = Vec::new();
         for value in values {
             let Some(encoded) = encode_value(value) else {
-                return Err(Error::invalid(format!("index values are strings, numbers, booleans or null; got {value}")));
+                return Err(Error::invalid(format!(
+                    "index values are strings, numbers, booleans or null; got {value}"
+                )));
             };
             let (lower, upper) = value_range(&encoded);
             let exact = |v: &str| v == encoded;
@@ -402,7 +379,14 @@ impl Index {
     }
 
     /// Documents whose field value lies between the bounds, in index order.
-    pub fn between(&self, table: &Table, lower: &ValueBound, upper: &ValueBound, limit: usize, reverse: bool) -> Result<Vec<(Key, Doc)>> {
+    pub fn between(
+        &self,
+        table: &Table,
+        lower: &ValueBound,
+        upper: &ValueBound,
+        limit: usize,
+        reverse: bool,
+    ) -> Result<Vec<(Key, Doc)>> {
         let (lower, lo) = entry_bound(lower, true)?;
         let (upper, hi) = entry_bound(upper, false)?;
         let within = |v: &str| {
@@ -415,7 +399,15 @@ impl Index {
     }
 
     /// Walks index entries in `range`, fetching each document and keeping those that match.
-    fn collect(&self, table: &Table, mut range: KeyRange, limit: usize, reverse: bool, matches: &dyn Fn(&str) -> bool, out: &mut Vec<(Key, Doc)>) -> Result<()> {
+    fn collect(
+        &self,
+        table: &Table,
+        mut range: KeyRange,
+        limit: usize,
+        reverse: bool,
+        matches: &dyn Fn(&str) -> bool,
+        out: &mut Vec<(Key, Doc)>,
+    ) -> Result<()> {
         let start = out.len();
         loop {
             let want = (limit - (out.len() - start)).min(1024);
@@ -424,7 +416,12 @@ impl Index {
                 let key = match serde_json::from_str::<Value>(pk) {
                     Ok(Value::Number(n)) => Key::Num(n.as_f64().unwrap_or(f64::NAN)),
                     Ok(Value::String(s)) => Key::Str(s.into()),
-                    _ => return Err(Error::corrupt_checkpoint(format!("index `{}` holds a bad primary key {pk}", self.name))),
+                    _ => {
+                        return Err(Error::corrupt_checkpoint(format!(
+                            "index `{}` holds a bad primary key {pk}",
+                            self.name
+                        )))
+                    }
                 };
                 if let Some(doc) = table.get(&key)? {
                     if self.doc_matches(&doc, matches) && out.len() - start < limit {
@@ -446,10 +443,6 @@ impl Index {
     }
 }
 
-pub(crate) fn not_found(table: &str, name: &str) -> Error {
-    Error::new(ErrorCode::IndexNotFound, format!("index `{name}` does not exist on table `{table}`"))
-}
-
 pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
     Error::new(
         ErrorCode::IndexNotReady,
@@ -458,6 +451,8 @@ pub(crate) fn not_ready(table: &str, info: &IndexInfo) -> Error {
             info.name, info.indexed
         ),
     )
+    .with_table(table)
+    .with_index(&info.name)
 }
 
 #[cfg(test)]
@@ -486,10 +481,18 @@ mod tests {
         sorted.sort();
         assert_eq!(encoded, sorted);
         // A value's entries sort together, before any longer value it is a prefix of.
-        let (a1, a2, ab) = (entry_key(&encoded[9], &Key::from("zzz")), entry_key(&encoded[9], &Key::from(1.0)), entry_key(&encoded[10], &Key::from("0")));
+        let (a1, a2, ab) = (
+            entry_key(&encoded[9], &Key::from("zzz")),
+            entry_key(&encoded[9], &Key::from(1.0)),
+            entry_key(&encoded[10], &Key::from("0")),
+        );
         let (lo, hi) = value_range(&encoded[9]);
         let r = KeyRange { lower: lo, upper: hi };
-        assert!(crate::tree::range_contains(&r, &a1) && crate::tree::range_contains(&r, &a2) && !crate::tree::range_contains(&r, &ab));
+        assert!(
+            crate::tree::range_contains(&r, &a1)
+                && crate::tree::range_contains(&r, &a2)
+                && !crate::tree::range_contains(&r, &ab)
+        );
         assert!(a1 < ab && a2 < ab);
         assert_eq!(encode_value(&serde_json::json!([1])), None);
     }

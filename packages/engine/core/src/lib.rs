@@ -22,9 +22,31 @@
 //! db.close().unwrap();
 //! ```
 //!
-//! Layers, top to bottom (calls only go down): [`Database`] → `committer` → `journal` →
-//! `record` / `checksum` → [`io`]. `checkpoint` and `manifest` sit beside the journal and
-//! also end at [`io`].
+//! ## Layers
+//!
+//! Each module sits in one layer and uses only modules of the layers below it; modules of one
+//! layer do not use each other. Top to bottom (`tests/layers.rs` checks the code against this
+//! list, and that `docs/ARCHITECTURE.md` shows the same one):
+//!
+//! ```text
+//! fuzzing                                    bodies of the fuzz targets (tests and fuzz/ only)
+//! db                                         the API: open and recovery, reads, close
+//! committer                                  the writer thread: groups, journal writes, answers
+//! merge, index                               background work on trees: merges; index upkeep and queries
+//! checkpoint                                 frozen memtables to run files, manifest, recycling
+//! table                                      tables, their indexes' definitions, the rules of a write
+//! tree                                       one LSM tree: memtables and runs, reads across them
+//! manifest, memtable                         the manifest's two slots; one memtable
+//! journal, run                               the journal's segment files; run files
+//! doc, mutation, record, cache, pacing       documents, journal payloads and records, block cache, pacing
+//! key, checksum, bloom, stats, options, io   keys, checksums, filters, counters, options, the disk seam
+//! error                                      the error type
+//! ```
+//!
+//! Where two modules need each other's types, the shared type lives in the lower one: a
+//! table's index definition (`Index`, `Change`) is in `table` (a table lists
+//! its indexes, and an index's entries live in a hidden table), and the signal from checkpoints
+//! to merges (`MergeSignal`) is in `checkpoint`.
 
 mod bloom;
 mod cache;

@@ -2,7 +2,7 @@
 //!
 //! Two slot files, `MANIFEST-0` and `MANIFEST-1`; version `v` goes to slot `v % 2`, so the slot
 //! being rewritten is never the newest valid one. Opening takes the valid slot with the highest
-//! version (seed 000's metablocks).
+//! version.
 //!
 //! ```text
 //!  0  8  magic    "WHARFMAN"
@@ -144,7 +144,9 @@ pub(crate) fn load(vfs: &dyn Vfs) -> Result<Option<Manifest>> {
     match (present, best) {
         (0, _) => Ok(None),
         (_, Some(m)) => Ok(Some(m)),
-        (_, None) => Err(Error::corrupt_checkpoint("no manifest slot validates (MANIFEST-0 and MANIFEST-1 are both damaged)")),
+        (_, None) => {
+            Err(Error::corrupt_checkpoint("no manifest slot validates (MANIFEST-0 and MANIFEST-1 are both damaged)"))
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! Imports usually arrive in key order (sequential ids, a sorted export). In a B-tree every such
 //! key is the largest yet: a lookup walks down the right edge comparing it with every key of every
 //! node on the way (a 1M-entry `BTreeMap`: ~60 comparisons), and the insert after it walks down
-//! again. Those two searches were half of the committer's CPU in a 1M-document bulk load. So keys
+//! again. So keys
 //! larger than all before them are appended to a sorted `Vec` instead, where the lookup is one
 //! comparison with its last key and the insert a push (RocksDB's memtable insert hint does the
 //! same for its skiplist). Keys that arrive out of order go to a `BTreeMap`.
@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::iter::Peekable;
 use std::ops::Bound;
 
+use crate::doc::Doc;
 use crate::key::{Key, KeyRange};
-use crate::table::Doc;
 
 /// An entry's value: a document, or `None` for a delete.
 pub(crate) type Entry = Option<Doc>;
@@ -108,7 +108,9 @@ impl<'a, A: Iterator<Item = (&'a Key, &'a Entry)>, B: Iterator<Item = (&'a Key, 
     }
 }
 
-impl<'a, A: Iterator<Item = (&'a Key, &'a Entry)>, B: Iterator<Item = (&'a Key, &'a Entry)>> Iterator for Merge<'a, A, B> {
+impl<'a, A: Iterator<Item = (&'a Key, &'a Entry)>, B: Iterator<Item = (&'a Key, &'a Entry)>> Iterator
+    for Merge<'a, A, B>
+{
     type Item = (&'a Key, &'a Entry);
     fn next(&mut self) -> Option<Self::Item> {
         match (self.a.peek(), self.b.peek()) {
@@ -149,7 +151,9 @@ mod tests {
                 assert_eq!(m.insert(key.clone(), doc(i)), model.insert(key, doc(i)));
             }
             assert_eq!(m.len(), model.len());
-            let pairs = |it: &mut dyn Iterator<Item = (&Key, &Entry)>| it.map(|(k, e)| (k.clone(), e.clone())).collect::<Vec<_>>();
+            let pairs = |it: &mut dyn Iterator<Item = (&Key, &Entry)>| {
+                it.map(|(k, e)| (k.clone(), e.clone())).collect::<Vec<_>>()
+            };
             assert_eq!(pairs(&mut m.iter()), pairs(&mut model.iter()));
             for k in 0..next + 2 {
                 let key = Key::from(format!("k{k:06}").as_str());
@@ -157,7 +161,8 @@ mod tests {
             }
             for _ in 0..50 {
                 let (a, b) = (rng.gen_range(0..next + 2), rng.gen_range(0..next + 2));
-                let (lo, hi) = (Key::from(format!("k{:06}", a.min(b)).as_str()), Key::from(format!("k{:06}", a.max(b)).as_str()));
+                let (lo, hi) =
+                    (Key::from(format!("k{:06}", a.min(b)).as_str()), Key::from(format!("k{:06}", a.max(b)).as_str()));
                 let range = KeyRange { lower: Bound::Excluded(lo.clone()), upper: Bound::Included(hi.clone()) };
                 let want = pairs(&mut model.range((Bound::Excluded(lo), Bound::Included(hi))));
                 assert_eq!(pairs(&mut m.range(&range, false)), want);

@@ -16,9 +16,8 @@
 //! pacing.
 
 use std::ops::RangeInclusive;
-use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::checkpoint::{Background, MaintenanceState};
@@ -28,56 +27,11 @@ use crate::run::{Run, RunWriter};
 use crate::table::Catalog;
 use crate::tree::{MergingIter, Source};
 
-/// Merges into this level and above write LZ4-compressed blocks. Most of a large table's bytes
-/// sit in its deepest levels, and a 10-minute load at ~740k documents/s (65 GB of JSON) filled
-/// this VM's 77 GB of free disk before its end; levels 0 and 1 are written once per ingested
-/// byte each, on the path pacing watches, and stay uncompressed to spare the CPU it shares.
+/// Merges into this level and above write LZ4-compressed blocks: most of a large table's bytes
+/// sit in its deepest levels, where a long load would otherwise fill the disk. Levels 0 and 1
+/// are written once per ingested byte each, on the path pacing watches, and stay uncompressed to
+/// spare the CPU the load shares.
 pub(crate) const COMPRESS_FROM_LEVEL: u32 = 2;
-
-/// Wakes the merge threads, and tells them when a checkpoint is running.
-#[derive(Default)]
-pub(crate) struct MergeSignal {
-    /// (generation, stop): the generation moves on whenever runs change.
-    state: Mutex<(u64, bool)>,
-    wake: Condvar,
-    pub checkpoint_running: AtomicBool,
-}
-
-impl MergeSignal {
-    pub fn checkpoint_started(&self) {
-        self.checkpoint_running.store(true, Relaxed);
-    }
-
-    pub fn checkpoint_done(&self) {
-        self.checkpoint_running.store(false, Relaxed);
-        self.runs_changed();
-    }
-
-    /// New runs exist (a checkpoint's, or a merge's output, which may complete a level).
-    fn runs_changed(&self) {
-        self.state.lock().unwrap().0 += 1;
-        self.wake.notify_all();
-    }
-
-    pub fn stop(&self) {
-        self.state.lock().unwrap().1 = true;
-        self.wake.notify_all();
-    }
-
-    fn stopping(&self) -> bool {
-        self.state.lock().unwrap().1
-    }
-
-    /// Waits until runs changed since generation `seen`; the new generation, or `None` once
-    /// stopping.
-    fn wait(&self, seen: u64) -> Option<u64> {
-        let mut s = self.state.lock().unwrap();
-        while s.0 == seen && !s.1 {
-            s = self.wake.wait(s).unwrap();
-        }
-        (!s.1).then_some(s.0)
-    }
-}
 
 /// The most inputs one merge takes (a backlog merges in one pass rather than many).
 const MAX_INPUTS: usize = 16;
@@ -85,7 +39,11 @@ const MAX_INPUTS: usize = 16;
 /// Picks the next merge: the lowest level within `levels`, in any table, holding `fan_in` runs
 /// or more. Returns the table id, the input runs' file names (oldest first), their level, and
 /// whether they include the table's oldest run.
-pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize, levels: &RangeInclusive<u32>) -> Option<(u32, Vec<String>, u32, bool)> {
+pub(crate) fn pick(
+    tables: &[(u32, Vec<RunEntry>)],
+    fan_in: usize,
+    levels: &RangeInclusive<u32>,
+) -> Option<(u32, Vec<String>, u32, bool)> {
     let mut best: Option<(u32, Vec<String>, u32, bool)> = None;
     for (id, runs) in tables {
         let mut i = 0;
@@ -104,10 +62,9 @@ pub(crate) fn pick(tables: &[(u32, Vec<RunEntry>)], fan_in: usize, levels: &Rang
 
 /// The merge threads (name, levels each merges): so that a long merge at a higher level never
 /// holds up the merges below it. Level 0, the checkpoints' runs, has a thread of its own: pacing
-/// slows writes when level-0 runs pile up, and with levels 0 and 1 on one thread they piled up
-/// behind every level-1 merge (at 800k documents/s a checkpoint every 0.13 s, and 16 level-0 runs
-/// behind one 256 MiB merge: the load's worst 10 s fell to 0.38 of its median). Without a
-/// thread for the large levels, a merge of gigabytes held up the rest for minutes.
+/// slows writes when level-0 runs pile up, and on a thread shared with level 1 they pile up
+/// behind every level-1 merge. The large levels have a thread of their own because a merge of
+/// gigabytes takes minutes.
 pub(crate) const MERGE_THREADS: [(&str, RangeInclusive<u32>); 3] =
     [("wharf-merge-l0", 0..=0), ("wharf-merge-l1", 1..=2), ("wharf-merge-l3", 3..=u32::MAX)];
 
@@ -151,7 +108,8 @@ impl Merger {
         let Some(table) = self.catalog.read().unwrap().by_id.get(&table_id).cloned() else { return Ok(false) };
         let inputs_open: Vec<Arc<Run>> = {
             let data = table.data.read();
-            let found: Vec<_> = inputs.iter().filter_map(|n| data.runs.iter().find(|r| r.name == *n).cloned()).collect();
+            let found: Vec<_> =
+                inputs.iter().filter_map(|n| data.runs.iter().find(|r| r.name == *n).cloned()).collect();
             if found.len() != inputs.len() {
                 return Ok(false);
             }
@@ -160,7 +118,8 @@ impl Merger {
         let file = self.bg.new_run_name();
         let expected = inputs_open.iter().fold((0, 0), |(n, b), r| (n + r.entries, b + r.bytes));
         let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, expected, level >= COMPRESS_FROM_LEVEL)?;
-        let sources: Vec<Source<'_>> = inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false)) as Source<'_>).collect();
+        let sources: Vec<Source<'_>> =
+            inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false)) as Source<'_>).collect();
         let (mut busy, mut since) = (Duration::ZERO, Instant::now());
         let mut reported = 0u64;
         for entry in MergingIter::new(sources, false)? {
@@ -228,10 +187,9 @@ impl Merger {
     }
 
     /// Deletes the file of a run a merge replaced. A file of gigabytes is first cut from its
-    /// end a chunk at a time, with pauses: unlinking 4 GB at once took 1.5 s here and freed
-    /// every block in one filesystem commit (one discard, on a disk mounted with `discard`),
-    /// while the journal's fdatasyncs beside it reached 107 ms; in chunks, 32–87 ms (RocksDB's
-    /// `DeleteScheduler` does the same). Cutting waits until no reader holds the run: a point
+    /// end a chunk at a time, with pauses: unlinking it at once frees every block in one
+    /// filesystem commit (one long discard, on a disk mounted with `discard`) that the journal's
+    /// fdatasyncs beside it wait for (RocksDB's `DeleteScheduler` does the same). Cutting waits until no reader holds the run: a point
     /// read searches a snapshot of the run list without the table's lock, and a shortened file
     /// would fail it. (An unlinked file stays readable, so the plain remove needs no wait.)
     fn delete_run(&self, run: Arc<Run>) {
@@ -262,15 +220,23 @@ mod tests {
     use super::*;
 
     fn runs(levels: &[u32]) -> Vec<RunEntry> {
-        levels.iter().enumerate().map(|(i, l)| RunEntry { file: format!("r{i}"), entries: 1, bytes: 1, level: *l }).collect()
+        levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| RunEntry { file: format!("r{i}"), entries: 1, bytes: 1, level: *l })
+            .collect()
     }
 
     #[test]
     fn picks_the_lowest_full_level_and_knows_when_it_holds_the_oldest_run() {
         let all = 0..=u32::MAX;
         assert_eq!(pick(&[(1, runs(&[1, 0, 0, 0]))], 4, &all), None);
-        let (id, inputs, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0, 0, 0, 0])), (2, runs(&[2, 1]))], 4, &all).unwrap();
-        assert_eq!((id, inputs, level, oldest), (1, vec!["r4".into(), "r5".into(), "r6".into(), "r7".into()], 0, false));
+        let (id, inputs, level, oldest) =
+            pick(&[(1, runs(&[1, 1, 1, 1, 0, 0, 0, 0])), (2, runs(&[2, 1]))], 4, &all).unwrap();
+        assert_eq!(
+            (id, inputs, level, oldest),
+            (1, vec!["r4".into(), "r5".into(), "r6".into(), "r7".into()], 0, false)
+        );
         let (_, _, level, oldest) = pick(&[(1, runs(&[1, 1, 1, 1, 0]))], 4, &all).unwrap();
         assert_eq!((level, oldest), (1, true));
         // The threads never pick the same runs: each keeps to its levels.

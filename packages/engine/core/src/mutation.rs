@@ -250,7 +250,12 @@ mod tests {
                 Mutation::Put { table_id: 3, key: Key::from("a@b"), doc: "{\"email\":\"a@b\"}".into() },
                 Mutation::Delete { table_id: 3, key: Key::from(7.0) },
                 Mutation::DropTable { table_id: 3 },
-                Mutation::CreateIndex { table_id: 3, name: "by_city".into(), field: "address.city".into(), multi: true },
+                Mutation::CreateIndex {
+                    table_id: 3,
+                    name: "by_city".into(),
+                    field: "address.city".into(),
+                    multi: true
+                },
                 Mutation::DropIndex { table_id: 3, name: "by_city".into() },
             ]
         );
@@ -268,7 +273,10 @@ mod tests {
         for (byte, multi) in [(0u8, Some(false)), (1, Some(true))] {
             buf[last] = byte;
             let got = decode(&buf).next().unwrap().ok();
-            assert_eq!(got.map(|m| matches!(m, Mutation::CreateIndex { multi: m, .. } if Some(m) == multi)), Some(true));
+            assert_eq!(
+                got.map(|m| matches!(m, Mutation::CreateIndex { multi: m, .. } if Some(m) == multi)),
+                Some(true)
+            );
         }
         for byte in [2u8, 5, 0xff] {
             buf[last] = byte;

@@ -1,4 +1,4 @@
-//! Adaptive write pacing (seed 003): foreground writes slow down smoothly toward the rate the
+//! Adaptive write pacing: foreground writes slow down smoothly toward the rate the
 //! background work actually achieves on this disk, instead of stopping when it falls behind.
 //!
 //! *Debt* is work the background owes:
@@ -133,7 +133,13 @@ impl Pacer {
         self.limit_at(debt, rates, self.flush_left(debt, rates.0), counters)
     }
 
-    fn limit_at(&self, debt: &Debt, (flush_rate, merge_rate): (f64, f64), flush_left: Option<Duration>, counters: &Counters) -> Option<f64> {
+    fn limit_at(
+        &self,
+        debt: &Debt,
+        (flush_rate, merge_rate): (f64, f64),
+        flush_left: Option<Duration>,
+        counters: &Counters,
+    ) -> Option<f64> {
         let start = self.memtable_limit * 3 / 2;
         let end = self.stop_at();
         let in_memory = debt.memtable_bytes + debt.frozen_bytes;
@@ -154,7 +160,8 @@ impl Pacer {
         // the stop. The curve alone let a fast writer reach it when frozen memtables had grown
         // past the limit (the pacing test, 3 runs in 25); this bound falls to zero at the end
         // instead.
-        let until_flushed = flush_left.filter(|_| x_flush > 0.0).map(|left| (end - in_memory) as f64 / left.as_secs_f64());
+        let until_flushed =
+            flush_left.filter(|_| x_flush > 0.0).map(|left| (end - in_memory) as f64 / left.as_secs_f64());
         match (curve, until_flushed) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -168,7 +175,8 @@ impl Pacer {
     /// reached the stop (1 run in 12 of the pacing test with a disk and CPU hog beside it).
     fn flush_left(&self, debt: &Debt, flush_rate: f64) -> Option<Duration> {
         let at_rate = if flush_rate > 0.0 { debt.frozen_bytes as f64 / flush_rate } else { 0.0 };
-        (debt.frozen_bytes > 0).then(|| Duration::from_secs_f64(at_rate).max(debt.flush_elapsed).max(Duration::from_micros(1)))
+        (debt.frozen_bytes > 0)
+            .then(|| Duration::from_secs_f64(at_rate).max(debt.flush_elapsed).max(Duration::from_micros(1)))
     }
 
     /// Decides for a group of `bytes` just committed.
@@ -213,7 +221,13 @@ mod tests {
     use super::*;
 
     fn debt(memtable: u64, frozen: u64, level0: usize) -> Debt {
-        Debt { memtable_bytes: memtable, frozen_bytes: frozen, level0_runs: level0, levels: 1, flush_elapsed: Duration::ZERO }
+        Debt {
+            memtable_bytes: memtable,
+            frozen_bytes: frozen,
+            level0_runs: level0,
+            levels: 1,
+            flush_elapsed: Duration::ZERO,
+        }
     }
 
     #[test]
@@ -224,7 +238,8 @@ mod tests {
         rates.record_merge(40 << 20, Duration::from_secs(1), &counters);
         let p = Pacer::new(100, 4);
         assert_eq!(p.limit(&debt(50, 100, 0), &rates, &counters), None, "a flush running is not debt");
-        let limits: Vec<f64> = [160, 200, 250, 299].iter().map(|m| p.limit(&debt(*m - 100, 100, 0), &rates, &counters).unwrap()).collect();
+        let limits: Vec<f64> =
+            [160, 200, 250, 299].iter().map(|m| p.limit(&debt(*m - 100, 100, 0), &rates, &counters).unwrap()).collect();
         assert!(limits.windows(2).all(|w| w[1] < w[0]), "{limits:?}");
         assert!(limits[0] > (10 << 20) as f64 && *limits.last().unwrap() > 0.0);
         assert_eq!(p.limit(&debt(200, 100, 0), &rates, &counters), Some(0.0));

@@ -22,6 +22,9 @@ use crate::checksum::record_checksum;
 
 pub const RECORD_MAGIC: [u8; 4] = *b"WREC";
 pub const RECORD_HEADER_SIZE: usize = 40;
+/// Largest payload (uncompressed) a record ever carries, whatever the segment size; so also the
+/// largest document.
+pub(crate) const MAX_RECORD_PAYLOAD: usize = 16 << 20;
 /// Flags bit 0: the payload is `uncompressed_len u32 ‖ LZ4 block`.
 pub const FLAG_LZ4: u8 = 1;
 

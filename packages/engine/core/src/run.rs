@@ -27,10 +27,10 @@ use std::sync::Arc;
 use crate::bloom::{Bloom, BloomBuilder};
 use crate::cache::BlockCache;
 use crate::checksum::crc32c;
+use crate::doc::Doc;
 use crate::error::{Error, Result};
 use crate::io::{Storage, Vfs};
 use crate::key::{cmp_encoded, encoded_len, Key};
-use crate::table::Doc;
 
 const MAGIC: &[u8; 8] = b"WHARFRUN";
 const END_MAGIC: &[u8; 8] = b"WHARFEND";
@@ -44,7 +44,7 @@ const FOOTER: usize = 64;
 const BLOCK_TARGET: usize = 16 << 10;
 /// The most a block's entries can take: up to `BLOCK_TARGET`, then one more entry, which holds
 /// a document from one journal record.
-const MAX_BLOCK: usize = BLOCK_TARGET + crate::journal::MAX_RECORD_PAYLOAD;
+const MAX_BLOCK: usize = BLOCK_TARGET + crate::record::MAX_RECORD_PAYLOAD;
 /// The fewest bytes a block's index entry takes: offset, length and the shortest key.
 const MIN_INDEX_ENTRY: usize = 12 + 3;
 /// Bytes a run writer writes (and starts writing back) at once.
@@ -91,9 +91,9 @@ impl RunWriter {
     /// `expected`: at most how many entries, and about how many bytes of blocks, the run will
     /// hold. The filter is sized for that many keys (more may be added, at a higher
     /// false-positive rate), and it and the block index are allocated once. Grown by doubling, a
-    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, and a
-    /// merge thread at a low priority then held up every thread allocating from that arena,
-    /// Node's own included, for 100 ms and more (perf, `sustained` bench).
+    /// buffer of tens of MiB is copied by `realloc` while it holds its malloc arena's lock, so a
+    /// merge thread at a low priority would hold up every thread allocating from that arena,
+    /// Node's own included.
     ///
     /// `compress`: each block is stored LZ4-compressed when that makes it smaller.
     pub fn create(vfs: &dyn Vfs, name: &str, table_id: u32, expected: (u64, u64), compress: bool) -> Result<RunWriter> {
@@ -190,7 +190,9 @@ impl RunWriter {
     }
 
     fn flush_out(&mut self) -> Result<()> {
-        self.file.write_at(&self.out, self.written).map_err(|e| Error::io(format!("writing run file {}", self.name), e))?;
+        self.file
+            .write_at(&self.out, self.written)
+            .map_err(|e| Error::io(format!("writing run file {}", self.name), e))?;
         // Write back as we go (RocksDB's bytes_per_sync): one large flush at the final fdatasync
         // would make the filesystem's journal commit long, and every other writer wait behind it.
         self.file.start_writeback(self.written, self.out.len() as u64);
@@ -344,11 +346,18 @@ impl Run {
         let mut at = 4;
         let mut next_free = HEADER as u64;
         for i in 0..count {
-            let offset = u64::from_le_bytes(index.get(at..at + 8).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
-            let length = u32::from_le_bytes(index.get(at + 8..at + 12).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap());
+            let offset = u64::from_le_bytes(
+                index.get(at..at + 8).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap(),
+            );
+            let length = u32::from_le_bytes(
+                index.get(at + 8..at + 12).ok_or_else(|| damaged(name, "short index"))?.try_into().unwrap(),
+            );
             let (key, used) = Key::decode(&index[at + 12..]).ok_or_else(|| damaged(name, "bad key in index"))?;
             // Reads assume blocks in file order, apart, before the index, and keys ascending.
-            if offset < next_free || length < min_block || offset.checked_add(length as u64).is_none_or(|end| end > index_offset) {
+            if offset < next_free
+                || length < min_block
+                || offset.checked_add(length as u64).is_none_or(|end| end > index_offset)
+            {
                 return Err(damaged(name, format!("block {i} (offset {offset}, {length} bytes) is out of place")));
             }
             if first_keys.last().is_some_and(|prev| *prev >= key) {
@@ -433,7 +442,9 @@ impl Run {
                 if size > MAX_BLOCK {
                     return Err(bad(&format!("LZ4 block claims {size} bytes, more than a block holds ({MAX_BLOCK})")));
                 }
-                lz4_flex::block::decompress_size_prepended(packed).map(Into::into).map_err(|e| bad(&format!("LZ4: {e}")))
+                lz4_flex::block::decompress_size_prepended(packed)
+                    .map(Into::into)
+                    .map_err(|e| bad(&format!("LZ4: {e}")))
             }
             _ => Err(bad("unknown codec")),
         }
@@ -455,7 +466,9 @@ impl Run {
             return Ok(Probe::Absent);
         }
         let i = self.first_keys.partition_point(|k| k <= key) - 1;
-        let Some(block) = cache.get_or_read(self.id, i as u32, || self.read_block(i, fetch))? else { return Ok(Probe::NotInMemory) };
+        let Some(block) = cache.get_or_read(self.id, i as u32, || self.read_block(i, fetch))? else {
+            return Ok(Probe::NotInMemory);
+        };
         // Compare keys in place: decoding every entry would allocate each key and document.
         for entry in RawEntries::new(&block, &self.name) {
             let (k, doc) = entry?;
@@ -478,7 +491,15 @@ impl Run {
             (Some(k), false) => (self.first_keys.partition_point(|f| f <= k) as isize - 1).max(0),
             (Some(k), true) => self.first_keys.partition_point(|f| f <= k) as isize - 1,
         };
-        RunIter { run: self.clone(), next_block: block, reverse, ahead: Vec::new(), window: BLOCK_TARGET, buffered: Vec::new(), from: from.cloned() }
+        RunIter {
+            run: self.clone(),
+            next_block: block,
+            reverse,
+            ahead: Vec::new(),
+            window: BLOCK_TARGET,
+            buffered: Vec::new(),
+            from: from.cloned(),
+        }
     }
 }
 
@@ -543,9 +564,8 @@ fn entries(block: &[u8], name: &str) -> Result<Vec<(Key, Option<Doc>)>> {
 }
 
 /// The most one read of an iteration (a merge's input, a scan) takes. The kernel's readahead is
-/// off for run files (`Storage::no_readahead`): on the VMs here it read merge inputs 4 MiB per
-/// request, and a point read queued behind those took 6–10 ms at p99, against ~1 ms behind
-/// 256-KiB reads (docs/BENCHMARKS.md, *Session 13*).
+/// off for run files (`Storage::no_readahead`), which would read merge inputs several MiB per
+/// request, and point reads queue behind a merge's reads: a bounded window keeps that wait short.
 pub(crate) const READ_WINDOW_MAX: usize = 256 << 10;
 
 /// Iterates over a run in key order (or reverse), reading a window of blocks at a time and
@@ -602,7 +622,11 @@ impl RunIter {
             if bytes > self.window {
                 break;
             }
-            if self.reverse { lo = j } else { hi = j + 1 }
+            if self.reverse {
+                lo = j
+            } else {
+                hi = j + 1
+            }
         }
         self.ahead = self.run.read_blocks(lo..hi)?;
         if !self.reverse {
@@ -670,9 +694,21 @@ mod tests {
         enc.clear();
         Key::from(5000.0).encode(&mut enc);
         assert_eq!(run.get(&Key::from(5000.0), &enc, &cache, Fetch::Wait).unwrap(), Probe::Absent);
-        let keys: Vec<f64> = run.iter(Some(&Key::from(1500.5)), false).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
+        let keys: Vec<f64> = run
+            .iter(Some(&Key::from(1500.5)), false)
+            .map(|e| match e.unwrap().0 {
+                Key::Num(n) => n,
+                _ => panic!(),
+            })
+            .collect();
         assert_eq!(keys, (1501..2000).map(|i| i as f64).collect::<Vec<_>>());
-        let back: Vec<f64> = run.iter(Some(&Key::from(10.0)), true).map(|e| match e.unwrap().0 { Key::Num(n) => n, _ => panic!() }).collect();
+        let back: Vec<f64> = run
+            .iter(Some(&Key::from(10.0)), true)
+            .map(|e| match e.unwrap().0 {
+                Key::Num(n) => n,
+                _ => panic!(),
+            })
+            .collect();
         assert_eq!(back, (0..=10).rev().map(|i| i as f64).collect::<Vec<_>>());
         assert_eq!(run.iter(None, true).count(), 2000);
     }
@@ -699,7 +735,10 @@ mod tests {
         disk.remove("run-00000002.wrun").unwrap();
         enc.clear();
         Key::from(7.0).encode(&mut enc);
-        assert_eq!(run.get(&Key::from(7.0), &enc, &BlockCache::new(0), Fetch::Wait).unwrap(), Probe::Entry(Some("{\"id\":7}".into())));
+        assert_eq!(
+            run.get(&Key::from(7.0), &enc, &BlockCache::new(0), Fetch::Wait).unwrap(),
+            Probe::Entry(Some("{\"id\":7}".into()))
+        );
     }
 
     /// The index and filter are written after the blocks, past the writer's output buffer when
@@ -720,7 +759,11 @@ mod tests {
         for (i, doc) in [(0u32, Some("{}")), (899_999, None), (500_000, Some("{}"))] {
             enc.clear();
             Key::from(i as f64).encode(&mut enc);
-            assert_eq!(run.get(&Key::from(i as f64), &enc, &BlockCache::new(0), Fetch::Wait).unwrap(), Probe::Entry(doc.map(Into::into)), "key {i}");
+            assert_eq!(
+                run.get(&Key::from(i as f64), &enc, &BlockCache::new(0), Fetch::Wait).unwrap(),
+                Probe::Entry(doc.map(Into::into)),
+                "key {i}"
+            );
         }
     }
 
@@ -736,7 +779,10 @@ mod tests {
         assert_eq!(all.len(), 300);
         for (i, (key, doc)) in all.into_iter().enumerate() {
             assert_eq!(key, Key::from(i as f64));
-            assert_eq!(doc.as_deref(), (i % 10 != 9).then(|| format!("{{\"id\":{i},\"name\":\"person {i}\"}}")).as_deref());
+            assert_eq!(
+                doc.as_deref(),
+                (i % 10 != 9).then(|| format!("{{\"id\":{i},\"name\":\"person {i}\"}}")).as_deref()
+            );
         }
         let mut enc = Vec::new();
         Key::from(123.0).encode(&mut enc);
@@ -774,7 +820,8 @@ mod tests {
 
     /// Where block `i`'s index entry starts in the file.
     fn index_entry_at(bytes: &[u8], run: &Run, i: usize) -> usize {
-        let index_offset = u64::from_le_bytes(bytes[bytes.len() - FOOTER + 8..bytes.len() - FOOTER + 16].try_into().unwrap()) as usize;
+        let index_offset =
+            u64::from_le_bytes(bytes[bytes.len() - FOOTER + 8..bytes.len() - FOOTER + 16].try_into().unwrap()) as usize;
         4 + index_offset + (0..i).map(|j| 12 + encoded_len_of(&run.first_keys[j])).sum::<usize>()
     }
 
@@ -830,7 +877,8 @@ mod tests {
         assert_damaged(
             damaged_run(false, |b, _| {
                 let f = b.len() - FOOTER;
-                let field = |b: &[u8], i: usize| u64::from_le_bytes(b[f + 8 + 8 * i..f + 16 + 8 * i].try_into().unwrap());
+                let field =
+                    |b: &[u8], i: usize| u64::from_le_bytes(b[f + 8 + 8 * i..f + 16 + 8 * i].try_into().unwrap());
                 let (offset, len) = (field(b, 0), field(b, 1));
                 b[f + 8..f + 16].copy_from_slice(&offset.wrapping_add(1 << 63).to_le_bytes());
                 b[f + 16..f + 24].copy_from_slice(&len.wrapping_sub(1 << 63).to_le_bytes());
@@ -917,7 +965,11 @@ mod tests {
             let sizes = sizes.lock().unwrap();
             assert_eq!(sizes.iter().sum::<usize>(), data, "each block read once");
             assert!(sizes.iter().all(|&s| s <= READ_WINDOW_MAX), "{sizes:?}");
-            assert!(sizes.len() <= data / (READ_WINDOW_MAX - 2 * BLOCK_TARGET) + 6, "{} reads for {blocks} blocks", sizes.len());
+            assert!(
+                sizes.len() <= data / (READ_WINDOW_MAX - 2 * BLOCK_TARGET) + 6,
+                "{} reads for {blocks} blocks",
+                sizes.len()
+            );
         }
     }
 }

@@ -174,7 +174,6 @@ impl Counters {
         self.group_ops_histogram[bucket].fetch_add(1, Relaxed);
     }
 
-
     pub fn record_read(&self, documents: u64) {
         self.reads.fetch_add(1, Relaxed);
         self.documents_read.fetch_add(documents, Relaxed);

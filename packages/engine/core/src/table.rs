@@ -3,21 +3,18 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::cache::BlockCache;
 
-use crate::doc::{PreparedDoc, PreparedDocs};
-use crate::error::{Error, Result};
-use crate::index::{Change, Index};
+use crate::doc::{Doc, PreparedDoc, PreparedDocs};
+use crate::error::{Error, ErrorCode, Result};
 use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
-use crate::stats::Counters;
 use crate::run::{Fetch, Probe};
+use crate::stats::Counters;
 use crate::tree::{get_in_runs, RunTotals, Tree};
-
-pub(crate) type Doc = Arc<str>;
 
 /// One document that could not be written, by its position in the batch.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -171,18 +168,37 @@ impl Table {
 
     /// Applies an insert, appending the mutations it makes to `journal`.
     /// Changes go to `changes` too when the table has indexes.
-    pub fn insert(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<WriteResult> {
+    pub fn insert(
+        &self,
+        docs: PreparedDocs,
+        conflict: Conflict,
+        journal: &mut GroupEncoder,
+        changes: &mut Vec<Change>,
+    ) -> Result<WriteResult> {
         Ok(self.insert_docs(docs, conflict, false, journal, changes)?.pop().unwrap_or_default())
     }
 
     /// Applies single-document inserts sent together, in order: document `i`'s outcome is
     /// element `i`, as if it had been inserted alone (its errors are its document 0).
-    pub fn insert_each(&self, docs: PreparedDocs, conflict: Conflict, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<Vec<WriteResult>> {
+    pub fn insert_each(
+        &self,
+        docs: PreparedDocs,
+        conflict: Conflict,
+        journal: &mut GroupEncoder,
+        changes: &mut Vec<Change>,
+    ) -> Result<Vec<WriteResult>> {
         self.insert_docs(docs, conflict, true, journal, changes)
     }
 
     /// One result for the batch, or with `each` one per document.
-    fn insert_docs(&self, docs: PreparedDocs, conflict: Conflict, each: bool, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<Vec<WriteResult>> {
+    fn insert_docs(
+        &self,
+        docs: PreparedDocs,
+        conflict: Conflict,
+        each: bool,
+        journal: &mut GroupEncoder,
+        changes: &mut Vec<Change>,
+    ) -> Result<Vec<WriteResult>> {
         if docs.primary_key != self.primary_key {
             return Err(Error::invalid(format!(
                 "documents were prepared for primary key `{}` but table `{}` uses `{}`",
@@ -210,7 +226,14 @@ impl Table {
                     }
                     PreparedDoc::Ok { index, key, json, .. } if json.len() > journal.max_document() => {
                         let limit = journal.max_document();
-                        result.fail(position(index), format!("document `{}` is {} bytes, over the limit of {limit} bytes", key.to_json(), json.len()));
+                        result.fail(
+                            position(index),
+                            format!(
+                                "document `{}` is {} bytes, over the limit of {limit} bytes",
+                                key.to_json(),
+                                json.len()
+                            ),
+                        );
                         continue;
                     }
                     PreparedDoc::Ok { index, key, json, generated } => (index, key, json, generated),
@@ -234,7 +257,10 @@ impl Table {
                     Some(old) => {
                         let json: Doc = match conflict {
                             Conflict::Error => {
-                                result.fail(position(index), format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()));
+                                result.fail(
+                                    position(index),
+                                    format!("Duplicate primary key `{}`: {}", self.primary_key, key.to_json()),
+                                );
                                 continue;
                             }
                             Conflict::Replace if same_document(old, &json) => {
@@ -262,7 +288,12 @@ impl Table {
                 mutation::encode_put(journal.buf(), self.id, &key, &json);
                 journal.boundary();
                 if indexed {
-                    changes.push(Change { table_id: self.id, key: key.clone(), old: old.clone(), new: Some(json.clone()) });
+                    changes.push(Change {
+                        table_id: self.id,
+                        key: key.clone(),
+                        old: old.clone(),
+                        new: Some(json.clone()),
+                    });
                 }
                 batch.wrote(&key, puts.len());
                 puts.push((key, json, old));
@@ -305,6 +336,64 @@ impl Table {
         }
         Ok(result)
     }
+}
+
+/// A change to an indexed table, as the committer saw it.
+pub(crate) struct Change {
+    pub table_id: u32,
+    pub key: Key,
+    pub old: Option<Doc>,
+    pub new: Option<Doc>,
+}
+
+/// A secondary index on a table: its definition, build state and hidden tree. Defined here, with
+/// the table that lists it, since each holds the other (the entries live in a [`Table`]); its
+/// maintenance and queries are `index.rs`'s.
+pub(crate) struct Index {
+    pub name: String,
+    pub field: String,
+    /// `field` split at its dots.
+    pub path: Vec<String>,
+    pub multi: bool,
+    /// The hidden tree holding the entries.
+    pub tree: Arc<Table>,
+    pub build: Mutex<Build>,
+}
+
+#[derive(Clone)]
+pub(crate) enum Build {
+    /// Documents with keys up to `after` are indexed.
+    Building {
+        after: Option<Key>,
+        indexed: u64,
+    },
+    Ready,
+}
+
+impl Index {
+    pub fn new(name: String, field: String, multi: bool, tree: Arc<Table>, ready: bool) -> Result<Index> {
+        let path = parse_path(&field)?;
+        let build = if ready { Build::Ready } else { Build::Building { after: None, indexed: 0 } };
+        Ok(Index { name, field, path, multi, tree, build: Mutex::new(build) })
+    }
+}
+
+/// Splits an index's dotted field path, refusing an empty or overlong one.
+fn parse_path(field: &str) -> Result<Vec<String>> {
+    let path: Vec<String> = field.split('.').map(str::to_string).collect();
+    if field.is_empty() || field.len() > 255 || path.iter().any(|p| p.is_empty()) {
+        return Err(Error::invalid(format!(
+            "index field `{field}` is not valid: give a field name or a dotted path such as `address.city`"
+        )));
+    }
+    Ok(path)
+}
+
+/// The error for an index `name` that `table` does not have.
+pub(crate) fn index_not_found(table: &str, name: &str) -> Error {
+    Error::new(ErrorCode::IndexNotFound, format!("index `{name}` does not exist on table `{table}`"))
+        .with_table(table)
+        .with_index(name)
 }
 
 fn same_document(old: &str, new: &str) -> bool {
@@ -353,7 +442,13 @@ pub(crate) const FIRST_INDEX_TREE_ID: u32 = 1 << 31;
 
 impl Catalog {
     pub fn new(env: Env) -> Self {
-        Catalog { env, by_name: HashMap::new(), by_id: HashMap::new(), next_table_id: 1, next_index_tree_id: FIRST_INDEX_TREE_ID }
+        Catalog {
+            env,
+            by_name: HashMap::new(),
+            by_id: HashMap::new(),
+            next_table_id: 1,
+            next_index_tree_id: FIRST_INDEX_TREE_ID,
+        }
     }
 
     pub fn get(&self, name: &str) -> Result<&Arc<Table>> {
@@ -371,9 +466,11 @@ impl Catalog {
     pub fn add_index(&mut self, table: &Arc<Table>, name: &str, field: &str, multi: bool) -> Result<()> {
         if table.indexes.read().unwrap().iter().any(|i| i.name == name) {
             return Err(Error::new(
-                crate::ErrorCode::IndexExists,
+                ErrorCode::IndexExists,
                 format!("index `{name}` already exists on table `{}`", table.name),
-            ));
+            )
+            .with_table(&table.name)
+            .with_index(name));
         }
         let id = self.next_index_tree_id;
         self.next_index_tree_id += 1;
@@ -386,7 +483,7 @@ impl Catalog {
 
     pub fn remove_index(&mut self, table: &Table, name: &str) -> Result<()> {
         let mut indexes = table.indexes.write().unwrap();
-        let at = indexes.iter().position(|i| i.name == name).ok_or_else(|| crate::index::not_found(&table.name, name))?;
+        let at = indexes.iter().position(|i| i.name == name).ok_or_else(|| index_not_found(&table.name, name))?;
         let index = indexes.remove(at);
         self.forget(index.tree.id);
         Ok(())
@@ -414,8 +511,12 @@ impl Catalog {
     pub fn replay(&mut self, m: Mutation) -> Result<()> {
         let missing = |id| Error::corrupt_journal(format!("journal names table id {id}, which does not exist"));
         match m {
-            Mutation::Put { table_id, key, doc } => self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, Some(doc))?,
-            Mutation::Delete { table_id, key } => self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, None)?,
+            Mutation::Put { table_id, key, doc } => {
+                self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, Some(doc))?
+            }
+            Mutation::Delete { table_id, key } => {
+                self.by_id.get(&table_id).ok_or_else(|| missing(table_id))?.replay(key, None)?
+            }
             Mutation::CreateTable { table_id, .. } if table_id >= FIRST_INDEX_TREE_ID => {
                 return Err(Error::corrupt_journal(format!(
                     "journal creates table id {table_id}, in the range of index trees (from {FIRST_INDEX_TREE_ID})"
@@ -447,9 +548,7 @@ pub(crate) fn check_name(what: &str, name: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::invalid(format!(
-            "{what} `{name}` is not valid: use 1 to 127 letters, digits, `_`, `-` or `.`"
-        )))
+        Err(Error::invalid(format!("{what} `{name}` is not valid: use 1 to 127 letters, digits, `_`, `-` or `.`")))
     }
 }
 
@@ -504,7 +603,8 @@ mod tests {
     fn replaying_a_table_id_in_the_index_tree_range_is_corruption() {
         let env = Env { cache: Arc::new(BlockCache::new(1 << 20)), counters: Default::default() };
         let mut catalog = Catalog::new(env);
-        let create = |table_id| Mutation::CreateTable { table_id, name: format!("t{table_id}"), primary_key: "id".into() };
+        let create =
+            |table_id| Mutation::CreateTable { table_id, name: format!("t{table_id}"), primary_key: "id".into() };
         for id in [u32::MAX, FIRST_INDEX_TREE_ID] {
             let err = catalog.replay(create(id)).unwrap_err();
             assert_eq!(err.code, crate::ErrorCode::CorruptJournal);
@@ -519,7 +619,9 @@ mod tests {
         let env = Env { cache: Arc::new(BlockCache::new(1 << 20)), counters: Arc::default() };
         let t = Table::new(1, "t".into(), "id".into(), &env);
         let mut j = GroupEncoder::new(1 << 20);
-        let r = t.insert(prepared("{\"id\":1,\"a\":{\"x\":1}}\n{\"id\":2}"), Conflict::Error, &mut j, &mut Vec::new()).unwrap();
+        let r = t
+            .insert(prepared("{\"id\":1,\"a\":{\"x\":1}}\n{\"id\":2}"), Conflict::Error, &mut j, &mut Vec::new())
+            .unwrap();
         assert_eq!((r.inserted, r.errors), (2, 0));
         let r = t.insert(prepared("{\"id\":1}"), Conflict::Error, &mut j, &mut Vec::new()).unwrap();
         assert_eq!(r.first_error.as_deref(), Some("Duplicate primary key `id`: 1"));

@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use crate::cache::BlockCache;
+use crate::doc::Doc;
 use crate::error::Result;
 use crate::key::{Key, KeyRange};
 pub(crate) use crate::memtable::Memtable;
 use crate::run::{Fetch, Probe, Run};
-use crate::table::Doc;
 
 /// Rough memory one memtable entry costs beyond its document (B-tree slot, key, `Arc`).
 pub(crate) const ENTRY_OVERHEAD: u64 = 64;
@@ -65,7 +65,7 @@ impl Tree {
     pub fn get(&self, key: &Key, cache: &BlockCache) -> Result<Option<Doc>> {
         match self.get_in_memory(key) {
             Some(entry) => Ok(entry),
-            None if self.runs_last_key.as_ref().map_or(true, |last| key > last) => Ok(None),
+            None if self.runs_last_key.as_ref().is_none_or(|last| key > last) => Ok(None),
             None => get_in_runs(&self.runs, key, cache, Fetch::Wait).map(Probe::into_doc),
         }
     }
@@ -73,7 +73,7 @@ impl Tree {
     /// Adds the newest run.
     pub fn add_run(&mut self, run: Arc<Run>) {
         if let Some(last) = run.last_key() {
-            if self.runs_last_key.as_ref().map_or(true, |l| last > l) {
+            if self.runs_last_key.as_ref().is_none_or(|l| last > l) {
                 self.runs_last_key = Some(last.clone());
             }
         }
@@ -156,7 +156,8 @@ impl Tree {
         for run in self.runs.iter().rev() {
             // A run starts at the block holding the bound: skip what precedes the range.
             let it = run.iter(start, reverse);
-            sources.push(Box::new(it.skip_while(move |e| e.as_ref().is_ok_and(|(k, _)| before_start(range, k, reverse)))));
+            sources
+                .push(Box::new(it.skip_while(move |e| e.as_ref().is_ok_and(|(k, _)| before_start(range, k, reverse)))));
         }
         let mut out = Vec::new();
         for entry in MergingIter::new(sources, reverse)? {
@@ -241,7 +242,13 @@ impl<'a> MergingIter<'a> {
             let Some((k, _)) = h else { continue };
             let better = match best.and_then(|b| self.heads[b].as_ref()) {
                 None => true,
-                Some((bk, _)) => if self.reverse { k > bk } else { k < bk },
+                Some((bk, _)) => {
+                    if self.reverse {
+                        k > bk
+                    } else {
+                        k < bk
+                    }
+                }
             };
             if better {
                 best = Some(i);

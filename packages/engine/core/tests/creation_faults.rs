@@ -63,7 +63,10 @@ fn enospc_or_eio_at_every_disk_call_of_creation_leaves_a_database_that_opens() {
                 vfs.clear_faults();
                 // The same directory, the disk free again; or a power cut first, in three ways.
                 reopen_and_use(&vfs, &context);
-                for (i, mode) in [CrashMode::DropUnsynced, CrashMode::KeepUnsynced, CrashMode::Torn(n as u64)].into_iter().enumerate() {
+                for (i, mode) in [CrashMode::DropUnsynced, CrashMode::KeepUnsynced, CrashMode::Torn(n as u64)]
+                    .into_iter()
+                    .enumerate()
+                {
                     let vfs2 = SimVfs::new();
                     vfs2.fail_io_after(n, errno, sticky);
                     assert!(open(&vfs2, small_options()).is_err());

@@ -4,7 +4,10 @@
 //! after recovery. Real engine on a temporary directory.
 
 use std::time::Duration;
-use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, KeyRange, Options, PreparedDocs, WriteOptions, MAX_DOCUMENT_DEPTH};
+use wharf_engine::{
+    wait, Conflict, Database, DocFormat, Durability, Key, KeyRange, Options, PreparedDocs, WriteOptions,
+    MAX_DOCUMENT_DEPTH,
+};
 
 /// `{"id":key,"n":key,"a":{"a":…[key]…}}` with `depth` levels, the document itself being level 1.
 fn nested(key: u64, depth: usize) -> String {
@@ -54,7 +57,11 @@ fn a_document_deeper_than_the_limit_is_refused_alone_and_the_table_stays_readabl
     assert_eq!((r.inserted, r.errors), (2, 2), "{r:?}");
     assert_eq!(r.document_errors.iter().map(|e| e.index).collect::<Vec<_>>(), vec![2, 3]);
     for e in &r.document_errors {
-        assert!(e.message.contains("nested deeper than the limit of 128 levels of objects and arrays"), "{}", e.message);
+        assert!(
+            e.message.contains("nested deeper than the limit of 128 levels of objects and arrays"),
+            "{}",
+            e.message
+        );
         assert!(e.message.contains("at column"), "{}", e.message);
     }
     // The single-document path refuses it the same way.
@@ -88,7 +95,9 @@ fn a_document_deeper_than_the_limit_is_refused_alone_and_the_table_stays_readabl
 fn a_document_at_the_limit_is_replayed_exactly_after_a_power_cut() {
     use wharf_engine::io::{CrashMode, SimVfs, Vfs};
     let vfs = SimVfs::new();
-    let open = |v: &std::sync::Arc<SimVfs>| Database::open_with(std::sync::Arc::new(v.clone()) as std::sync::Arc<dyn Vfs>, Options::default()).unwrap();
+    let open = |v: &std::sync::Arc<SimVfs>| {
+        Database::open_with(std::sync::Arc::new(v.clone()) as std::sync::Arc<dyn Vfs>, Options::default()).unwrap()
+    };
     let db = open(&vfs);
     wait(|done| db.create_table("t", "id", done)).unwrap();
     let text = nested(2, MAX_DOCUMENT_DEPTH);

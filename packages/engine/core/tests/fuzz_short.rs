@@ -64,7 +64,8 @@ fn oversized(size: usize) -> ! {
     };
     let mut msg = [0u8; 160];
     let mut w = &mut msg[..];
-    let _ = std::io::Write::write_fmt(&mut w, format_args!("fuzz_short: target {target} allocated {size} bytes at once\n"));
+    let _ =
+        std::io::Write::write_fmt(&mut w, format_args!("fuzz_short: target {target} allocated {size} bytes at once\n"));
     let len = 160 - w.len();
     unsafe {
         libc_write(2, msg.as_ptr(), len);
@@ -168,14 +169,16 @@ fn check(target_index: usize, body: fn(&[u8]), input: &[u8], what: &str) {
     if let Err(panic) = result {
         let saved = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-short-{target}.bin"));
         std::fs::write(&saved, input).unwrap();
-        let message = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+        let message =
+            panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
         panic!("target {target} panicked on {what} (saved as {}): {}", saved.display(), message.unwrap_or_default());
     }
 }
 
 #[test]
 fn every_fuzz_target_survives_its_seeds_and_their_mutations() {
-    let iterations: usize = std::env::var("WHARF_FUZZ_SHORT_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
+    let iterations: usize =
+        std::env::var("WHARF_FUZZ_SHORT_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
     let fresh = seed_files();
     if std::env::var_os("WHARF_FUZZ_WRITE_CORPUS").is_some() {
         for (target, name, bytes) in &fresh {
@@ -187,7 +190,12 @@ fn every_fuzz_target_survives_its_seeds_and_their_mutations() {
         let started = std::time::Instant::now();
         let mut seeds = committed(target);
         assert!(!seeds.is_empty(), "no committed corpus for target {target} in {}", corpus_dir(target).display());
-        seeds.extend(fresh.iter().filter(|(t, _, _)| t == target).map(|(_, name, bytes)| (format!("fresh {name}"), bytes.clone())));
+        seeds.extend(
+            fresh
+                .iter()
+                .filter(|(t, _, _)| t == target)
+                .map(|(_, name, bytes)| (format!("fresh {name}"), bytes.clone())),
+        );
         for (name, bytes) in &seeds {
             check(i, *body, bytes, &format!("seed {name}"));
         }

@@ -123,7 +123,12 @@ fn a_cohort_sent_in_parts_is_applied_as_it_arrives_and_committed_as_one_group() 
     for part in 0..4u64 {
         let tx = tx.clone();
         let first_key = 1000 + part * 16;
-        db.insert_each("t", parse(ndjson(first_key..first_key + 16)), Box::new(move |r| tx.send(r).unwrap()), WriteOptions::default());
+        db.insert_each(
+            "t",
+            parse(ndjson(first_key..first_key + 16)),
+            Box::new(move |r| tx.send(r).unwrap()),
+            WriteOptions::default(),
+        );
         if part < 3 {
             // Each part is visible before the next is sent, the group still open (well within the
             // gap): the first as the group's start, the others as the committer gathers them.

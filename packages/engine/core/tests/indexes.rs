@@ -10,7 +10,10 @@ use rand::{rngs::StdRng, Rng, SeedableRng};
 use serde_json::{json, Value};
 use support::*;
 use wharf_engine::io::{CrashMode, SimVfs};
-use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, ErrorCode, KeyRange, Options, PreparedDocs, ValueBound, WriteOptions};
+use wharf_engine::{
+    wait, Conflict, Database, DocFormat, Durability, ErrorCode, KeyRange, Options, PreparedDocs, ValueBound,
+    WriteOptions,
+};
 
 fn write(db: &Database, ndjson: &str, wait_for_indexes: bool) {
     let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
@@ -31,7 +34,12 @@ fn random_doc(rng: &mut StdRng, id: u64) -> String {
 
 fn random_writes(db: &Database, rng: &mut StdRng, rounds: usize) {
     for _ in 0..rounds {
-        let batch: String = (0..50).map(|_| { let id = rng.gen_range(0..3000); random_doc(rng, id) + "\n" }).collect();
+        let batch: String = (0..50)
+            .map(|_| {
+                let id = rng.gen_range(0..3000);
+                random_doc(rng, id) + "\n"
+            })
+            .collect();
         write(db, &batch, false);
         let keys = (0..5).map(|_| wharf_engine::Key::from(rng.gen_range(0..3000u64) as f64)).collect();
         wait(|done| db.delete("t", keys, Durability::Soft, done)).unwrap();
@@ -53,7 +61,8 @@ fn scan_ids(db: &Database, pick: impl Fn(&Value) -> bool) -> Vec<u64> {
 }
 
 fn ids(rows: Vec<(wharf_engine::Key, std::sync::Arc<str>)>) -> Vec<u64> {
-    let mut ids: Vec<u64> = rows.into_iter().map(|(_, d)| serde_json::from_str::<Value>(&d).unwrap()["id"].as_u64().unwrap()).collect();
+    let mut ids: Vec<u64> =
+        rows.into_iter().map(|(_, d)| serde_json::from_str::<Value>(&d).unwrap()["id"].as_u64().unwrap()).collect();
     ids.sort();
     ids
 }
@@ -67,12 +76,20 @@ fn check(db: &Database) {
         let got = ids(db.get_all("t", "tags", &[json!(tag)], true).unwrap());
         assert_eq!(got, scan_ids(db, |d| d["tags"].as_array().unwrap().contains(&json!(tag))), "tag {tag}");
     }
-    let got = ids(db.between("t", "n", &ValueBound::Closed(json!(10)), &ValueBound::Open(json!(20)), None, false, true).unwrap());
+    let got = ids(db
+        .between("t", "n", &ValueBound::Closed(json!(10)), &ValueBound::Open(json!(20)), None, false, true)
+        .unwrap());
     assert_eq!(got, scan_ids(db, |d| (10..20).contains(&d["n"].as_u64().unwrap())));
     // In index order, limited.
     let rows = db.between("t", "n", &ValueBound::Open(json!(40)), &ValueBound::Unbounded, Some(7), true, true).unwrap();
-    let ns: Vec<u64> = rows.iter().map(|(_, d)| serde_json::from_str::<Value>(d).unwrap()["n"].as_u64().unwrap()).collect();
-    assert!(ns.len() == 7.min(scan_ids(db, |d| d["n"].as_u64().unwrap() > 40).len()) && ns.windows(2).all(|w| w[0] >= w[1]) && ns.iter().all(|n| *n > 40), "{ns:?}");
+    let ns: Vec<u64> =
+        rows.iter().map(|(_, d)| serde_json::from_str::<Value>(d).unwrap()["n"].as_u64().unwrap()).collect();
+    assert!(
+        ns.len() == 7.min(scan_ids(db, |d| d["n"].as_u64().unwrap() > 40).len())
+            && ns.windows(2).all(|w| w[0] >= w[1])
+            && ns.iter().all(|n| *n > 40),
+        "{ns:?}"
+    );
 }
 
 fn create_indexes(db: &Database) {
@@ -146,7 +163,8 @@ fn an_index_still_building_refuses_stale_queries_unless_asked_to_wait() {
         Ok(rows) => assert_eq!(rows.len(), 5000, "built already: then it must be complete"),
     }
     assert_eq!(db.get_all("t", "n", &[json!(3)], true).unwrap().len(), 5000);
-    let names: BTreeSet<String> = db.index_wait("t", &[], Duration::from_secs(60)).unwrap().into_iter().map(|i| i.name).collect();
+    let names: BTreeSet<String> =
+        db.index_wait("t", &[], Duration::from_secs(60)).unwrap().into_iter().map(|i| i.name).collect();
     assert!(names.contains("n"));
     db.close().unwrap();
 }

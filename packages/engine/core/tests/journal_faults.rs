@@ -103,11 +103,7 @@ fn a_failed_background_fdatasync_of_soft_writes_poisons_the_handle() {
     vfs.fail_sync_after(1);
     insert(&db, "t", &doc(1, 10), Durability::Soft).unwrap();
     // The flusher thread's fdatasync fails; the committer takes the outcome and poisons.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !db.stats().poisoned {
-        assert!(std::time::Instant::now() < deadline, "a failed background sync went unnoticed");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until("the failed background sync to poison the handle", || db.stats().poisoned);
     assert_eq!(insert(&db, "t", &doc(2, 10), Durability::Soft).unwrap_err().code, ErrorCode::Poisoned);
     assert_eq!(wait(|done| db.sync(done)).unwrap_err().code, ErrorCode::Poisoned);
     let _ = db.close();
@@ -135,7 +131,11 @@ fn records_of_a_segment_whose_activation_was_lost_never_come_back() {
     let vfs = vfs.crash(CrashMode::KeepUnsynced);
     let second = segment_file_name(1);
     let mut bytes = vfs.read_file(&second).expect("the second segment file");
-    assert_ne!(bytes[SEGMENT_HEADER_SIZE as usize..SEGMENT_HEADER_SIZE as usize + 4], [0; 4], "the soft write's record is there");
+    assert_ne!(
+        bytes[SEGMENT_HEADER_SIZE as usize..SEGMENT_HEADER_SIZE as usize + 4],
+        [0; 4],
+        "the soft write's record is there"
+    );
     bytes[..512].fill(0);
     vfs.write_file(&second, bytes);
     // Life 3: the journal ends at segment 1's marker; the soft write is lost, as it may be. A

@@ -9,11 +9,16 @@ use std::time::Duration;
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use support::*;
-use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, KeyRange, Options, PreparedDocs, WriteOptions};
+use wharf_engine::{
+    wait, Conflict, Database, DocFormat, Durability, Key, KeyRange, Options, PreparedDocs, WriteOptions,
+};
 
 fn put(db: &Database, docs: &str, conflict: Conflict) {
     let docs = PreparedDocs::parse(docs.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    let r = wait(|done| db.insert("t", docs, WriteOptions { durability: Durability::Soft, conflict, ..Default::default() }, done)).unwrap();
+    let r = wait(|done| {
+        db.insert("t", docs, WriteOptions { durability: Durability::Soft, conflict, ..Default::default() }, done)
+    })
+    .unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.first_error);
 }
 
@@ -27,8 +32,10 @@ fn check(db: &Database, model: &BTreeMap<u64, String>, rng: &mut StdRng) {
         let (a, b) = (rng.gen_range(0..30_000u64), rng.gen_range(0..30_000u64));
         let (lo, hi) = (a.min(b), a.max(b));
         let reverse = rng.gen_bool(0.5);
-        let range = KeyRange { lower: Bound::Excluded(Key::from(lo as f64)), upper: Bound::Included(Key::from(hi as f64)) };
-        let got: Vec<String> = db.scan("t", &range, Some(50), reverse).unwrap().into_iter().map(|(_, d)| d.to_string()).collect();
+        let range =
+            KeyRange { lower: Bound::Excluded(Key::from(lo as f64)), upper: Bound::Included(Key::from(hi as f64)) };
+        let got: Vec<String> =
+            db.scan("t", &range, Some(50), reverse).unwrap().into_iter().map(|(_, d)| d.to_string()).collect();
         let want: Vec<String> = if reverse {
             model.range(lo + 1..=hi).rev().take(50).map(|(_, d)| d.clone()).collect()
         } else {
@@ -85,7 +92,10 @@ fn a_table_ten_times_the_memory_budget_reads_back_exactly_after_random_writes() 
     assert!(table_bytes > options.memory_budget * 3, "the table holds {table_bytes} bytes");
     check(&db, &model, &mut rng);
     db.close().unwrap();
-    let run_files = std::fs::read_dir(dir.path()).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "wrun")).count();
+    let run_files = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "wrun"))
+        .count();
 
     let db = Database::open(dir.path(), options).unwrap();
     // Merges deleted the files of the runs they replaced: none was left for open to clean up.
@@ -98,11 +108,8 @@ fn a_table_ten_times_the_memory_budget_reads_back_exactly_after_random_writes() 
 fn pacing_lowers_the_write_rate_when_background_work_is_slow_without_stopping_writes() {
     let dir = tempfile::tempdir().unwrap();
     // Checkpoints and merges write at about 20 MiB/s: far slower than the writer below.
-    let options = Options {
-        memory_budget: 16 << 20,
-        background_delay_per_mib: Duration::from_millis(50),
-        ..Options::default()
-    };
+    let options =
+        Options { memory_budget: 16 << 20, background_delay_per_mib: Duration::from_millis(50), ..Options::default() };
     let db = Database::open(dir.path(), options).unwrap();
     create(&db, "t");
     let mut limited = 0;

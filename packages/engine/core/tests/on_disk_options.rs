@@ -52,7 +52,8 @@ fn reopening_with_a_smaller_segment_size_keeps_every_hard_write() {
             assert_eq!(len, 1 << 20, "{name}");
         }
     }
-    let db = open(&after.crash(CrashMode::DropUnsynced), Options { segment_size: None, ..with_segment(1 << 20) }).unwrap();
+    let db =
+        open(&after.crash(CrashMode::DropUnsynced), Options { segment_size: None, ..with_segment(1 << 20) }).unwrap();
     assert!(db.stats().open_notes.is_empty(), "no size passed: nothing to note");
     check_all(&db, 0..2400, 300, "reopened with no size");
     db.close().unwrap();
@@ -72,7 +73,12 @@ fn alternating_segment_sizes_between_restarts_under_load_loses_nothing() {
             create(&db, "t");
         } else {
             assert_eq!(db.stats().segment_size, 256 << 10, "round {round}");
-            assert_eq!(db.stats().open_notes.is_empty(), size == 256 << 10, "round {round}: {:?}", db.stats().open_notes);
+            assert_eq!(
+                db.stats().open_notes.is_empty(),
+                size == 256 << 10,
+                "round {round}: {:?}",
+                db.stats().open_notes
+            );
         }
         checked += check_all(&db, 0..durable, 500, &format!("round {round} at {size}"));
         // Hard writes among soft ones, then a sync: all 600 acknowledged as durable.

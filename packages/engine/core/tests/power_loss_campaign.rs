@@ -20,7 +20,16 @@ fn half(first_seed: u64) -> Figures {
     assert!(figures.crashes >= runs * LIVES as u64);
     assert!(figures.faults_struck > 0 && figures.failed_opens > 0, "{figures}");
     // Faults met every kind of call that changes the disk, on every kind of file.
-    for call in ["write journal", "fdatasync journal", "create journal", "write run", "fdatasync run", "write manifest", "fdatasync manifest", "sync directory"] {
+    for call in [
+        "write journal",
+        "fdatasync journal",
+        "create journal",
+        "write run",
+        "fdatasync run",
+        "write manifest",
+        "fdatasync manifest",
+        "sync directory",
+    ] {
         assert!(figures.struck_calls.get(call).is_some_and(|n| *n > 0), "no fault struck `{call}`: {figures}");
     }
     assert!(figures.checkpoints > 0 && figures.merges > 0 && figures.segments_recycled > 0, "{figures}");

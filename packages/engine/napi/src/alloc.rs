@@ -25,17 +25,29 @@ fn small(size: usize) -> bool {
 unsafe impl GlobalAlloc for SplitAllocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if small(layout.size()) { MiMalloc.alloc(layout) } else { System.alloc(layout) }
+        if small(layout.size()) {
+            MiMalloc.alloc(layout)
+        } else {
+            System.alloc(layout)
+        }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if small(layout.size()) { MiMalloc.alloc_zeroed(layout) } else { System.alloc_zeroed(layout) }
+        if small(layout.size()) {
+            MiMalloc.alloc_zeroed(layout)
+        } else {
+            System.alloc_zeroed(layout)
+        }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if small(layout.size()) { MiMalloc.dealloc(ptr, layout) } else { System.dealloc(ptr, layout) }
+        if small(layout.size()) {
+            MiMalloc.dealloc(ptr, layout)
+        } else {
+            System.dealloc(ptr, layout)
+        }
     }
 
     #[inline]

@@ -32,7 +32,10 @@
 //! engine's own in `stats().write_stages`): waiting for the pool and parsing (large batches only),
 //! and the delivery of the answer to JS, which waits for the event loop.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering::{Relaxed, SeqCst}};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicUsize,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -42,8 +45,8 @@ use napi::{sys, Env, Status};
 use wharf_engine::{AckListener, Error as EngineError, LatencyHistogram, WriteResult};
 
 use crate::shared_memory::{
-    MemoryHold, SharedMemory, ANSWER_COUNTS, ANSWER_COUNTS_FIELD, ANSWER_DETAILS_FIELD, ANSWER_FIELDS, ANSWER_ID_FIELD, ANSWER_SLOTS,
-    OUTBOX_SLOTS, SEALED_WORD,
+    MemoryHold, SharedMemory, ANSWER_COUNTS, ANSWER_COUNTS_FIELD, ANSWER_DETAILS_FIELD, ANSWER_FIELDS, ANSWER_ID_FIELD,
+    ANSWER_SLOTS, OUTBOX_SLOTS, SEALED_WORD,
 };
 
 struct Answer {
@@ -77,21 +80,13 @@ impl Completions {
         pending.listed.lock().unwrap().memory = Some(memory);
         let tsfn = doorbell.build_threadsafe_function::<()>().weak::<true>().build_callback(|_| Ok(()))?;
         pending.raw.store(tsfn.raw(), Relaxed);
-        Ok(Completions {
-            tsfn: Arc::new(tsfn),
-            pending,
-            hold: Some(hold),
-        })
+        Ok(Completions { tsfn: Arc::new(tsfn), pending, hold: Some(hold) })
     }
 
     /// Registers request `id` (on the JS thread) and returns the handle that answers it.
     pub fn start(&self, env: &Env, id: u32) -> Reply {
         self.pending.begin(env, 1);
-        Reply {
-            id,
-            tsfn: Some(self.tsfn.clone()),
-            pending: self.pending.clone(),
-        }
+        Reply { id, tsfn: Some(self.tsfn.clone()), pending: self.pending.clone() }
     }
 
     /// Registers requests `ids` (on the JS thread), answered together by one handle: one
@@ -100,11 +95,7 @@ impl Completions {
     /// the committer, a cache line crossing cores both ways for every write.
     pub fn start_each(&self, env: &Env, ids: Vec<u32>) -> EachReply {
         self.pending.begin(env, ids.len());
-        EachReply {
-            ids,
-            tsfn: Some(self.tsfn.clone()),
-            pending: self.pending.clone(),
-        }
+        EachReply { ids, tsfn: Some(self.tsfn.clone()), pending: self.pending.clone() }
     }
 
     /// On the JS thread: writes up to [`ANSWER_SLOTS`] answers listed so far into the shared
@@ -131,10 +122,7 @@ impl Completions {
 
     /// For the engine's [`wharf_engine::Database::set_ack_listener`].
     pub fn ack_listener(&self) -> Box<dyn AckListener> {
-        Box::new(Sealer {
-            tsfn: self.tsfn.clone(),
-            pending: self.pending.clone(),
-        })
+        Box::new(Sealer { tsfn: self.tsfn.clone(), pending: self.pending.clone() })
     }
 
     /// Adds the binding's stages to the engine's `write_stages` (JSON of `wharf_engine::Stats`).
@@ -303,13 +291,12 @@ impl Answer {
 
     fn write(id: u32, result: WriteResult, answered: Instant) -> Answer {
         // In the order of `ANSWER_COUNTS`.
-        let counts = [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors].map(|n| n as f64);
-        let plain = result.first_error.is_none() && result.generated_keys.is_empty() && result.document_errors.is_empty();
-        let text = if plain {
-            String::new()
-        } else {
-            serde_json::to_string(&result).unwrap_or_default()
-        };
+        let counts =
+            [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors]
+                .map(|n| n as f64);
+        let plain =
+            result.first_error.is_none() && result.generated_keys.is_empty() && result.document_errors.is_empty();
+        let text = if plain { String::new() } else { serde_json::to_string(&result).unwrap_or_default() };
         Answer { id, answered: Some(answered), code: None, text, counts }
     }
 
@@ -319,7 +306,7 @@ impl Answer {
 }
 
 /// Answers one request exactly once. If it is dropped unanswered (the engine dropped the
-/// callback, e.g. while closing), it answers `WHARF_CLOSED`, so no JS promise waits forever.
+/// callback, e.g. while closing), it answers `WHARF_ERR_CLOSED`, so no JS promise waits forever.
 pub struct Reply {
     id: u32,
     tsfn: Option<Arc<Tsfn>>,
@@ -367,18 +354,14 @@ impl Reply {
 impl Drop for Reply {
     fn drop(&mut self) {
         if self.tsfn.is_some() {
-            let reply = Reply {
-                id: self.id,
-                tsfn: self.tsfn.take(),
-                pending: self.pending.clone(),
-            };
+            let reply = Reply { id: self.id, tsfn: self.tsfn.take(), pending: self.pending.clone() };
             reply.err(EngineError::closed());
         }
     }
 }
 
 /// Answers requests `ids` exactly once, together: request `ids[i]` gets result `i`. Dropped
-/// unanswered, it answers each `WHARF_CLOSED`.
+/// unanswered, it answers each `WHARF_ERR_CLOSED`.
 pub struct EachReply {
     ids: Vec<u32>,
     tsfn: Option<Arc<Tsfn>>,

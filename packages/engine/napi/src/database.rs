@@ -57,7 +57,7 @@ impl OpenOptions {
 
 #[napi]
 pub struct NativeDatabase {
-    /// `None` once `close` was called: every later call fails with `WHARF_CLOSED`. A `RefCell`
+    /// `None` once `close` was called: every later call fails with `WHARF_ERR_CLOSED`. A `RefCell`
     /// so that `close` takes `&self`: napi-rs holds a method's borrow of its receiver until an
     /// `AsyncTask` it returned settles, and a `&mut self` close then failed ("cannot be
     /// borrowed mutably…") whenever a large insert's parse task had answered but not yet settled.
@@ -75,7 +75,7 @@ pub(crate) struct Live {
 }
 
 impl NativeDatabase {
-    /// The open database, or `WHARF_CLOSED`.
+    /// The open database, or `WHARF_ERR_CLOSED`.
     pub(crate) fn live(&self) -> Result<Live> {
         self.open.borrow().clone().ok_or_else(|| to_napi(EngineError::closed()))
     }
@@ -88,13 +88,16 @@ impl NativeDatabase {
     /// `sharedMemory` is a `Uint8Array` over a `SharedArrayBuffer` of the layout's
     /// `sharedBytes`, where they are sealed and delivered (`completion.rs`, `shared_memory.rs`).
     #[napi(ts_return_type = "Promise<NativeDatabase>")]
-    pub fn open(env: Env, dir: String, options: OpenOptions, doorbell: Function<'_, (), ()>, shared_memory: Unknown<'_>) -> Result<AsyncTask<Open>> {
-        let completions = Completions::new(&env, &doorbell, &shared_memory).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
-        Ok(AsyncTask::new(Open {
-            dir,
-            options: options.to_engine(),
-            completions: Some(completions),
-        }))
+    pub fn open(
+        env: Env,
+        dir: String,
+        options: OpenOptions,
+        doorbell: Function<'_, (), ()>,
+        shared_memory: Unknown<'_>,
+    ) -> Result<AsyncTask<Open>> {
+        let completions =
+            Completions::new(&env, &doorbell, &shared_memory).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
+        Ok(AsyncTask::new(Open { dir, options: options.to_engine(), completions: Some(completions) }))
     }
 
     /// Drains the engine's queue, syncs and stops its threads, on the libuv pool, once every

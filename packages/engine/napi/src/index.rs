@@ -18,7 +18,15 @@ use crate::tasks::Read;
 #[napi]
 impl NativeDatabase {
     #[napi]
-    pub fn create_index(&self, env: Env, id: u32, table: String, name: String, field: String, multi: bool) -> Result<()> {
+    pub fn create_index(
+        &self,
+        env: Env,
+        id: u32,
+        table: String,
+        name: String,
+        field: String,
+        multi: bool,
+    ) -> Result<()> {
         let Live { db, order } = self.live()?;
         let reply = self.completions.start(&env, id);
         order.hand_over(move || db.create_index(&table, &name, &field, multi, Box::new(move |r| reply.done(r))));
@@ -51,7 +59,8 @@ impl NativeDatabase {
     #[napi(ts_return_type = "Promise<string>")]
     pub fn get_all(&self, table: String, index: String, values_json: String, fresh: bool) -> Result<AsyncTask<Read>> {
         let db = self.live()?.db;
-        let values: Vec<Value> = serde_json::from_str(&values_json).map_err(|e| to_napi(invalid(format!("index values: {e}"))))?;
+        let values: Vec<Value> =
+            serde_json::from_str(&values_json).map_err(|e| to_napi(invalid(format!("index values: {e}"))))?;
         Ok(Read::new(move || Ok(docs(db.get_all(&table, &index, &values, fresh)?))))
     }
 

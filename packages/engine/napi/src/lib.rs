@@ -10,7 +10,7 @@
 //!   included (`sequencer.rs`);
 //! - documents cross as JSON text, one string per call, which JS parses once.
 //!
-//! Errors keep the engine's `WHARF_…` code as the JS error's `code` (`error.rs`). Small blocks
+//! Errors keep the engine's `WHARF_ERR_…` code as the JS error's `code` (`error.rs`). Small blocks
 //! come from mimalloc, large ones from glibc (`alloc.rs`).
 
 mod alloc;

@@ -122,9 +122,16 @@ impl SharedMemory {
     pub fn attach(env: &Env, array: &Unknown<'_>) -> napi::Result<(SharedMemory, MemoryHold)> {
         let value = array.value().value;
         let mut kind = sys::TypedarrayType::uint8_array;
-        let (mut length, mut data, mut buffer, mut offset) = (0usize, std::ptr::null_mut::<c_void>(), std::ptr::null_mut(), 0usize);
-        let status = unsafe { sys::napi_get_typedarray_info(env.raw(), value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset) };
-        let wrong = |what: String| napi::Error::from_reason(format!("the shared memory must be a Uint8Array over a whole SharedArrayBuffer of {SHARED_BYTES} bytes; {what}"));
+        let (mut length, mut data, mut buffer, mut offset) =
+            (0usize, std::ptr::null_mut::<c_void>(), std::ptr::null_mut(), 0usize);
+        let status = unsafe {
+            sys::napi_get_typedarray_info(env.raw(), value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset)
+        };
+        let wrong = |what: String| {
+            napi::Error::from_reason(format!(
+                "the shared memory must be a Uint8Array over a whole SharedArrayBuffer of {SHARED_BYTES} bytes; {what}"
+            ))
+        };
         if status != sys::Status::napi_ok {
             return Err(wrong("got no typed array".into()));
         }

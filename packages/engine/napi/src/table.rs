@@ -40,11 +40,8 @@ impl NativeDatabase {
     ) -> Result<Option<AsyncTask<Prepare>>> {
         let Live { db, order } = self.live()?;
         let format = doc_format(format)?;
-        let options = WriteOptions {
-            durability: durability_of(durability)?,
-            conflict: conflict_of(conflict)?,
-            wait_for_indexes,
-        };
+        let options =
+            WriteOptions { durability: durability_of(durability)?, conflict: conflict_of(conflict)?, wait_for_indexes };
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         let data = Source::from(data);
         if data.bytes().len() < INLINE_PARSE_BYTES {
@@ -73,6 +70,7 @@ impl NativeDatabase {
     /// ids JS wrote into the shared memory's outbox (`completion.rs`), and each is a write of its
     /// own. Parsed here, on the JS thread: JS keeps each call small (`INSERT_BATCH_CHARS`).
     #[napi]
+    #[allow(clippy::too_many_arguments)] // the JS call's arguments, flat: no object to convert per tick
     pub fn insert_each(
         &self,
         env: Env,
@@ -84,11 +82,8 @@ impl NativeDatabase {
         wait_for_indexes: bool,
     ) -> Result<()> {
         let Live { db, order } = self.live()?;
-        let options = WriteOptions {
-            durability: durability_of(durability)?,
-            conflict: conflict_of(conflict)?,
-            wait_for_indexes,
-        };
+        let options =
+            WriteOptions { durability: durability_of(durability)?, conflict: conflict_of(conflict)?, wait_for_indexes };
         let ids = self.completions.outbox(count as usize).map_err(to_napi)?;
         let primary_key = db.primary_key(&table).map_err(to_napi)?;
         // Parsed before any request is registered: a failure rejects them all. A line per
@@ -117,9 +112,7 @@ impl NativeDatabase {
     pub fn get(&self, table: String, key: JsKey) -> Result<AsyncTask<Read>> {
         let db = self.live()?.db;
         let key = key_of(key)?;
-        Ok(Read::new(move || {
-            Ok(db.get(&table, &key)?.as_deref().unwrap_or("null").to_string())
-        }))
+        Ok(Read::new(move || Ok(db.get(&table, &key)?.as_deref().unwrap_or("null").to_string())))
     }
 
     /// One JSON array text, `null` where a key is absent, so JS parses once.
@@ -165,10 +158,7 @@ impl NativeDatabase {
         reverse: bool,
     ) -> Result<AsyncTask<Read>> {
         let db = self.live()?.db;
-        let range = KeyRange {
-            lower: bound(lower, lower_inclusive)?,
-            upper: bound(upper, upper_inclusive)?,
-        };
+        let range = KeyRange { lower: bound(lower, lower_inclusive)?, upper: bound(upper, upper_inclusive)? };
         Ok(Read::new(move || {
             let rows = db.scan(&table, &range, limit.map(|n| n as usize), reverse)?;
             Ok(json_array(rows.iter().map(|(_, doc)| &**doc)))

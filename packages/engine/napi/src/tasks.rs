@@ -85,9 +85,7 @@ pub struct Read {
 
 impl Read {
     pub fn new(job: impl FnOnce() -> EngineResult<String> + Send + 'static) -> AsyncTask<Read> {
-        AsyncTask::new(Read {
-            job: Some(Box::new(job)),
-        })
+        AsyncTask::new(Read { job: Some(Box::new(job)) })
     }
 }
 

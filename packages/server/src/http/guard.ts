@@ -17,12 +17,12 @@
  * The admin UI's files, /health and /openapi.json stay open: the UI asks for the password.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { hostname } from 'node:os';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WharfServerError } from '../errors.js';
-import { sendError } from './error-handler.js';
 import type { ServerState } from '../state.js';
+import { sendError } from './error-handler.js';
 
 /** The ws subprotocol that carries the password from a browser (value: base64url of it). */
 export const TOKEN_PROTOCOL_PREFIX = 'wharf-token.';
@@ -74,7 +74,8 @@ export function offeredPassword(request: FastifyRequest): string | undefined {
   if (typeof protocols === 'string') {
     for (const p of protocols.split(',')) {
       const t = p.trim();
-      if (t.startsWith(TOKEN_PROTOCOL_PREFIX)) return Buffer.from(t.slice(TOKEN_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
+      if (t.startsWith(TOKEN_PROTOCOL_PREFIX))
+        return Buffer.from(t.slice(TOKEN_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
     }
   }
   return undefined;
@@ -99,7 +100,11 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
     const path = request.url.split('?')[0] ?? '/';
     const hostHeader = request.headers.host;
     if (hostHeader !== undefined && !hostAllowed(hostOf(hostHeader), options.allowedHosts, machineName)) {
-      return refuse(request, reply, new WharfServerError('WHARF_ERR_BAD_HOST', [JSON.stringify(hostHeader), allowedText]));
+      return refuse(
+        request,
+        reply,
+        new WharfServerError('WHARF_ERR_BAD_HOST', [JSON.stringify(hostHeader), allowedText]),
+      );
     }
     const isUpgrade = path.startsWith('/ws/');
     const origin = request.headers.origin;
@@ -112,7 +117,11 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
       }
       if (originHost === null || originHost !== (hostHeader ?? '').toLowerCase()) {
         const what = isUpgrade ? `open ${path}` : `${request.method} ${path}`;
-        return refuse(request, reply, new WharfServerError('WHARF_ERR_FORBIDDEN_ORIGIN', [JSON.stringify(origin), what]));
+        return refuse(
+          request,
+          reply,
+          new WharfServerError('WHARF_ERR_FORBIDDEN_ORIGIN', [JSON.stringify(origin), what]),
+        );
       }
     }
     if (expected !== null && needsCredentials(path)) {
@@ -120,7 +129,13 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
       if (refused !== null) return refused;
     }
     if (WS_ENDPOINTS.has(path) && (request.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
-      return refuse(request, reply, new WharfServerError('WHARF_ERR_BAD_REQUEST', [`${path} is a WebSocket endpoint: open it with an Upgrade: websocket request`]));
+      return refuse(
+        request,
+        reply,
+        new WharfServerError('WHARF_ERR_BAD_REQUEST', [
+          `${path} is a WebSocket endpoint: open it with an Upgrade: websocket request`,
+        ]),
+      );
     }
   });
 
@@ -130,16 +145,24 @@ export function installGuard(app: FastifyInstance, state: ServerState): void {
     const wait = state.logins.retryAfterSeconds(address);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      return refuse(request, reply, new WharfServerError('WHARF_ERR_TOO_MANY_LOGINS', [state.logins.perMinute, address, wait]));
+      return refuse(
+        request,
+        reply,
+        new WharfServerError('WHARF_ERR_TOO_MANY_LOGINS', [state.logins.perMinute, address, wait]),
+      );
     }
     const offered = offeredPassword(request);
     if (offered !== undefined && timingSafeEqual(digest(offered), expected as Buffer)) return null;
     if (offered !== undefined) state.logins.fail(address);
     reply.header('www-authenticate', 'Bearer realm="wharf"');
-    return refuse(request, reply, new WharfServerError('WHARF_ERR_UNAUTHORIZED', [
-      offered === undefined
-        ? `${request.method} ${path} needs the admin password: send Authorization: Bearer <password>`
-        : 'Wrong password',
-    ]));
+    return refuse(
+      request,
+      reply,
+      new WharfServerError('WHARF_ERR_UNAUTHORIZED', [
+        offered === undefined
+          ? `${request.method} ${path} needs the admin password: send Authorization: Bearer <password>`
+          : 'Wrong password',
+      ]),
+    );
   }
 }

@@ -5,8 +5,9 @@
  * - a bound in a query string (`gt`, `after`, …) is JSON when it parses as a JSON string or
  *   number (`42` → 42, `"42"` → "42"), else the raw text (`abc` → "abc").
  */
+
+import type { Key } from '@wharf/engine';
 import { WharfServerError } from '../errors.js';
-import type { Key } from '../engine-types.js';
 
 export type KeyType = 'auto' | 'string' | 'number';
 
@@ -15,7 +16,8 @@ export function pathKeyCandidates(raw: string, keyType: KeyType = 'auto'): Key[]
   const asNumber = raw.trim() === '' ? NaN : Number(raw);
   if (keyType === 'string') return [raw];
   if (keyType === 'number') {
-    if (!Number.isFinite(asNumber)) throw new WharfServerError('WHARF_ERR_BAD_REQUEST', [`key \`${raw}\` is not a number`]);
+    if (!Number.isFinite(asNumber))
+      throw new WharfServerError('WHARF_ERR_BAD_REQUEST', [`key \`${raw}\` is not a number`]);
     return [asNumber];
   }
   return Number.isFinite(asNumber) ? [asNumber, raw] : [raw];

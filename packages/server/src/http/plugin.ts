@@ -2,16 +2,17 @@
  * The HTTP API listener: shared schemas, the OpenAPI document generated from them
  * (/openapi.json), the error handler, and the route files.
  */
-import fp from 'fastify-plugin';
+
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { registerSchemas } from './schemas/index.js';
+import fp from 'fastify-plugin';
 import { installErrorHandler } from './error-handler.js';
-import tablesRoutes from './routes/tables.js';
 import documentsRoutes from './routes/documents.js';
+import indexesRoutes from './routes/indexes.js';
 import insertRoute from './routes/insert.js';
 import operationsRoutes from './routes/operations.js';
-import indexesRoutes from './routes/indexes.js';
+import tablesRoutes from './routes/tables.js';
+import { registerSchemas } from './schemas/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,9 +33,7 @@ async function httpApi(app: FastifyInstance): Promise<void> {
           'A durable JSON document store. Durability: `soft` answers when a write is visible, `hard` and `sync` when it is durable.',
         version: '0.1.0',
       },
-      tags: [
-        { name: 'tables' }, { name: 'documents' }, { name: 'indexes' }, { name: 'sync' }, { name: 'operations' },
-      ],
+      tags: [{ name: 'tables' }, { name: 'documents' }, { name: 'indexes' }, { name: 'sync' }, { name: 'operations' }],
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
@@ -54,9 +53,13 @@ async function httpApi(app: FastifyInstance): Promise<void> {
   await app.register(operationsRoutes);
   await app.register(indexesRoutes);
 
-  app.get('/openapi.json', {
-    schema: { hide: true, response: { 200: { type: 'object', additionalProperties: true } } },
-  }, async () => app.swagger());
+  app.get(
+    '/openapi.json',
+    {
+      schema: { hide: true, response: { 200: { type: 'object', additionalProperties: true } } },
+    },
+    async () => app.swagger(),
+  );
 }
 
 export default fp(httpApi, { name: 'wharf-http', dependencies: ['wharf-engine'] });

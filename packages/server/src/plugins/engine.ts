@@ -3,16 +3,16 @@
  * `wharf` (server state). Registered first, so its onClose runs last: after every listener has
  * stopped accepting, it waits for in-flight writes, syncs, and closes the database it opened.
  */
-import fp from 'fastify-plugin';
+
+import type { Database, OpenOptions } from '@wharf/engine';
 import type { FastifyInstance } from 'fastify';
-import type { EngineDatabase } from '../engine-types.js';
-import type { ServerEngineOpenOptions } from '../options.js';
-import type { ServerState } from '../state.js';
+import fp from 'fastify-plugin';
 import { engineCodeOf } from '../errors.js';
+import type { ServerState } from '../state.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    db: EngineDatabase;
+    db: Database;
     wharf: ServerState;
   }
 }
@@ -21,12 +21,12 @@ export interface EnginePluginOptions {
   state: ServerState;
 }
 
-/** Open the engine lazily, so the server's modules load (and unit tests run) without the addon. */
-/** `options.memoryBudget` (bytes) bounds the engine's memtables and block cache (see options.ts). */
-export async function openDatabase(dir: string, options: ServerEngineOpenOptions): Promise<EngineDatabase> {
-  const engine = (await import('@wharf/engine')) as unknown as {
-    Database: { open(dir: string, options?: ServerEngineOpenOptions): Promise<EngineDatabase> };
-  };
+/**
+ * Opens the database. `@wharf/engine` is imported here, on first use, so loading the server's
+ * modules does not load the native addon.
+ */
+export async function openDatabase(dir: string, options: OpenOptions): Promise<Database> {
+  const engine = await import('@wharf/engine');
   return engine.Database.open(dir, options);
 }
 
@@ -45,7 +45,7 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
     // A poisoned engine is a known state, not a crash: note it (one line, no stack) and still
     // close; the process exits non-zero (main.ts) and a restart replays the journal.
     const poisoned = (err: unknown): boolean => {
-      if (engineCodeOf(err) !== 'WHARF_POISONED') return false;
+      if (engineCodeOf(err) !== 'WHARF_ERR_POISONED') return false;
       state.poisonedAtClose ??= (err as Error).message;
       return true;
     };
@@ -68,7 +68,8 @@ async function enginePlugin(app: FastifyInstance, { state }: EnginePluginOptions
     }
     state.eventLoop.close();
     state.gc.close();
-    if (state.poisonedAtClose !== null) app.log.error({ code: 'WHARF_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
+    if (state.poisonedAtClose !== null)
+      app.log.error({ code: 'WHARF_ERR_POISONED' }, `database closed poisoned: ${state.poisonedAtClose}`);
     else app.log.info('database synced and closed');
   });
 }

@@ -10,15 +10,13 @@
  * while every other connection goes on. It knows query types, not terms: a QueryRunner does.
  */
 import type { Socket } from 'node:net';
-import { Cursor, batchBody, resultJson, type BatchLimits } from './cursor.js';
+import { type BatchLimits, batchBody, Cursor, resultJson } from './cursor.js';
 import { asReqlError, errorBody, ReqlClientError, ReqlError } from './errors.js';
-import { encodeResponse, FrameReader, type FrameEvent } from './framing.js';
-import { Handshake, type HandshakeOptions } from './handshake.js';
+import { encodeResponse, type FrameEvent, FrameReader } from './framing.js';
+import { Handshake, type HandshakeOptions, type HandshakeResult } from './handshake.js';
 import { QueryType, ResponseType } from './protocol.js';
 
-export type QueryResult =
-  | { kind: 'atom'; value: unknown }
-  | { kind: 'stream'; source: AsyncIterator<unknown> };
+export type QueryResult = { kind: 'atom'; value: unknown } | { kind: 'stream'; source: AsyncIterator<unknown> };
 
 /** Evaluates START terms. Implemented by the term layer (term/evaluator.ts). */
 export interface QueryRunner {
@@ -67,7 +65,10 @@ function literalBool(v: unknown): boolean {
 function jsonType(v: unknown): string {
   if (v === null) return 'NULL';
   if (Array.isArray(v)) return 'ARRAY';
-  return ({ boolean: 'BOOL', number: 'NUMBER', string: 'STRING', object: 'OBJECT' } as Record<string, string>)[typeof v] ?? 'UNKNOWN';
+  return (
+    ({ boolean: 'BOOL', number: 'NUMBER', string: 'STRING', object: 'OBJECT' } as Record<string, string>)[typeof v] ??
+    'UNKNOWN'
+  );
 }
 
 export class DriverConnection {
@@ -112,7 +113,7 @@ export class DriverConnection {
   #onData(chunk: Buffer): void {
     if (this.#closed) return;
     if (!this.#ready) {
-      let step;
+      let step: HandshakeResult;
       try {
         step = this.#handshake.push(chunk);
       } catch (err) {
@@ -155,7 +156,10 @@ export class DriverConnection {
 
   #dispatch(ev: FrameEvent): void {
     if (ev.kind === 'too-large') {
-      this.#sendError(ev.token, new ReqlClientError(`Query size (${ev.length}) greater than maximum (${this.#deps.limits.driverQueryBytes}).`));
+      this.#sendError(
+        ev.token,
+        new ReqlClientError(`Query size (${ev.length}) greater than maximum (${this.#deps.limits.driverQueryBytes}).`),
+      );
       this.#endAfterWrite();
       return;
     }
@@ -167,22 +171,34 @@ export class DriverConnection {
       this.#sendError(token, new ReqlClientError('Client is buggy (failed to deserialize query).'));
       return;
     }
-    const bad = (detail: string): void => this.#sendError(token, new ReqlClientError(`Server could not parse query: ${detail}`));
-    if (!Array.isArray(query)) return bad(`Expected a query to be an array, but found ${jsonType(query)}.`);
-    if (query.length < 1 || query.length > 3) return bad(`Expected 1 to 3 elements in the top-level query, but found ${query.length}.`);
+    const bad = (detail: string): void =>
+      this.#sendError(token, new ReqlClientError(`Server could not parse query: ${detail}`));
+    if (!Array.isArray(query)) {
+      bad(`Expected a query to be an array, but found ${jsonType(query)}.`);
+      return;
+    }
+    if (query.length < 1 || query.length > 3) {
+      bad(`Expected 1 to 3 elements in the top-level query, but found ${query.length}.`);
+      return;
+    }
     const type = query[0];
-    if (typeof type !== 'number') return bad(`Expected a query type as a number, but found ${jsonType(type)}.`);
+    if (typeof type !== 'number') {
+      bad(`Expected a query type as a number, but found ${jsonType(type)}.`);
+      return;
+    }
     const key = token.toString('hex');
     switch (type) {
       case QueryType.START: {
         const optargs = query[2] ?? {};
         if (optargs === null || typeof optargs !== 'object' || Array.isArray(optargs)) {
-          return bad(`Expected global optargs as an object, but found ${jsonType(optargs)}.`);
+          bad(`Expected global optargs as an object, but found ${jsonType(optargs)}.`);
+          return;
         }
         const opts = optargs as Record<string, unknown>;
         const noreply = literalBool(opts.noreply);
         if (this.#tokens.has(key)) {
-          if (!noreply) this.#sendError(token, new ReqlClientError(`ERROR: duplicate token ${token.readBigInt64LE(0)}`));
+          if (!noreply)
+            this.#sendError(token, new ReqlClientError(`ERROR: duplicate token ${token.readBigInt64LE(0)}`));
           return;
         }
         this.#deps.events?.onQuery?.();
@@ -200,7 +216,9 @@ export class DriverConnection {
         return;
       case QueryType.NOREPLY_WAIT: {
         const earlier = [...this.#starts];
-        this.#track(Promise.allSettled(earlier).then(() => this.#send(token, `{"t":${ResponseType.WAIT_COMPLETE},"r":[]}`)));
+        this.#track(
+          Promise.allSettled(earlier).then(() => this.#send(token, `{"t":${ResponseType.WAIT_COMPLETE},"r":[]}`)),
+        );
         return;
       }
       case QueryType.SERVER_INFO: {
@@ -209,7 +227,8 @@ export class DriverConnection {
         return;
       }
       default:
-        return bad(`Unrecognized QueryType: ${type}.`);
+        bad(`Unrecognized QueryType: ${type}.`);
+        return;
     }
   }
 
@@ -223,7 +242,14 @@ export class DriverConnection {
       });
   }
 
-  async #start(token: Buffer, key: string, term: unknown, optargs: Record<string, unknown>, noreply: boolean, profile: boolean): Promise<void> {
+  async #start(
+    token: Buffer,
+    key: string,
+    term: unknown,
+    optargs: Record<string, unknown>,
+    noreply: boolean,
+    profile: boolean,
+  ): Promise<void> {
     const entry: { cursor: Cursor | null } = { cursor: null };
     if (!noreply) this.#tokens.set(key, entry);
     try {
@@ -246,7 +272,10 @@ export class DriverConnection {
       const batch = await cursor.nextBatch();
       if (batch.done) this.#tokens.delete(key);
       this.#deps.events?.onBatch?.();
-      this.#send(token, batchBody(batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL, batch.rows, profile));
+      this.#send(
+        token,
+        batchBody(batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL, batch.rows, profile),
+      );
     } catch (err) {
       this.#tokens.delete(key);
       const e = asReqlError(err);
@@ -259,7 +288,7 @@ export class DriverConnection {
 
   async #continue(token: Buffer, key: string): Promise<void> {
     const entry = this.#tokens.get(key);
-    if (!entry || !entry.cursor) {
+    if (!entry?.cursor) {
       this.#send(token, EMPTY_SEQUENCE);
       return;
     }
@@ -268,7 +297,10 @@ export class DriverConnection {
       const batch = await cursor.nextBatch();
       if (batch.done && this.#tokens.get(key) === entry) this.#tokens.delete(key);
       this.#deps.events?.onBatch?.();
-      this.#send(token, batchBody(batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL, batch.rows, false));
+      this.#send(
+        token,
+        batchBody(batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL, batch.rows, false),
+      );
     } catch (err) {
       if (this.#tokens.get(key) === entry) this.#tokens.delete(key);
       this.#sendError(token, asReqlError(err));
@@ -292,7 +324,10 @@ export class DriverConnection {
     if (this.#closed || this.#socket.destroyed || !this.#socket.writable) return;
     const limit = this.#deps.limits.outboundBufferBytes;
     if (this.#socket.writableLength > limit) {
-      this.#deps.log.warn({ remote: this.#socket.remoteAddress, buffered: this.#socket.writableLength }, 'WHARF_ERR_SLOW_CLIENT: closing a driver connection that does not read');
+      this.#deps.log.warn(
+        { remote: this.#socket.remoteAddress, buffered: this.#socket.writableLength },
+        'WHARF_ERR_SLOW_CLIENT: closing a driver connection that does not read',
+      );
       this.#destroy();
       return;
     }

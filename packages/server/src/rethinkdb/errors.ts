@@ -2,7 +2,7 @@
  * ReQL errors and the response bodies that carry them. Every error response has `"b":[]` at
  * least (the official driver crashes without it) and RUNTIME_ERROR carries `e`.
  */
-import { ErrorType, ResponseType, type ErrorTypeValue } from './protocol.js';
+import { ErrorType, type ErrorTypeValue, ResponseType } from './protocol.js';
 
 export type Frame = number | string;
 
@@ -42,9 +42,11 @@ export class ReqlRuntimeError extends ReqlError {
 }
 
 export const queryLogic = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.QUERY_LOGIC);
-export const nonExistence = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.NON_EXISTENCE);
+export const nonExistence = (message: string): ReqlRuntimeError =>
+  new ReqlRuntimeError(message, ErrorType.NON_EXISTENCE);
 export const opFailed = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.OP_FAILED);
-export const resourceLimit = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.RESOURCE_LIMIT);
+export const resourceLimit = (message: string): ReqlRuntimeError =>
+  new ReqlRuntimeError(message, ErrorType.RESOURCE_LIMIT);
 export const internalError = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.INTERNAL);
 
 /** The JSON body of an error response. */

@@ -15,8 +15,16 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { SERVER_VERSION, UNSUPPORTED_VERSION_TEXT, Version } from './protocol.js';
 import {
-  authMessage, deriveCredentials, parseClientFinal, parseClientFirst, ScramError, serverFinal, serverFirst, verifyProof,
-  type ClientFirst, type ScramCredentials,
+  authMessage,
+  type ClientFirst,
+  deriveCredentials,
+  parseClientFinal,
+  parseClientFirst,
+  type ScramCredentials,
+  ScramError,
+  serverFinal,
+  serverFirst,
+  verifyProof,
 } from './scram.js';
 
 export interface HandshakeOptions {
@@ -84,18 +92,30 @@ export class Handshake {
         const magic = this.#buf.readUInt32LE(0);
         this.#buf = this.#buf.subarray(4);
         if (magic !== Version.V1_0) {
-          return fail(Buffer.concat([Buffer.from(UNSUPPORTED_VERSION_TEXT), NUL]), `unsupported protocol version 0x${magic.toString(16)}`);
+          return fail(
+            Buffer.concat([Buffer.from(UNSUPPORTED_VERSION_TEXT), NUL]),
+            `unsupported protocol version 0x${magic.toString(16)}`,
+          );
         }
-        replies.push(reply({ success: true, min_protocol_version: 0, max_protocol_version: 0, server_version: this.#opts.serverVersion ?? SERVER_VERSION }));
+        replies.push(
+          reply({
+            success: true,
+            min_protocol_version: 0,
+            max_protocol_version: 0,
+            server_version: this.#opts.serverVersion ?? SERVER_VERSION,
+          }),
+        );
         this.#stage = 'first';
         continue;
       }
       const nul = this.#buf.indexOf(0);
       if (nul === -1) {
-        if (this.#buf.length >= this.#opts.maxMessageBytes) return fail(handshakeError(7, 'Limited read buffer size.'), 'handshake message too long');
+        if (this.#buf.length >= this.#opts.maxMessageBytes)
+          return fail(handshakeError(7, 'Limited read buffer size.'), 'handshake message too long');
         return { status: 'pending', replies };
       }
-      if (nul >= this.#opts.maxMessageBytes) return fail(handshakeError(7, 'Limited read buffer size.'), 'handshake message too long');
+      if (nul >= this.#opts.maxMessageBytes)
+        return fail(handshakeError(7, 'Limited read buffer size.'), 'handshake message too long');
       const text = this.#buf.toString('utf8', 0, nul);
       this.#buf = this.#buf.subarray(nul + 1);
       let msg: unknown;
@@ -104,7 +124,8 @@ export class Handshake {
       } catch {
         return fail(handshakeError(8, 'Invalid JSON object.'), 'handshake message is not JSON');
       }
-      if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return fail(handshakeError(8, 'Invalid JSON object.'), 'handshake message is not an object');
+      if (msg === null || typeof msg !== 'object' || Array.isArray(msg))
+        return fail(handshakeError(8, 'Invalid JSON object.'), 'handshake message is not an object');
       try {
         if (this.#stage === 'first') {
           replies.push(this.#onFirst(msg as Record<string, unknown>));
@@ -118,7 +139,12 @@ export class Handshake {
         this.#buf = Buffer.alloc(0);
         return { status: 'done', replies, user, rest };
       } catch (err) {
-        if (err instanceof ScramError) return fail(handshakeError(err.errorCode, err.message), err.message, err.errorCode === 12 || err.errorCode === 17);
+        if (err instanceof ScramError)
+          return fail(
+            handshakeError(err.errorCode, err.message),
+            err.message,
+            err.errorCode === 12 || err.errorCode === 17,
+          );
         throw err;
       }
     }
@@ -127,7 +153,8 @@ export class Handshake {
   #onFirst(msg: Record<string, unknown>): Buffer {
     if (typeof msg.protocol_version !== 'number') throw new ScramError(1, 'Expected a number for `protocol_version`.');
     if (msg.protocol_version !== 0) throw new ScramError(2, 'Unsupported `protocol_version`.');
-    if (typeof msg.authentication_method !== 'string') throw new ScramError(3, 'Expected a string for `authentication_method`.');
+    if (typeof msg.authentication_method !== 'string')
+      throw new ScramError(3, 'Expected a string for `authentication_method`.');
     if (msg.authentication_method !== 'SCRAM-SHA-256') throw new ScramError(4, 'Unsupported `authentication_method`.');
     if (typeof msg.authentication !== 'string') throw new ScramError(5, 'Expected a string for `authentication`.');
     const first = parseClientFirst(msg.authentication);

@@ -5,14 +5,14 @@
  * connection answer the queries it already took before closing it.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import fp from 'fastify-plugin';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { admitConnection } from '../bounds.js';
 import { DriverConnection } from './connection.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
-import { runQuery, type EvaluatorDeps } from './term/evaluator.js';
-import { admitConnection } from '../bounds.js';
+import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -87,7 +87,10 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   const listener = new DriverListener((socket) => {
     // Past maxConnections (HTTP and driver port together) a new driver connection is closed at once.
     if (!admitConnection(state, socket)) {
-      log.warn({ remote: socket.remoteAddress, limit: options.limits.maxConnections }, 'WHARF_ERR_TOO_MANY_CONNECTIONS: closing a new driver connection');
+      log.warn(
+        { remote: socket.remoteAddress, limit: options.limits.maxConnections },
+        'WHARF_ERR_TOO_MANY_CONNECTIONS: closing a new driver connection',
+      );
       socket.destroy();
       return null;
     }

@@ -37,7 +37,11 @@ export function saltedPassword(password: string, salt: Buffer, iterations: numbe
   return pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, 32, 'sha256');
 }
 
-export function deriveCredentials(password: string, salt: Buffer = randomBytes(16), iterations = DEFAULT_ITERATIONS): ScramCredentials {
+export function deriveCredentials(
+  password: string,
+  salt: Buffer = randomBytes(16),
+  iterations = DEFAULT_ITERATIONS,
+): ScramCredentials {
   const salted = saltedPassword(password, salt, iterations);
   const clientKey = hmac(salted, 'Client Key');
   return {
@@ -113,7 +117,11 @@ export function parseClientFinal(message: string): ClientFinal {
   return { nonce: r, proof: Buffer.from(p, 'base64'), withoutProof: message.slice(0, proofAt) };
 }
 
-export function authMessage(clientFirstBare: string, serverFirstMessage: string, clientFinalWithoutProof: string): string {
+export function authMessage(
+  clientFirstBare: string,
+  serverFirstMessage: string,
+  clientFinalWithoutProof: string,
+): string {
   return `${clientFirstBare},${serverFirstMessage},${clientFinalWithoutProof}`;
 }
 
@@ -132,7 +140,13 @@ export function serverFinal(creds: ScramCredentials, message: string): string {
 }
 
 /** The client side (tests and tools): client-final-message for a password. */
-export function clientFinal(password: string, salt: Buffer, iterations: number, clientFirstBare: string, serverFirstMessage: string): { message: string; expectedServerFinal: string } {
+export function clientFinal(
+  password: string,
+  salt: Buffer,
+  iterations: number,
+  clientFirstBare: string,
+  serverFirstMessage: string,
+): { message: string; expectedServerFinal: string } {
   const salted = saltedPassword(password, salt, iterations);
   const clientKey = hmac(salted, 'Client Key');
   const storedKey = createHash('sha256').update(clientKey).digest();

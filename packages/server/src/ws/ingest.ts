@@ -7,12 +7,21 @@
  * Flow control: past `wsInflightBatches` batches or `wsInflightBytes` payload bytes in flight,
  * the server stops reading from the socket until half of them are acknowledged.
  */
+
+import type { Table } from '@wharf/engine';
+import {
+  type ClientMessage,
+  closeCodes,
+  decodeFrame,
+  encodeServerMessage,
+  type ServerMessage,
+  type WireError,
+  type WriteResult,
+} from '@wharf/wire';
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
-import { closeCodes, decodeFrame, encodeServerMessage, WireError, type ClientMessage, type ServerMessage, type WriteResult } from '@wharf/wire';
-import type { EngineTable } from '../engine-types.js';
-import { fromEngineError, fromInsertError, engineCodeOf, WharfServerError, type ErrorCode } from '../errors.js';
 import { describeTooDeep, findTooDeep } from '../depth.js';
+import { type ErrorCode, engineCodeOf, fromEngineError, fromInsertError, WharfServerError } from '../errors.js';
 import { MAX_DOCUMENT_DEPTH } from '../limits.js';
 import { checkTableName } from '../names.js';
 
@@ -43,7 +52,11 @@ export class IngestConnection {
   onMessage(data: Buffer, isBinary: boolean): void {
     if (this.#closed) return;
     if (!isBinary) {
-      this.fatal('WHARF_ERR_WS_TEXT_FRAME', 'Text frames are not accepted on the ingest channel', closeCodes.unsupportedData);
+      this.fatal(
+        'WHARF_ERR_WS_TEXT_FRAME',
+        'Text frames are not accepted on the ingest channel',
+        closeCodes.unsupportedData,
+      );
       return;
     }
     let header: ClientMessage;
@@ -53,12 +66,22 @@ export class IngestConnection {
     } catch (err) {
       const e = err as WireError;
       this.#app.wharf.counters.wsErrors++;
-      if (e.id === null) this.fatal(e.code, e.message, e.code === 'WHARF_ERR_WS_FRAME_TOO_LARGE' ? closeCodes.messageTooBig : closeCodes.protocolError);
+      if (e.id === null)
+        this.fatal(
+          e.code,
+          e.message,
+          e.code === 'WHARF_ERR_WS_FRAME_TOO_LARGE' ? closeCodes.messageTooBig : closeCodes.protocolError,
+        );
       else this.send({ type: 'error', id: e.id, code: e.code, message: e.message });
       return;
     }
     if (this.#app.wharf.closing) {
-      this.send({ type: 'error', id: header.id, code: 'WHARF_ERR_SHUTTING_DOWN', message: 'The server is shutting down' });
+      this.send({
+        type: 'error',
+        id: header.id,
+        code: 'WHARF_ERR_SHUTTING_DOWN',
+        message: 'The server is shutting down',
+      });
       return;
     }
     this.#run(header, payload);
@@ -78,14 +101,18 @@ export class IngestConnection {
         work = app.db.createTable(header.table, header.primaryKey ? { primaryKey: header.primaryKey } : {}).then(
           () => ({ type: 'ack', id: header.id, result: { ...EMPTY_RESULT } }),
           (err: unknown) => {
-            if (engineCodeOf(err) === 'WHARF_TABLE_EXISTS') return { type: 'ack', id: header.id, result: { ...EMPTY_RESULT } };
+            if (engineCodeOf(err) === 'WHARF_ERR_TABLE_EXISTS')
+              return { type: 'ack', id: header.id, result: { ...EMPTY_RESULT } };
             throw err;
           },
         );
         break;
       case 'insert': {
-        const opts = { ...(header.durability ? { durability: header.durability } : {}), ...(header.conflict ? { conflict: header.conflict } : {}) };
-        let table: EngineTable;
+        const opts = {
+          ...(header.durability ? { durability: header.durability } : {}),
+          ...(header.conflict ? { conflict: header.conflict } : {}),
+        };
+        let table: Table;
         try {
           table = app.db.table(header.table); // checks the name synchronously
         } catch (err) {
@@ -94,30 +121,37 @@ export class IngestConnection {
         }
         const tooDeep = findTooDeep(payload, MAX_DOCUMENT_DEPTH, header.format === 'ndjson');
         if (tooDeep !== null) {
-          work = Promise.reject(new WharfServerError('WHARF_ERR_DOCUMENT_TOO_DEEP', [describeTooDeep(tooDeep), MAX_DOCUMENT_DEPTH]));
+          work = Promise.reject(
+            new WharfServerError('WHARF_ERR_DOCUMENT_TOO_DEEP', [describeTooDeep(tooDeep), MAX_DOCUMENT_DEPTH]),
+          );
           break;
         }
         const size = payload.length;
         this.#inflightBatches++;
         this.#inflightBytes += size;
         this.#flowControl();
-        const op = header.format === 'ndjson' ? table.insertNdjson(payload, opts) : table.insertJsonArray(payload, opts);
+        const op =
+          header.format === 'ndjson' ? table.insertNdjson(payload, opts) : table.insertJsonArray(payload, opts);
         work = app.wharf.writes.track(op).then((result) => {
           app.wharf.counters.wsBatches++;
           app.wharf.counters.wsDocuments += result.inserted + result.replaced;
           app.wharf.counters.documentsInserted += result.inserted;
           return { type: 'ack', id: header.id, result } as ServerMessage;
         });
-        work.finally(() => {
-          this.#inflightBatches--;
-          this.#inflightBytes -= size;
-          this.#flowControl();
-        }).catch(() => {});
+        work
+          .finally(() => {
+            this.#inflightBatches--;
+            this.#inflightBytes -= size;
+            this.#flowControl();
+          })
+          .catch(() => {});
         break;
       }
       case 'sync': {
         const before = [...this.#pending];
-        work = Promise.allSettled(before).then(() => app.db.sync()).then(() => ({ type: 'synced', id: header.id }) as ServerMessage);
+        work = Promise.allSettled(before)
+          .then(() => app.db.sync())
+          .then(() => ({ type: 'synced', id: header.id }) as ServerMessage);
         break;
       }
     }
@@ -126,7 +160,8 @@ export class IngestConnection {
       (msg) => this.send(msg),
       (err: unknown) => {
         app.wharf.counters.wsErrors++;
-        const e = header.type === 'insert' ? fromInsertError(err, header.table) : fromEngineError(err, { table: tableName });
+        const e =
+          header.type === 'insert' ? fromInsertError(err, header.table) : fromEngineError(err, { table: tableName });
         this.send({ type: 'error', id: header.id, code: e.code, message: e.message });
       },
     );
@@ -139,7 +174,11 @@ export class IngestConnection {
     if (!this.#paused && (this.#inflightBatches >= wsInflightBatches || this.#inflightBytes >= wsInflightBytes)) {
       this.#paused = true;
       this.#socket.pause();
-    } else if (this.#paused && this.#inflightBatches <= wsInflightBatches / 2 && this.#inflightBytes <= wsInflightBytes / 2) {
+    } else if (
+      this.#paused &&
+      this.#inflightBatches <= wsInflightBatches / 2 &&
+      this.#inflightBytes <= wsInflightBytes / 2
+    ) {
       this.#paused = false;
       this.#socket.resume();
     }
@@ -179,74 +218,88 @@ export interface IngestRegistry {
   connections: Set<IngestConnection>;
 }
 
-export default async function ingestRoute(app: FastifyInstance, { registry }: { registry: IngestRegistry }): Promise<void> {
-  app.get('/ws/ingest', {
-    websocket: true,
-    schema: {
-      tags: ['ws'],
-      summary: 'WebSocket ingest channel (wharf://): binary command frames, JSON text answers (docs/CONTRACTS.md §2)',
-      response: { 101: { type: 'null', description: 'Switching Protocols' } },
+export default async function ingestRoute(
+  app: FastifyInstance,
+  { registry }: { registry: IngestRegistry },
+): Promise<void> {
+  app.get(
+    '/ws/ingest',
+    {
+      websocket: true,
+      schema: {
+        tags: ['ws'],
+        summary: 'WebSocket ingest channel (wharf://): binary command frames, JSON text answers (docs/CONTRACTS.md §2)',
+        response: { 101: { type: 'null', description: 'Switching Protocols' } },
+      },
     },
-  }, (socket, request) => {
-    const state = app.wharf;
-    if (state.closing) {
-      socket.close(closeCodes.goingAway, 'WHARF_ERR_SHUTTING_DOWN');
-      return;
-    }
-    const conn = new IngestConnection(app, socket);
-    registry.connections.add(conn);
-    state.counters.wsConnections++;
-    state.counters.wsConnectionsTotal++;
-
-    // ws closes an over-limit message with 1009 by itself, before our code sees it. Send the
-    // protocol's error message first: ws calls close(1009) while the socket is still open.
-    const close = socket.close.bind(socket);
-    socket.close = ((code?: number, reason?: string | Buffer) => {
-      if (code === closeCodes.messageTooBig && reason === undefined && socket.readyState === socket.OPEN) {
-        const limit = state.options.limits.wsMessageBytes;
-        socket.send(encodeServerMessage({ type: 'error', id: null, code: 'WHARF_ERR_WS_FRAME_TOO_LARGE', message: `message exceeds the limit of ${limit} bytes` }));
-        state.counters.wsErrors++;
-        return close(code, 'WHARF_ERR_WS_FRAME_TOO_LARGE');
-      }
-      return close(code, reason);
-    }) as typeof socket.close;
-
-    // Bytes of a message still arriving count against bufferedBodyBytes, with HTTP bodies: ws
-    // holds a message's fragments until it is complete, so unfinished messages on many
-    // connections would otherwise grow the process without bound. Past the budget the
-    // connection gets WHARF_ERR_OVERLOADED and is closed (1013, try again later).
-    const raw = request.socket;
-    let held = 0;
-    const releaseHeld = (): void => {
-      state.bodyBytes.release(held);
-      held = 0;
-    };
-    const onRawData = (chunk: Buffer): void => {
-      if (state.bodyBytes.take(chunk.length)) {
-        held += chunk.length;
+    (socket, request) => {
+      const state = app.wharf;
+      if (state.closing) {
+        socket.close(closeCodes.goingAway, 'WHARF_ERR_SHUTTING_DOWN');
         return;
       }
-      raw.off('data', onRawData);
-      const e = new WharfServerError('WHARF_ERR_OVERLOADED', [state.bodyBytes.used]);
-      request.log.warn({ code: e.code, remote: request.ip }, e.message);
-      conn.fatal(e.code, e.message, TRY_AGAIN_LATER);
-      releaseHeld();
-      raw.destroySoon();
-    };
-    raw.on('data', onRawData);
-    socket.on('message', (data, isBinary) => {
-      releaseHeld();
-      conn.onMessage(data as Buffer, isBinary);
-    });
-    socket.on('error', (err) => request.log.info({ err: err.message }, 'ws ingest socket error'));
-    socket.on('close', () => {
-      raw.off('data', onRawData);
-      releaseHeld();
-      conn.onClose();
-      registry.connections.delete(conn);
-      state.counters.wsConnections--;
-    });
-  });
+      const conn = new IngestConnection(app, socket);
+      registry.connections.add(conn);
+      state.counters.wsConnections++;
+      state.counters.wsConnectionsTotal++;
+
+      // ws closes an over-limit message with 1009 by itself, before our code sees it. Send the
+      // protocol's error message first: ws calls close(1009) while the socket is still open.
+      const close = socket.close.bind(socket);
+      socket.close = ((code?: number, reason?: string | Buffer) => {
+        if (code === closeCodes.messageTooBig && reason === undefined && socket.readyState === socket.OPEN) {
+          const limit = state.options.limits.wsMessageBytes;
+          socket.send(
+            encodeServerMessage({
+              type: 'error',
+              id: null,
+              code: 'WHARF_ERR_WS_FRAME_TOO_LARGE',
+              message: `message exceeds the limit of ${limit} bytes`,
+            }),
+          );
+          state.counters.wsErrors++;
+          return close(code, 'WHARF_ERR_WS_FRAME_TOO_LARGE');
+        }
+        return close(code, reason);
+      }) as typeof socket.close;
+
+      // Bytes of a message still arriving count against bufferedBodyBytes, with HTTP bodies: ws
+      // holds a message's fragments until it is complete, so unfinished messages on many
+      // connections would otherwise grow the process without bound. Past the budget the
+      // connection gets WHARF_ERR_OVERLOADED and is closed (1013, try again later).
+      const raw = request.socket;
+      let held = 0;
+      const releaseHeld = (): void => {
+        state.bodyBytes.release(held);
+        held = 0;
+      };
+      const onRawData = (chunk: Buffer): void => {
+        if (state.bodyBytes.take(chunk.length)) {
+          held += chunk.length;
+          return;
+        }
+        raw.off('data', onRawData);
+        const e = new WharfServerError('WHARF_ERR_OVERLOADED', [state.bodyBytes.used]);
+        request.log.warn({ code: e.code, remote: request.ip }, e.message);
+        conn.fatal(e.code, e.message, TRY_AGAIN_LATER);
+        releaseHeld();
+        raw.destroySoon();
+      };
+      raw.on('data', onRawData);
+      socket.on('message', (data, isBinary) => {
+        releaseHeld();
+        conn.onMessage(data as Buffer, isBinary);
+      });
+      socket.on('error', (err) => request.log.info({ err: err.message }, 'ws ingest socket error'));
+      socket.on('close', () => {
+        raw.off('data', onRawData);
+        releaseHeld();
+        conn.onClose();
+        registry.connections.delete(conn);
+        state.counters.wsConnections--;
+      });
+    },
+  );
 }
 
 export { EMPTY_RESULT };

@@ -2,13 +2,14 @@
  * The WebSocket listener: @fastify/websocket on the HTTP port, with the ingest channel and the
  * stats feed. On shutdown it answers every command already received before closing (1001).
  */
-import fp from 'fastify-plugin';
+
 import websocket from '@fastify/websocket';
-import type { FastifyInstance } from 'fastify';
 import { closeCodes } from '@wharf/wire';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { WS_PROTOCOL } from '../http/guard.js';
 import ingestRoute, { type IngestRegistry } from './ingest.js';
 import statsFeedRoute from './stats-feed.js';
-import { WS_PROTOCOL } from '../http/guard.js';
 
 async function wsListener(app: FastifyInstance): Promise<void> {
   const registry: IngestRegistry = { connections: new Set() };

@@ -12,7 +12,8 @@ function asset(path: string): string {
   return readFileSync(require.resolve(path), 'utf8');
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 export function chartHtml(r: ImportReport): string {
   const js = asset('uplot/dist/uPlot.iife.min.js');
@@ -32,7 +33,12 @@ export function chartHtml(r: ImportReport): string {
     ['wall', `${r.wallSeconds} s, ${Math.round(r.docsPerSec)} docs/s`],
     ['latency ms', `p50 ${l.p50}, p90 ${l.p90}, p99 ${l.p99}, p99.9 ${l['p99.9']}, max ${l.max}, mean ${l.mean}`],
     ['final sync', r.finalSyncMs === null ? 'none' : `${r.finalSyncMs} ms`],
-    ['durability', r.options.naive ? 'naive (one per insert, hard)' : `${r.options.durability}, batch ${r.options.batchSize}, concurrency ${r.options.concurrency}`],
+    [
+      'durability',
+      r.options.naive
+        ? 'naive (one per insert, hard)'
+        : `${r.options.durability}, batch ${r.options.batchSize}, concurrency ${r.options.concurrency}`,
+    ],
     ['stalls', `${r.zeroIntervals} intervals with no completion`],
   ];
   if (r.engine) rows.push(['engine', `fdatasyncs ${r.engine.fdatasyncs}, groups ${r.engine.groups}`]);

@@ -8,26 +8,37 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createLoader, loadEngine, LoaderError, parseTarget, redact, type DocumentError, type DocumentInput, type LoadSummary, type Loader } from '@wharf/client';
+import {
+  createLoader,
+  type DocumentError,
+  type DocumentInput,
+  exitCodeOf,
+  type Loader,
+  LoaderError,
+  type LoadSummary,
+  loadEngine,
+  parseTarget,
+  redact,
+} from '@wharf/client';
 import type { ImportOptions } from '../../options.js';
 import { writeChart } from './chart.js';
 import {
   CsvError,
   CsvParser,
-  JsonArrayError,
-  JsonArrayParser,
-  NdjsonParser,
   detectFormat,
   type Emit,
   type Format,
   type FormatParser,
+  JsonArrayError,
+  JsonArrayParser,
+  NdjsonParser,
   type StartAt,
 } from './formats/index.js';
+import { openImportRun } from './history.js';
 import { Progress } from './progress.js';
 import { RejectsFile } from './rejects.js';
-import { EXIT, figuresOf, summaryText, writeReport, type ImportReport, type ImportStatus } from './report.js';
-import { openImportRun } from './history.js';
-import { canResumeFrom, CheckpointWriter, defaultCheckpointPath, readCheckpoint, type Checkpoint } from './resume.js';
+import { EXIT, figuresOf, type ImportReport, type ImportStatus, summaryText, writeReport } from './report.js';
+import { type Checkpoint, CheckpointWriter, canResumeFrom, defaultCheckpointPath, readCheckpoint } from './resume.js';
 import { openInput } from './source.js';
 import { evaluateThresholds, parseThreshold, type Threshold } from './thresholds.js';
 
@@ -46,7 +57,10 @@ export interface ImportOutcome {
   report: ImportReport;
 }
 
-class UsageError extends Error {}
+/** A bad command line (exit 2): the catalogue's WHARF_ERR_USAGE. */
+class UsageError extends Error {
+  readonly code = 'WHARF_ERR_USAGE';
+}
 
 const FIRST_REJECTS_KEPT = 10;
 
@@ -76,7 +90,10 @@ function makeParser(format: Format, o: ImportOptions, start: StartAt, header?: s
       return new JsonArrayParser(start);
     case 'csv':
     case 'tsv':
-      return new CsvParser({ delimiter: o.delimiter ?? (format === 'tsv' ? '\t' : ','), types: o.csvTypes, header }, start);
+      return new CsvParser(
+        { delimiter: o.delimiter ?? (format === 'tsv' ? '\t' : ','), types: o.csvTypes, header },
+        start,
+      );
   }
 }
 
@@ -99,7 +116,9 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   const format = detectFormat(source.path, head, o.format);
 
   // ── checkpoint ────────────────────────────────────────────────────────────────────────────
-  const checkpointPath = o.dryRun ? null : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
+  const checkpointPath = o.dryRun
+    ? null
+    : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
   // The files this import writes may lie in directories that do not exist yet: the engine
   // creates its data directory, but the checkpoint beside it is opened before the engine is.
   for (const file of [checkpointPath, o.rejects, o.report, o.chart]) {
@@ -113,18 +132,34 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       io.stderr.write(`wharf import: no checkpoint at ${checkpointPath}; starting from the beginning\n`);
     } else {
       const mismatch =
-        previous.table !== o.table ? `table ${previous.table}` :
-        previous.target !== redact(o.target) ? `target ${previous.target}` :
-        previous.input.path !== inputPath ? `input ${previous.input.path ?? '-'}` :
-        previous.format !== format ? `format ${previous.format}` : null;
-      if (mismatch) throw new UsageError(`checkpoint ${checkpointPath} belongs to another import (${mismatch}); use --checkpoint FILE or start without --resume`);
+        previous.table !== o.table
+          ? `table ${previous.table}`
+          : previous.target !== redact(o.target)
+            ? `target ${previous.target}`
+            : previous.input.path !== inputPath
+              ? `input ${previous.input.path ?? '-'}`
+              : previous.format !== format
+                ? `format ${previous.format}`
+                : null;
+      if (mismatch)
+        throw new UsageError(
+          `checkpoint ${checkpointPath} belongs to another import (${mismatch}); use --checkpoint FILE or start without --resume`,
+        );
       if (source.size !== null && source.size < previous.low.offset) {
-        throw new UsageError(`the input is ${source.size} bytes, shorter than the checkpoint's resume point (byte ${previous.low.offset}): it is not the same input`);
+        throw new UsageError(
+          `the input is ${source.size} bytes, shorter than the checkpoint's resume point (byte ${previous.low.offset}): it is not the same input`,
+        );
       }
     }
   }
   const base = previous
-    ? { offset: previous.low.offset, docs: previous.low.docs, written: previous.low.written, rejected: previous.low.rejected, present: previous.low.present }
+    ? {
+        offset: previous.low.offset,
+        docs: previous.low.docs,
+        written: previous.low.written,
+        rejected: previous.low.rejected,
+        present: previous.low.present,
+      }
     : { offset: 0, docs: 0, written: 0, rejected: 0, present: 0 };
   const replayUntil = previous ? previous.high.offset : -1;
 
@@ -132,7 +167,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   let startLine = 1;
   let header: string[] | undefined;
   if (base.offset > 0) {
-    const headerParser = format === 'csv' || format === 'tsv' ? makeParser(format, o, { offset: 0, line: 1, resumed: false }) : null;
+    const headerParser =
+      format === 'csv' || format === 'tsv' ? makeParser(format, o, { offset: 0, line: 1, resumed: false }) : null;
     let headerDone = false;
     await source.prefix(base.offset, (chunk) => {
       for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) startLine++;
@@ -155,10 +191,18 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   if (previous?.complete) {
     const report = emptyReport();
     report.status = 'ok';
-    report.documents = { read: base.docs, written: base.written, rejected: base.rejected, present: base.present, missing: 0 };
+    report.documents = {
+      read: base.docs,
+      written: base.written,
+      rejected: base.rejected,
+      present: base.present,
+      missing: 0,
+    };
     report.exitCode = base.rejected > 0 ? EXIT.rejects : EXIT.ok;
     report.status = base.rejected > 0 ? 'rejects' : 'ok';
-    io.stdout.write(`wharf import: ${inputPath ?? '-'} was already imported completely (checkpoint ${checkpointPath}); nothing to do\n`);
+    io.stdout.write(
+      `wharf import: ${inputPath ?? '-'} was already imported completely (checkpoint ${checkpointPath}); nothing to do\n`,
+    );
     return { exitCode: report.exitCode, report };
   }
 
@@ -183,7 +227,14 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     target: redact(o.target),
     table: o.table,
     format,
-    low: { offset: base.offset, lastLine: previous?.low.lastLine ?? null, docs: base.docs, written: base.written, rejected: base.rejected, present: base.present },
+    low: {
+      offset: base.offset,
+      lastLine: previous?.low.lastLine ?? null,
+      docs: base.docs,
+      written: base.written,
+      rejected: base.rejected,
+      present: base.present,
+    },
     high: previous ? { ...previous.high } : { offset: 0, docs: 0 },
     rejects: o.rejects ? resolve(o.rejects) : null,
     complete: false,
@@ -198,7 +249,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
 
   // ── the loader (or the dry-run validator) ─────────────────────────────────────────────────
   let loader: Loader | null = null;
-  let dry = { read: 0, rejected: 0 };
+  const dry = { read: 0, rejected: 0 };
   const dryStart = performance.now();
   if (!o.dryRun) {
     loader = createLoader({
@@ -237,7 +288,9 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
         saveCheckpoint(durable);
       },
       onRetry: (err, attempt, delay) => {
-        io.stderr.write(`${clear}wharf import: retry ${attempt} in ${Math.round(delay)} ms after: ${(err as Error).message}\n`);
+        io.stderr.write(
+          `${clear}wharf import: retry ${attempt} in ${Math.round(delay)} ms after: ${(err as Error).message}\n`,
+        );
       },
     });
   }
@@ -248,7 +301,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     try {
       await loader.ready();
     } catch (err) {
-      openError = { code: (err as { code?: string }).code ?? 'WHARF_ERROR', message: (err as Error).message };
+      openError = { code: (err as { code?: string }).code ?? 'WHARF_ERR_INTERNAL', message: (err as Error).message };
     }
   }
 
@@ -279,7 +332,13 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       dry.rejected++;
       const e: DocumentError = { seq: dry.read - 1, line, offset: endOffset, kind: 'invalid', reason: why };
       if (doc === null) e.raw = raw;
-      else e.raw = typeof doc === 'string' ? doc : doc instanceof Uint8Array ? Buffer.from(doc).toString('utf8') : JSON.stringify(doc);
+      else
+        e.raw =
+          typeof doc === 'string'
+            ? doc
+            : doc instanceof Uint8Array
+              ? Buffer.from(doc).toString('utf8')
+              : JSON.stringify(doc);
       onDocumentError(e);
     }
   };
@@ -345,7 +404,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
         summary = err.summary;
         loadError = summary.error ?? { code: String(err.code), message: err.message };
       } else {
-        loadError = { code: (err as { code?: string }).code ?? 'WHARF_ERROR', message: (err as Error).message };
+        loadError = { code: (err as { code?: string }).code ?? 'WHARF_ERR_INTERNAL', message: (err as Error).message };
       }
     }
   }
@@ -358,13 +417,22 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   report.dryRun = o.dryRun;
   report.input = { path: inputPath, bytes: source.size, bytesRead: bytesDone - base.offset };
   report.resumed = previous
-    ? { fromOffset: base.offset, fromLine: startLine, documentsBefore: base.docs, resent: Math.max(0, previous.high.docs - base.docs) }
+    ? {
+        fromOffset: base.offset,
+        fromLine: startLine,
+        documentsBefore: base.docs,
+        resent: Math.max(0, previous.high.docs - base.docs),
+      }
     : null;
   if (summary) {
     Object.assign(report, figuresOf(summary));
     report.indexes = summary.indexes ?? [];
     report.indexBuildMs = summary.indexBuildMs ?? null;
-    report.run = { read: summary.documents.read, written: summary.documents.written, rejected: summary.documents.rejected };
+    report.run = {
+      read: summary.documents.read,
+      written: summary.documents.written,
+      rejected: summary.documents.rejected,
+    };
     report.documents = {
       read: base.docs + summary.documents.read,
       written: base.written + summary.documents.written,
@@ -381,7 +449,11 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   } else {
     report.documents.missing = 0;
   }
-  report.rejects = { file: o.rejects ? resolve(o.rejects) : null, count: report.documents.rejected, first: firstRejects };
+  report.rejects = {
+    file: o.rejects ? resolve(o.rejects) : null,
+    count: report.documents.rejected,
+    first: firstRejects,
+  };
   report.thresholds = o.dryRun ? [] : evaluateThresholds(thresholds, report);
 
   const consistent = report.documents.written === report.documents.read - report.documents.rejected;
@@ -394,18 +466,30 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   else status = 'ok';
   report.status = status;
   report.ok = status === 'ok' || status === 'rejects' || (status === 'dry-run' && report.documents.rejected === 0);
-  report.exitCode =
-    status === 'failed' ? EXIT.failed :
-    status === 'interrupted' ? EXIT.interrupted :
-    status === 'thresholds' ? EXIT.thresholds :
-    status === 'rejects' || (status === 'dry-run' && report.documents.rejected > 0) ? EXIT.rejects : EXIT.ok;
   report.error = inputError
-    ? { code: 'WHARF_BAD_INPUT', message: inputError.message, ...(inputError.line ? { line: inputError.line } : {}) }
+    ? {
+        code: 'WHARF_ERR_BAD_INPUT',
+        message: inputError.message,
+        ...(inputError.line ? { line: inputError.line } : {}),
+      }
     : loadError
       ? loadError
       : !o.dryRun && !consistent
-        ? { code: 'WHARF_INCOMPLETE', message: `written ${report.documents.written} ≠ read ${report.documents.read} − rejected ${report.documents.rejected}` }
+        ? {
+            code: 'WHARF_ERR_INCOMPLETE',
+            message: `written ${report.documents.written} ≠ read ${report.documents.read} − rejected ${report.documents.rejected}`,
+          }
         : null;
+  report.exitCode =
+    status === 'failed'
+      ? exitCodeOf(report.error?.code)
+      : status === 'interrupted'
+        ? EXIT.interrupted
+        : status === 'thresholds'
+          ? EXIT.thresholds
+          : status === 'rejects' || (status === 'dry-run' && report.documents.rejected > 0)
+            ? EXIT.rejects
+            : EXIT.ok;
 
   // The checkpoint is complete only when the whole input was read and every document has an outcome.
   if (checkpoint) {
@@ -413,8 +497,13 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     saveCheckpoint(true);
     checkpoint.close();
   }
-  report.checkpoint = { path: checkpointPath, complete: state.complete, resumable: checkpointPath !== null && canResumeFrom(checkpointPath) };
-  for (const note of (report.engine as { openNotes?: string[] } | null)?.openNotes ?? []) io.stderr.write(`wharf import: note: ${note}\n`);
+  report.checkpoint = {
+    path: checkpointPath,
+    complete: state.complete,
+    resumable: checkpointPath !== null && canResumeFrom(checkpointPath),
+  };
+  for (const note of (report.engine as { openNotes?: string[] } | null)?.openNotes ?? [])
+    io.stderr.write(`wharf import: note: ${note}\n`);
   report.memory = { peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024) };
   report.finishedAt = new Date().toISOString();
   report.target = redact(o.target);
@@ -454,7 +543,18 @@ function emptyReport(): ImportReport {
     dryRun: false,
     input: { path: null, bytes: null, bytesRead: 0 },
     resumed: null,
-    options: { primaryKey: 'id', batchSize: 0, batchBytes: 0, flushMs: 0, concurrency: 0, durability: 'soft', finalSync: true, naive: false, conflict: 'error', maxErrors: null },
+    options: {
+      primaryKey: 'id',
+      batchSize: 0,
+      batchBytes: 0,
+      flushMs: 0,
+      concurrency: 0,
+      durability: 'soft',
+      finalSync: true,
+      naive: false,
+      conflict: 'error',
+      maxErrors: null,
+    },
     documents: { read: 0, written: 0, rejected: 0, present: 0, missing: 0 },
     run: { read: 0, written: 0, rejected: 0 },
     wallSeconds: 0,

@@ -37,7 +37,9 @@ export function fmtDuration(s: number): string {
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const sec = Math.floor(s % 60);
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}` : `${m}:${String(sec).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`
+    : `${m}:${String(sec).padStart(2, '0')}`;
 }
 
 export class Progress {
@@ -63,7 +65,12 @@ export class Progress {
     const p = this.#o.loader.progress();
     const bytes = this.#o.bytesDone();
     const total = this.#o.totalBytes;
-    const rate = p.lastInterval && p.lastInterval.seconds > 0 ? p.lastInterval.docs / p.lastInterval.seconds : p.elapsedSeconds > 0 ? p.written / p.elapsedSeconds : 0;
+    const rate =
+      p.lastInterval && p.lastInterval.seconds > 0
+        ? p.lastInterval.docs / p.lastInterval.seconds
+        : p.elapsedSeconds > 0
+          ? p.written / p.elapsedSeconds
+          : 0;
     const parts = [`${fmtInt(this.#o.base.read + p.read)} docs`];
     if (total) {
       const pct = Math.min(100, (bytes / total) * 100);
@@ -87,7 +94,10 @@ export class Progress {
     this.#lastAt = now;
     const l = w.latency;
     const ms = (x: number) => `${x.toFixed(1)}ms`;
-    const lat = l.count > 0 ? `[INSERT: Count=${w.docs}, Max=${ms(l.max)}, Avg=${ms(l.mean)}, 90=${ms(l.p90)}, 99=${ms(l.p99)}, 99.9=${ms(l['p99.9'])}]` : '[INSERT: Count=0]';
+    const lat =
+      l.count > 0
+        ? `[INSERT: Count=${w.docs}, Max=${ms(l.max)}, Avg=${ms(l.mean)}, 90=${ms(l.p90)}, 99=${ms(l.p99)}, 99.9=${ms(l['p99.9'])}]`
+        : '[INSERT: Count=0]';
     const total = this.#o.totalBytes;
     const pct = total ? ` ${((this.#o.bytesDone() / total) * 100).toFixed(1)}% of input,` : '';
     this.#o.out.write(

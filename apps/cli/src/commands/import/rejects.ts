@@ -3,7 +3,7 @@
  *   {"line":12,"offset":3456,"kind":"invalid","reason":"…","raw":"…the record as read…"}
  * Written synchronously as errors are released (in order), so a kill leaves a valid prefix.
  */
-import { closeSync, existsSync, openSync, readSync, writeSync, ftruncateSync, fstatSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { DocumentError } from '@wharf/client';
 
 export class RejectsFile {
@@ -27,7 +27,12 @@ export class RejectsFile {
   }
 
   write(e: DocumentError): void {
-    const rec: Record<string, unknown> = { line: e.line ?? null, offset: e.offset ?? null, kind: e.kind, reason: e.reason };
+    const rec: Record<string, unknown> = {
+      line: e.line ?? null,
+      offset: e.offset ?? null,
+      kind: e.kind,
+      reason: e.reason,
+    };
     if (e.range) rec.range = e.range;
     rec.raw = e.raw ?? null;
     const buf = Buffer.from(`${JSON.stringify(rec)}\n`);

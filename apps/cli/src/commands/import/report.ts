@@ -3,23 +3,44 @@
  * in apps/cli/README.md; `version` changes when a field changes meaning or goes away.
  */
 import { writeFileSync } from 'node:fs';
-import type { DocumentError, IndexBuild, LatencyMs, LoadSummary, TargetStats, Interval } from '@wharf/client';
-import type { ThresholdResult } from './thresholds.js';
+import { type DocumentError, exitCodes, type LoadSummary } from '@wharf/client';
 import { fmtBytes } from './progress.js';
+import type { ThresholdResult } from './thresholds.js';
 
 export type ImportStatus = 'ok' | 'rejects' | 'thresholds' | 'failed' | 'interrupted' | 'dry-run';
 
-/** Exit statuses of `wharf import`. */
+/**
+ * Exit statuses of `wharf import`. A failure exits with its error code's status in the error
+ * catalogue (`exitCodeOf`, docs/ERRORS.md): `failed`, or `usage` for a bad command line.
+ */
 export const EXIT = {
   ok: 0,
-  failed: 1,
-  usage: 2,
+  failed: exitCodes.failed,
+  usage: exitCodes.usage,
   rejects: 3,
   thresholds: 4,
-  interrupted: 130,
+  interrupted: exitCodes.interrupted,
 } as const;
 
-export interface ImportReport {
+/** The run's figures in the report: the loader's summary (`LoadSummary`) fields of these names. */
+const RUN_FIGURES = [
+  'wallSeconds',
+  'docsPerSec',
+  'latencyMs',
+  'batchLatencyMs',
+  'finalSyncMs',
+  'batches',
+  'retries',
+  'intervalMs',
+  'intervals',
+  'intervals10s',
+  'zeroIntervals',
+  'engine',
+] as const satisfies readonly (keyof LoadSummary)[];
+
+type RunFigures = Pick<LoadSummary, (typeof RUN_FIGURES)[number]>;
+
+export interface ImportReport extends RunFigures, Pick<LoadSummary, 'indexes' | 'indexBuildMs'> {
   version: 1;
   status: ImportStatus;
   /** True only when every document read was written or rejected and nothing failed. */
@@ -49,23 +70,6 @@ export interface ImportReport {
   documents: { read: number; written: number; rejected: number; present: number; missing: number };
   /** Counts of this run only. */
   run: { read: number; written: number; rejected: number };
-  wallSeconds: number;
-  docsPerSec: number;
-  /** Per document: from the moment it was handed to the loader to its acknowledgement. */
-  latencyMs: LatencyMs;
-  batchLatencyMs: LatencyMs;
-  finalSyncMs: number | null;
-  batches: number;
-  retries: number;
-  intervalMs: number;
-  intervals: Interval[];
-  intervals10s: Interval[];
-  zeroIntervals: number;
-  engine: TargetStats | null;
-  /** Secondary indexes built after the load (--index), each with its build time (ms). */
-  indexes: IndexBuild[];
-  /** From the first index creation to the last one ready (ms); null when none were built. */
-  indexBuildMs: number | null;
   thresholds: ThresholdResult[];
   rejects: { file: string | null; count: number; first: DocumentError[] };
   /** `resumable`: the checkpoint file exists and records durable progress, so --resume skips input. */
@@ -96,7 +100,8 @@ export function summaryText(r: ImportReport): string {
       `  resumed at byte ${int(r.resumed.fromOffset)} (line ${int(r.resumed.fromLine)}) after ${int(r.resumed.documentsBefore)} documents; ${int(r.resumed.resent)} re-sent`,
     );
   }
-  if (d.present > 0) lines.push(`  ${int(d.present)} of the written were already stored (re-sent after a resume or retry)`);
+  if (d.present > 0)
+    lines.push(`  ${int(d.present)} of the written were already stored (re-sent after a resume or retry)`);
   if (!r.dryRun) {
     const l = r.latencyMs;
     lines.push(
@@ -111,15 +116,21 @@ export function summaryText(r: ImportReport): string {
       `  intervals ${r.intervals.length} × ${r.intervalMs / 1000} s, ${r.zeroIntervals} with no completion (stalls)${r.retries ? `, ${r.retries} retries` : ''}`,
     );
     for (const ix of r.indexes ?? []) {
-      lines.push(`  index ${ix.name} on ${ix.field}${ix.multi ? ' (multi)' : ''}: ${ix.existed ? 'existed; caught up' : 'built'} in ${ms(ix.buildMs)} ms`);
+      lines.push(
+        `  index ${ix.name} on ${ix.field}${ix.multi ? ' (multi)' : ''}: ${ix.existed ? 'existed; caught up' : 'built'} in ${ms(ix.buildMs)} ms`,
+      );
     }
     if (r.engine) {
       const e = r.engine;
-      lines.push(`  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`);
+      lines.push(
+        `  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`,
+      );
     }
   }
   if (d.rejected > 0) {
-    lines.push(`  rejected: ${int(d.rejected)}${r.rejects.file ? ` (all in ${r.rejects.file})` : ' (use --rejects FILE to keep them all)'}`);
+    lines.push(
+      `  rejected: ${int(d.rejected)}${r.rejects.file ? ` (all in ${r.rejects.file})` : ' (use --rejects FILE to keep them all)'}`,
+    );
     for (const e of r.rejects.first.slice(0, 5)) {
       lines.push(`    line ${e.line ?? '?'}: ${e.reason.slice(0, 200)}`);
     }
@@ -130,14 +141,17 @@ export function summaryText(r: ImportReport): string {
   if (r.error) lines.push(`  error: ${r.error.message}${r.error.line ? ` (line ${r.error.line})` : ''}`);
   const verdict: Record<ImportStatus, string> = {
     ok: 'OK: every document was written',
-    'dry-run': d.rejected === 0 ? 'OK: every document is valid (nothing written: --dry-run)' : 'DRY RUN: some documents are invalid (nothing written)',
+    'dry-run':
+      d.rejected === 0
+        ? 'OK: every document is valid (nothing written: --dry-run)'
+        : 'DRY RUN: some documents are invalid (nothing written)',
     rejects: 'DONE WITH REJECTS: every document was written or rejected',
     thresholds: 'THRESHOLDS BREACHED',
     interrupted: r.checkpoint.resumable
       ? `INTERRUPTED: continue with --resume (checkpoint ${r.checkpoint.path})`
       : 'INTERRUPTED: nothing was durable yet; run the import again',
     failed: `FAILED${
-      r.error?.code === 'WHARF_MAX_ERRORS'
+      r.error?.code === 'WHARF_ERR_MAX_ERRORS'
         ? `: stopped after more than ${r.options.maxErrors} rejections; ${int(d.missing)} documents read after that were not sent`
         : d.missing > 0
           ? `: ${int(d.missing)} documents have no outcome (not written, not rejected)`
@@ -145,7 +159,9 @@ export function summaryText(r: ImportReport): string {
     }${
       r.checkpoint.resumable
         ? `; fix the cause, then continue with --resume (checkpoint ${r.checkpoint.path})`
-        : r.dryRun ? '' : '; fix the cause, then run the import again (no checkpoint to resume from)'
+        : r.dryRun
+          ? ''
+          : '; fix the cause, then run the import again (no checkpoint to resume from)'
     }`,
   };
   lines.push(`  ${verdict[r.status]} (exit ${r.exitCode})`);
@@ -153,19 +169,6 @@ export function summaryText(r: ImportReport): string {
 }
 
 /** Fills the report's run figures from a loader summary. */
-export function figuresOf(s: LoadSummary) {
-  return {
-    wallSeconds: s.wallSeconds,
-    docsPerSec: s.docsPerSec,
-    latencyMs: s.latencyMs,
-    batchLatencyMs: s.batchLatencyMs,
-    finalSyncMs: s.finalSyncMs,
-    batches: s.batches,
-    retries: s.retries,
-    intervalMs: s.intervalMs,
-    intervals: s.intervals,
-    intervals10s: s.intervals10s,
-    zeroIntervals: s.zeroIntervals,
-    engine: s.engine,
-  };
+export function figuresOf(s: LoadSummary): RunFigures {
+  return Object.fromEntries(RUN_FIGURES.map((name) => [name, s[name]])) as RunFigures;
 }

@@ -48,7 +48,7 @@ export interface Checkpoint {
 
 /** Where the checkpoint lives unless --checkpoint says: beside the report, else beside the data directory, else in the working directory. */
 export function defaultCheckpointPath(o: { report?: string; target: string; table: string }): string {
-  if (o.report) return o.report.replace(/\.json$/i, '') + '.checkpoint';
+  if (o.report) return `${o.report.replace(/\.json$/i, '')}.checkpoint`;
   const t = parseTarget(o.target);
   const safeTable = o.table.replace(/[^A-Za-z0-9_.-]/g, '_');
   if (t.kind === 'embedded') {
@@ -121,7 +121,10 @@ export class CheckpointWriter {
   write(cp: Checkpoint, sync: boolean): void {
     this.#seq++;
     const body = Buffer.from(JSON.stringify(cp), 'utf8');
-    const head = Buffer.from(`${MAGIC} ${this.#seq} ${body.length} ${crc32(body).toString(16).padStart(8, '0')}\n`, 'latin1');
+    const head = Buffer.from(
+      `${MAGIC} ${this.#seq} ${body.length} ${crc32(body).toString(16).padStart(8, '0')}\n`,
+      'latin1',
+    );
     if (head.length + body.length > SLOT_BYTES) throw new Error('checkpoint state too large for its slot');
     const slot = Buffer.alloc(SLOT_BYTES, 0x20);
     head.copy(slot, 0);

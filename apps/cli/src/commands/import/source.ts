@@ -3,7 +3,7 @@
  * the first bytes for format detection, the bytes before a resume point (to count lines and read
  * a CSV header), then chunks from that point on.
  */
-import { createReadStream, openSync, readSync, closeSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 export const CHUNK_BYTES = 256 * 1024;
@@ -50,7 +50,8 @@ class FileSource implements InputSource {
 
   async prefix(offset: number, visit: (chunk: Buffer) => void): Promise<void> {
     if (offset <= 0) return;
-    for await (const c of createReadStream(this.path, { start: 0, end: offset - 1, highWaterMark: 1 << 20 })) visit(c as Buffer);
+    for await (const c of createReadStream(this.path, { start: 0, end: offset - 1, highWaterMark: 1 << 20 }))
+      visit(c as Buffer);
   }
 
   chunks(offset: number): AsyncIterable<Buffer> {
@@ -95,7 +96,10 @@ class StreamSource implements InputSource {
   async prefix(offset: number, visit: (chunk: Buffer) => void): Promise<void> {
     while (this.#consumed < offset) {
       const c = await this.#next();
-      if (!c) throw new Error(`standard input ended after ${this.#consumed} bytes, before the resume point at byte ${offset}`);
+      if (!c)
+        throw new Error(
+          `standard input ended after ${this.#consumed} bytes, before the resume point at byte ${offset}`,
+        );
       const take = Math.min(c.length, offset - this.#consumed);
       visit(c.subarray(0, take));
       this.#consumed += take;

@@ -8,15 +8,24 @@ const SERVER_PACKAGE = '@wharf/server';
 
 interface ServerModule {
   tuneHeapForIngest(): void;
-  startServer(opts: Record<string, unknown>): Promise<{ http: { host: string; port: number }; driver: { host: string; port: number } | null; close(): Promise<void> }>;
+  startServer(opts: Record<string, unknown>): Promise<{
+    http: { host: string; port: number };
+    driver: { host: string; port: number } | null;
+    close(): Promise<void>;
+  }>;
 }
 
-export async function runServe(o: ServeOptions, io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream }): Promise<number> {
+export async function runServe(
+  o: ServeOptions,
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+): Promise<number> {
   let mod: ServerModule;
   try {
     mod = (await import(SERVER_PACKAGE)) as ServerModule;
   } catch (err) {
-    const missing = (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(SERVER_PACKAGE);
+    const missing =
+      (err as { code?: string }).code === 'ERR_MODULE_NOT_FOUND' &&
+      String((err as Error).message).includes(SERVER_PACKAGE);
     io.stderr.write(
       missing
         ? 'wharf serve: the server is not installed. Install @wharf/server (npm install @wharf/server) and run again.\n'

@@ -95,7 +95,8 @@ impl Vfs for FileVfs {
         File::open(&self.dir)?.sync_all()
     }
     fn lock(&self) -> io::Result<()> {
-        let file = OpenOptions::new().read(true).write(true).create(true).open(self.dir.join("LOCK"))?;
+        let file =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(self.dir.join("LOCK"))?;
         // SAFETY: flock on a file descriptor we own; released when the file is dropped.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {

@@ -72,8 +72,7 @@ struct SimStorage {
 }
 
 fn tick(counter: &AtomicI64) -> bool {
-    counter.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| if n > 0 { Some(n - 1) } else { None })
-        == Ok(1)
+    counter.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| if n > 0 { Some(n - 1) } else { None }) == Ok(1)
 }
 
 fn injected(what: &str) -> io::Error {
@@ -244,7 +243,7 @@ impl SimVfs {
             let removed = !dir.files.contains_key(name);
             if !f.name_durable && !removed && !matches!(mode, CrashMode::KeepUnsynced) {
                 // The directory entry never reached disk: the file may be gone.
-                if matches!(mode, CrashMode::DropUnsynced) || rng.next() % 2 == 0 {
+                if matches!(mode, CrashMode::DropUnsynced) || rng.next().is_multiple_of(2) {
                     continue;
                 }
             }
@@ -260,7 +259,7 @@ impl SimVfs {
                     None => {}
                     Some(bytes) => {
                         for (i, sector) in bytes.chunks(SECTOR).enumerate() {
-                            if keep == 2 || (keep == 1 && rng.next() % 2 == 0) {
+                            if keep == 2 || (keep == 1 && rng.next().is_multiple_of(2)) {
                                 let at = *offset as usize + i * SECTOR;
                                 if image.len() < at + sector.len() {
                                     image.resize(at + sector.len(), 0);

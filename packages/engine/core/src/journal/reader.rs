@@ -14,12 +14,12 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::segment::{decode_header, slot_of, SegmentFile, SEGMENT_HEADER_SIZE};
-use super::writer::{Position, END_MARKER_SIZE, MAX_RECORD_PAYLOAD};
+use super::writer::{Position, END_MARKER_SIZE};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
 use crate::io::Vfs;
 use crate::mutation::{self, Mutation};
-use crate::record::{decompress_payload, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::record::{decompress_payload, RecordHeader, RecordKind, MAX_RECORD_PAYLOAD, RECORD_HEADER_SIZE};
 
 pub(crate) struct Recovered {
     /// Segments replayed, oldest first; the last one is where the journal ended.
@@ -115,7 +115,11 @@ pub(crate) fn recover(
         let len = found.file.file.len().map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         data.clear();
         data.resize(len.max(segment_size) as usize, 0);
-        found.file.file.read_at(&mut data[..len as usize], 0).map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
+        found
+            .file
+            .file
+            .read_at(&mut data[..len as usize], 0)
+            .map_err(|e| Error::io(format!("reading {}", found.file.name), e))?;
         let seed = seed_for_segment(id);
         chain.push_back((id, found.file));
 

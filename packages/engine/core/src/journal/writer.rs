@@ -12,13 +12,11 @@ use super::flusher::SyncTicket;
 use super::segment::{encode_header, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
 use crate::checksum::seed_for_segment;
 use crate::error::{Error, Result};
-use crate::record::{compress_payload, RecordHeader, RecordKind, RECORD_HEADER_SIZE};
+use crate::record::{compress_payload, RecordHeader, RecordKind, MAX_RECORD_PAYLOAD, RECORD_HEADER_SIZE};
 use crate::stats::Counters;
 
 /// Room every segment keeps for its end marker.
 pub(crate) const END_MARKER_SIZE: u64 = RECORD_HEADER_SIZE as u64 + 8;
-/// Largest payload (uncompressed) a record ever carries, whatever the segment size.
-pub(crate) const MAX_RECORD_PAYLOAD: usize = 16 << 20;
 /// Groups with at least this many payload bytes are candidates for compression. A sync window
 /// that holds such a group, or at least this many written bytes, feeds the write-cost estimate.
 pub(crate) const COMPRESS_MIN_GROUP: usize = 64 << 10;
@@ -54,7 +52,7 @@ fn ewma(estimate: &mut Option<f64>, sample: f64) {
 impl CostModel {
     /// Whether to compress a group of `n` payload bytes (`n` ≥ [`COMPRESS_MIN_GROUP`]).
     pub fn should_compress(&mut self, n: usize) -> bool {
-        let probe = self.candidates % PROBE_EVERY == 0;
+        let probe = self.candidates.is_multiple_of(PROBE_EVERY);
         self.candidates += 1;
         match (self.compress_ns_per_byte, self.write_ns_per_byte, self.ratio) {
             (Some(c), Some(w), Some(r)) if !probe => {
@@ -163,7 +161,8 @@ impl Journal {
 
     /// Largest payload one record may carry (a record always fits in an empty segment).
     pub fn max_payload(&self) -> usize {
-        ((self.segment_size - SEGMENT_HEADER_SIZE - END_MARKER_SIZE) as usize - RECORD_HEADER_SIZE).min(MAX_RECORD_PAYLOAD)
+        ((self.segment_size - SEGMENT_HEADER_SIZE - END_MARKER_SIZE) as usize - RECORD_HEADER_SIZE)
+            .min(MAX_RECORD_PAYLOAD)
     }
 
     pub fn position(&self) -> Position {

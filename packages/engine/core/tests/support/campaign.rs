@@ -20,7 +20,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wharf_engine::io::{CrashMode, SimVfs, Vfs};
-use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, ErrorCode, Key, KeyRange, Options, PreparedDocs, WriteOptions};
+use wharf_engine::{
+    wait, Conflict, Database, DocFormat, Durability, ErrorCode, Key, KeyRange, Options, PreparedDocs, WriteOptions,
+};
 
 /// What a campaign did, to be quoted.
 #[derive(Debug, Default, Clone)]
@@ -236,7 +238,9 @@ fn upsert(db: &Database, docs: &[String], durability: Durability) -> wharf_engin
 
 /// Checks the recovered database against the model; then the model starts from what is there.
 fn check(seed: u64, life: usize, db: &Database, model: &mut Model, indexed: bool, figures: &mut Figures) {
-    let rows = db.scan("t", &KeyRange::default(), None, false).unwrap_or_else(|e| panic!("seed {seed} life {life}: scan: {e}"));
+    let rows = db
+        .scan("t", &KeyRange::default(), None, false)
+        .unwrap_or_else(|e| panic!("seed {seed} life {life}: scan: {e}"));
     let mut present = BTreeMap::new();
     for (key, text) in &rows {
         let Key::Num(k) = key else { panic!("seed {seed}: a key that was never written: {key:?}") };
@@ -266,7 +270,12 @@ fn check(seed: u64, life: usize, db: &Database, model: &mut Model, indexed: bool
     if indexed {
         db.index_wait("t", &[], Duration::from_secs(60)).unwrap_or_else(|e| panic!("seed {seed} life {life}: {e}"));
         for n in 0..INDEX_VALUES {
-            let found: BTreeSet<String> = db.get_all("t", "n", &[serde_json::json!(n)], false).unwrap().into_iter().map(|(_, d)| d.to_string()).collect();
+            let found: BTreeSet<String> = db
+                .get_all("t", "n", &[serde_json::json!(n)], false)
+                .unwrap()
+                .into_iter()
+                .map(|(_, d)| d.to_string())
+                .collect();
             let expected: BTreeSet<String> = present.values().filter(|t| n_of(t) == n).cloned().collect();
             assert_eq!(found, expected, "seed {seed} life {life}: index n = {n} disagrees with the table");
         }
@@ -313,15 +322,38 @@ pub fn run(seed: u64, lives: usize, figures: &mut Figures) {
                 let texts: Vec<String> = batch.iter().map(|(_, t)| t.clone()).collect();
                 let r = upsert(&db, &texts, if hard { Durability::Hard } else { Durability::Soft });
                 for (k, t) in batch {
-                    if r.is_ok() { model.wrote(k, Some(t)) } else { model.maybe(k, Some(t)) }
+                    if r.is_ok() {
+                        model.wrote(k, Some(t))
+                    } else {
+                        model.maybe(k, Some(t))
+                    }
                 }
-                r.map(|()| if hard { model.settle() })
+                r.map(|()| {
+                    if hard {
+                        model.settle()
+                    }
+                })
             } else if roll < 75 {
                 let hard = rng.percent(30);
                 let k = rng.below(KEYS);
-                let r = wait(|done| db.delete("t", vec![Key::from(k as f64)], if hard { Durability::Hard } else { Durability::Soft }, done));
-                if r.is_ok() { model.wrote(k, None) } else { model.maybe(k, None) }
-                r.map(|_| if hard { model.settle() })
+                let r = wait(|done| {
+                    db.delete(
+                        "t",
+                        vec![Key::from(k as f64)],
+                        if hard { Durability::Hard } else { Durability::Soft },
+                        done,
+                    )
+                });
+                if r.is_ok() {
+                    model.wrote(k, None)
+                } else {
+                    model.maybe(k, None)
+                }
+                r.map(|_| {
+                    if hard {
+                        model.settle()
+                    }
+                })
             } else if roll < 85 {
                 wait(|done| db.sync(done)).map(|()| model.settle())
             } else if roll < 88 && !indexed {

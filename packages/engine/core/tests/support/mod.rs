@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wharf_engine::io::{SimVfs, Vfs};
-use wharf_engine::{wait, Conflict, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions, WriteResult};
+use wharf_engine::{
+    wait, Conflict, Database, DocFormat, Durability, Key, Options, PreparedDocs, WriteOptions, WriteResult,
+};
 
 /// Small segments and checkpoints so a few hundred writes rotate, checkpoint and recycle.
 pub fn small_options() -> Options {
@@ -37,7 +39,9 @@ pub fn doc(key: u64, size: usize) -> String {
 
 pub fn insert(db: &Database, table: &str, ndjson: &str, durability: Durability) -> wharf_engine::Result<WriteResult> {
     let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
-    wait(|done| db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error, ..Default::default() }, done))
+    wait(|done| {
+        db.insert(table, docs, WriteOptions { durability, conflict: Conflict::Error, ..Default::default() }, done)
+    })
 }
 
 /// A database on `vfs` with table `t` and one acknowledged hard write (key 1).
@@ -46,6 +50,20 @@ pub fn one_hard_write(vfs: &Arc<SimVfs>) -> Database {
     create(&db, "t");
     insert(&db, "t", &doc(1, 10), Durability::Hard).unwrap();
     db
+}
+
+/// The bound of every wait for something that must happen: far above any normal wait, reached
+/// only when it never comes (a bug). Tests assert no timing; this only ends an endless wait.
+pub const NEVER: Duration = Duration::from_secs(30);
+
+/// Polls `condition` until it holds; fails naming `what` if it still does not after [`NEVER`].
+#[track_caller]
+pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + NEVER;
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "still waiting after {NEVER:?} for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 pub fn get(db: &Database, table: &str, key: u64) -> Option<String> {

@@ -5,8 +5,9 @@
  * final PATCH (`status: 'done' | 'failed'`). The documents themselves go through the normal
  * write routes; these routes only record what the client reports. Lost on restart.
  */
-import type { FastifyInstance } from 'fastify';
+
 import type { ImportRun as ImportRunShape } from '@wharf/wire';
+import type { FastifyInstance } from 'fastify';
 import { WharfServerError } from '../../errors.js';
 import { errorResponses } from '../schemas/index.js';
 
@@ -60,49 +61,81 @@ export const ImportRun = {
 export type ImportRunRecord = ImportRunShape;
 
 type StartBody = Pick<ImportRunRecord, 'table' | 'source' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'>;
-type ProgressBody = Partial<Omit<ImportRunRecord, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>>;
+type ProgressBody = Partial<
+  Omit<ImportRunRecord, 'id' | 'table' | 'source' | 'startedAt' | 'updatedAt' | 'finishedAt'>
+>;
 
 export default async function importsRoutes(app: FastifyInstance): Promise<void> {
   app.addSchema(ImportRun);
   const runs = new Map<number, ImportRunRecord>();
   let nextId = 1;
 
-  app.get('/api/imports', {
-    schema: {
-      tags: ['imports'],
-      summary: 'Import runs reported to this server process (newest first, at most 100; lost on restart)',
-      response: { 200: { type: 'object', required: ['runs'], properties: { runs: { type: 'array', items: { $ref: 'ImportRun#' } } } } },
+  app.get(
+    '/api/imports',
+    {
+      schema: {
+        tags: ['imports'],
+        summary: 'Import runs reported to this server process (newest first, at most 100; lost on restart)',
+        response: {
+          200: {
+            type: 'object',
+            required: ['runs'],
+            properties: { runs: { type: 'array', items: { $ref: 'ImportRun#' } } },
+          },
+        },
+      },
     },
-  }, async () => ({ runs: [...runs.values()].reverse() }));
+    async () => ({ runs: [...runs.values()].reverse() }),
+  );
 
-  app.post<{ Body: StartBody }>('/api/imports', {
-    schema: {
-      tags: ['imports'],
-      summary: 'Open an import run (status running)',
-      body: { type: 'object', required: ['table'], additionalProperties: false, properties: { ...START_FIELDS, source: { ...START_FIELDS.source, default: 'admin' } } },
-      response: { 201: { $ref: 'ImportRun#' }, ...errorResponses },
+  app.post<{ Body: StartBody }>(
+    '/api/imports',
+    {
+      schema: {
+        tags: ['imports'],
+        summary: 'Open an import run (status running)',
+        body: {
+          type: 'object',
+          required: ['table'],
+          additionalProperties: false,
+          properties: { ...START_FIELDS, source: { ...START_FIELDS.source, default: 'admin' } },
+        },
+        response: { 201: { $ref: 'ImportRun#' }, ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const now = Date.now();
-    const run: ImportRunRecord = { ...request.body, source: request.body.source ?? 'admin', id: nextId++, status: 'running', startedAt: now, updatedAt: now };
-    runs.set(run.id, run);
-    while (runs.size > MAX_RUNS) runs.delete(runs.keys().next().value as number);
-    return reply.code(201).send(run);
-  });
+    async (request, reply) => {
+      const now = Date.now();
+      const run: ImportRunRecord = {
+        ...request.body,
+        source: request.body.source ?? 'admin',
+        id: nextId++,
+        status: 'running',
+        startedAt: now,
+        updatedAt: now,
+      };
+      runs.set(run.id, run);
+      while (runs.size > MAX_RUNS) runs.delete(runs.keys().next().value as number);
+      return reply.code(201).send(run);
+    },
+  );
 
-  app.patch<{ Params: { id: number }; Body: ProgressBody }>('/api/imports/:id', {
-    schema: {
-      tags: ['imports'],
-      summary: 'Report progress of an import run, or finish it (status done or failed)',
-      params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } },
-      body: { type: 'object', additionalProperties: false, properties: PROGRESS_FIELDS },
-      response: { 200: { $ref: 'ImportRun#' }, ...errorResponses },
+  app.patch<{ Params: { id: number }; Body: ProgressBody }>(
+    '/api/imports/:id',
+    {
+      schema: {
+        tags: ['imports'],
+        summary: 'Report progress of an import run, or finish it (status done or failed)',
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } },
+        body: { type: 'object', additionalProperties: false, properties: PROGRESS_FIELDS },
+        response: { 200: { $ref: 'ImportRun#' }, ...errorResponses },
+      },
     },
-  }, async (request) => {
-    const run = runs.get(request.params.id);
-    if (!run) throw new WharfServerError('WHARF_ERR_NOT_FOUND', [`import run ${request.params.id}`]);
-    Object.assign(run, request.body, { updatedAt: Date.now() });
-    if (run.status !== 'running' && run.finishedAt === undefined) run.finishedAt = run.updatedAt;
-    return run;
-  });
+    async (request) => {
+      const run = runs.get(request.params.id);
+      if (!run) throw new WharfServerError('WHARF_ERR_NOT_FOUND', [`import run ${request.params.id}`]);
+      Object.assign(run, request.body, { updatedAt: Date.now() });
+      if (run.status !== 'running' && run.finishedAt === undefined) run.finishedAt = run.updatedAt;
+      return run;
+    },
+  );
 }

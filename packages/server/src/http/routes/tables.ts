@@ -1,74 +1,107 @@
 import type { FastifyInstance } from 'fastify';
-import { WharfServerError, fromEngineError } from '../../errors.js';
-import { errorResponses } from '../schemas/index.js';
+import { fromEngineError, WharfServerError } from '../../errors.js';
 import { checkTableName } from '../../names.js';
+import { errorResponses } from '../schemas/index.js';
 
 export default async function tablesRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/api/tables', {
-    schema: {
-      tags: ['tables'],
-      summary: 'List tables',
-      response: { 200: { type: 'object', required: ['tables'], properties: { tables: { type: 'array', items: { $ref: 'TableInfo#' } } } } },
-    },
-  }, async () => ({ tables: app.db.listTables() }));
-
-  app.get<{ Params: { table: string } }>('/api/tables/:table', {
-    schema: {
-      tags: ['tables'],
-      summary: 'Describe one table',
-      params: { $ref: 'TableParams#' },
-      response: { 200: { $ref: 'TableInfo#' }, ...errorResponses },
-    },
-  }, async (request) => {
-    const info = app.db.listTables().find((t) => t.name === request.params.table);
-    if (!info) throw new WharfServerError('WHARF_ERR_TABLE_NOT_FOUND', [request.params.table]);
-    return info;
-  });
-
-  app.post<{ Body: { name: string; primaryKey?: string } }>('/api/tables', {
-    schema: {
-      tags: ['tables'],
-      summary: 'Create a table',
-      body: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: {
-          name: { type: 'string', minLength: 1, maxLength: 512 },
-          primaryKey: { type: 'string', minLength: 1, default: 'id' },
+  app.get(
+    '/api/tables',
+    {
+      schema: {
+        tags: ['tables'],
+        summary: 'List tables',
+        response: {
+          200: {
+            type: 'object',
+            required: ['tables'],
+            properties: { tables: { type: 'array', items: { $ref: 'TableInfo#' } } },
+          },
         },
       },
-      response: {
-        201: { type: 'object', required: ['created', 'name', 'primaryKey'], properties: { created: { type: 'boolean' }, name: { type: 'string' }, primaryKey: { type: 'string' } } },
-        409: { $ref: 'ErrorResponse#' },
-        ...errorResponses,
+    },
+    async () => ({ tables: app.db.listTables() }),
+  );
+
+  app.get<{ Params: { table: string } }>(
+    '/api/tables/:table',
+    {
+      schema: {
+        tags: ['tables'],
+        summary: 'Describe one table',
+        params: { $ref: 'TableParams#' },
+        response: { 200: { $ref: 'TableInfo#' }, ...errorResponses },
       },
     },
-  }, async (request, reply) => {
-    const { name, primaryKey = 'id' } = request.body;
-    checkTableName(name);
-    try {
-      await app.db.createTable(name, { primaryKey });
-    } catch (err) {
-      throw fromEngineError(err, { table: name });
-    }
-    return reply.code(201).send({ created: true, name, primaryKey });
-  });
-
-  app.delete<{ Params: { table: string } }>('/api/tables/:table', {
-    schema: {
-      tags: ['tables'],
-      summary: 'Drop a table and its documents',
-      params: { $ref: 'TableParams#' },
-      response: { 200: { type: 'object', required: ['dropped', 'name'], properties: { dropped: { type: 'boolean' }, name: { type: 'string' } } }, ...errorResponses },
+    async (request) => {
+      const info = app.db.listTables().find((t) => t.name === request.params.table);
+      if (!info) throw new WharfServerError('WHARF_ERR_TABLE_NOT_FOUND', [request.params.table]);
+      return info;
     },
-  }, async (request) => {
-    const name = request.params.table;
-    try {
-      await app.db.dropTable(name);
-    } catch (err) {
-      throw fromEngineError(err, { table: name });
-    }
-    return { dropped: true, name };
-  });
+  );
+
+  app.post<{ Body: { name: string; primaryKey?: string } }>(
+    '/api/tables',
+    {
+      schema: {
+        tags: ['tables'],
+        summary: 'Create a table',
+        body: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 512 },
+            primaryKey: { type: 'string', minLength: 1, default: 'id' },
+          },
+        },
+        response: {
+          201: {
+            type: 'object',
+            required: ['created', 'name', 'primaryKey'],
+            properties: { created: { type: 'boolean' }, name: { type: 'string' }, primaryKey: { type: 'string' } },
+          },
+          409: { $ref: 'ErrorResponse#' },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { name, primaryKey = 'id' } = request.body;
+      checkTableName(name);
+      try {
+        await app.db.createTable(name, { primaryKey });
+      } catch (err) {
+        throw fromEngineError(err, { table: name });
+      }
+      return reply.code(201).send({ created: true, name, primaryKey });
+    },
+  );
+
+  app.delete<{ Params: { table: string } }>(
+    '/api/tables/:table',
+    {
+      schema: {
+        tags: ['tables'],
+        summary: 'Drop a table and its documents',
+        params: { $ref: 'TableParams#' },
+        response: {
+          200: {
+            type: 'object',
+            required: ['dropped', 'name'],
+            properties: { dropped: { type: 'boolean' }, name: { type: 'string' } },
+          },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const name = request.params.table;
+      try {
+        await app.db.dropTable(name);
+      } catch (err) {
+        throw fromEngineError(err, { table: name });
+      }
+      return { dropped: true, name };
+    },
+  );
 }

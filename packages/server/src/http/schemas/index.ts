@@ -7,7 +7,8 @@ import type { FastifyInstance } from 'fastify';
 export const WriteResult = {
   $id: 'WriteResult',
   type: 'object',
-  description: "RethinkDB's write-result shape, plus document_errors (one per rejected document; the rest of the batch is written).",
+  description:
+    "RethinkDB's write-result shape, plus document_errors (one per rejected document; the rest of the batch is written).",
   required: ['inserted', 'replaced', 'unchanged', 'deleted', 'skipped', 'errors'],
   properties: {
     inserted: { type: 'integer' },
@@ -17,7 +18,11 @@ export const WriteResult = {
     skipped: { type: 'integer' },
     errors: { type: 'integer' },
     first_error: { type: 'string' },
-    generated_keys: { type: 'array', items: { type: 'string' }, description: 'UUID v4 for each document that had no primary key, in order.' },
+    generated_keys: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'UUID v4 for each document that had no primary key, in order.',
+    },
     document_errors: {
       type: 'array',
       items: {
@@ -60,14 +65,13 @@ export const IndexInfo = {
 export const ErrorResponse = {
   $id: 'ErrorResponse',
   type: 'object',
-  description: 'Every error answer. `code` is one of the WHARF_ERR_* codes in the error catalog (README).',
+  description: 'Every error answer. `code` is one of the WHARF_ERR_* codes of the error catalogue (docs/ERRORS.md).',
   required: ['statusCode', 'code', 'error', 'message'],
   properties: {
     statusCode: { type: 'integer' },
     code: { type: 'string' },
     error: { type: 'string' },
     message: { type: 'string' },
-    engineCode: { type: 'string', description: "The engine's WHARF_* code when the engine refused the operation." },
   },
 } as const;
 

@@ -6,7 +6,7 @@
  * restarts. `rethinkdb` is listed (as the reference server does) but holds no tables.
  */
 import { createHash } from 'node:crypto';
-import type { EngineDatabase, TableInfo } from '../../engine-types.js';
+import type { Database, TableInfo } from '@wharf/engine';
 import { opFailed, queryLogic } from '../errors.js';
 
 export const DEFAULT_DB = 'test';
@@ -16,7 +16,10 @@ export const DB_SEPARATOR = '.';
 const NAME = /^[A-Za-z0-9_-]+$/;
 
 export function checkName(kind: 'Database' | 'Table', name: unknown): string {
-  if (typeof name !== 'string') throw queryLogic(`Expected type STRING but found ${name === null ? 'NULL' : typeof name === 'number' ? 'NUMBER' : typeof name === 'boolean' ? 'BOOL' : Array.isArray(name) ? 'ARRAY' : 'OBJECT'}.`);
+  if (typeof name !== 'string')
+    throw queryLogic(
+      `Expected type STRING but found ${name === null ? 'NULL' : typeof name === 'number' ? 'NUMBER' : typeof name === 'boolean' ? 'BOOL' : Array.isArray(name) ? 'ARRAY' : 'OBJECT'}.`,
+    );
   if (!NAME.test(name)) throw queryLogic(`${kind} name \`${name}\` invalid (Use A-Z, a-z, 0-9, _ and - only).`);
   return name;
 }
@@ -37,11 +40,11 @@ export interface TableLocation {
 }
 
 export class Catalog {
-  readonly #db: EngineDatabase;
+  readonly #db: Database;
   /** Databases created with DB_CREATE in this process (they may have no tables yet). */
   readonly #createdDbs = new Set<string>([DEFAULT_DB]);
 
-  constructor(db: EngineDatabase) {
+  constructor(db: Database) {
     this.#db = db;
   }
 
@@ -51,7 +54,9 @@ export class Catalog {
 
   locate(engineName: string): TableLocation {
     const i = engineName.indexOf(DB_SEPARATOR);
-    return i === -1 ? { db: DEFAULT_DB, name: engineName, engineName } : { db: engineName.slice(0, i), name: engineName.slice(i + 1), engineName };
+    return i === -1
+      ? { db: DEFAULT_DB, name: engineName, engineName }
+      : { db: engineName.slice(0, i), name: engineName.slice(i + 1), engineName };
   }
 
   /**
@@ -103,7 +108,7 @@ export class Catalog {
 
   async dropDb(name: string): Promise<number> {
     checkName('Database', name);
-    if (name === SYSTEM_DB) throw queryLogic('Database `rethinkdb` is special; you can\'t delete it.');
+    if (name === SYSTEM_DB) throw queryLogic("Database `rethinkdb` is special; you can't delete it.");
     if (!this.dbExists(name)) throw opFailed(`Database \`${name}\` does not exist.`);
     const tables = this.listTables(name);
     for (const t of tables) await this.#db.dropTable(this.engineName(name, t));

@@ -11,8 +11,8 @@
  *
  * Objects made here have no prototype: their keys are user data (see datum.ts).
  */
-import { ReqlCompileError, type Frame } from '../errors.js';
-import { MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage, type Datum, type DatumObject } from './datum.js';
+import { type Frame, ReqlCompileError } from '../errors.js';
+import { type Datum, type DatumObject, MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage } from './datum.js';
 import { T, TERM_NAMES, termName } from './names.js';
 
 export interface DatumNode {
@@ -29,10 +29,27 @@ export interface TermNode {
   /** Backtrace frames from the root to this term. */
   bt: Frame[];
 }
-export interface FuncNode { kind: 'func'; params: number[]; body: Node; bt: Frame[] }
-export interface VarNode { kind: 'var'; id: number; bt: Frame[] }
-export interface ObjNode { kind: 'obj'; fields: Record<string, Node>; bt: Frame[] }
-export interface ArrayNode { kind: 'array'; items: Node[]; bt: Frame[] }
+export interface FuncNode {
+  kind: 'func';
+  params: number[];
+  body: Node;
+  bt: Frame[];
+}
+export interface VarNode {
+  kind: 'var';
+  id: number;
+  bt: Frame[];
+}
+export interface ObjNode {
+  kind: 'obj';
+  fields: Record<string, Node>;
+  bt: Frame[];
+}
+export interface ArrayNode {
+  kind: 'array';
+  items: Node[];
+  bt: Frame[];
+}
 export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode;
 
 interface Spec {
@@ -60,12 +77,18 @@ export const SUPPORTED: Readonly<Record<number, Spec>> = {
   [T.TABLE]: { min: 1, max: 2, optargs: ['read_mode', 'identifier_format', 'use_outdated'] },
   [T.GET]: { min: 2, max: 2 },
   [T.GET_ALL]: { min: 1, max: INF, optargs: ['index'] },
-  [T.EQ]: { min: 1, max: INF }, [T.NE]: { min: 1, max: INF },
-  [T.LT]: { min: 1, max: INF }, [T.LE]: { min: 1, max: INF },
-  [T.GT]: { min: 1, max: INF }, [T.GE]: { min: 1, max: INF },
+  [T.EQ]: { min: 1, max: INF },
+  [T.NE]: { min: 1, max: INF },
+  [T.LT]: { min: 1, max: INF },
+  [T.LE]: { min: 1, max: INF },
+  [T.GT]: { min: 1, max: INF },
+  [T.GE]: { min: 1, max: INF },
   [T.NOT]: { min: 1, max: 1 },
-  [T.ADD]: { min: 1, max: INF }, [T.SUB]: { min: 1, max: INF },
-  [T.MUL]: { min: 1, max: INF }, [T.DIV]: { min: 1, max: INF }, [T.MOD]: { min: 2, max: 2 },
+  [T.ADD]: { min: 1, max: INF },
+  [T.SUB]: { min: 1, max: INF },
+  [T.MUL]: { min: 1, max: INF },
+  [T.DIV]: { min: 1, max: INF },
+  [T.MOD]: { min: 2, max: 2 },
   [T.GET_FIELD]: { min: 2, max: 2 },
   [T.BRACKET]: { min: 2, max: 2 },
   [T.HAS_FIELDS]: { min: 1, max: INF },
@@ -90,7 +113,11 @@ export const SUPPORTED: Readonly<Record<number, Spec>> = {
   [T.DB_CREATE]: { min: 1, max: 1 },
   [T.DB_DROP]: { min: 1, max: 1 },
   [T.DB_LIST]: { min: 0, max: 0 },
-  [T.TABLE_CREATE]: { min: 1, max: 2, optargs: ['primary_key', 'shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags', 'durability'] },
+  [T.TABLE_CREATE]: {
+    min: 1,
+    max: 2,
+    optargs: ['primary_key', 'shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags', 'durability'],
+  },
   [T.TABLE_DROP]: { min: 1, max: 2 },
   [T.TABLE_LIST]: { min: 0, max: 1 },
   [T.INDEX_LIST]: { min: 1, max: 1 },
@@ -145,10 +172,14 @@ function isConst(n: Node): n is DatumNode {
 
 function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
   if (bt.length > MAX_TERM_DEPTH) {
-    throw new ReqlCompileError(`Query is nested deeper than the limit of ${MAX_TERM_DEPTH} levels of terms (MAX_TERM_DEPTH).`, bt.slice(0, 16));
+    throw new ReqlCompileError(
+      `Query is nested deeper than the limit of ${MAX_TERM_DEPTH} levels of terms (MAX_TERM_DEPTH).`,
+      bt.slice(0, 16),
+    );
   }
   if (wire === null || typeof wire !== 'object') {
-    if (typeof wire === 'number' && !Number.isFinite(wire)) throw new ReqlCompileError('Non-finite number in query.', bt);
+    if (typeof wire === 'number' && !Number.isFinite(wire))
+      throw new ReqlCompileError('Non-finite number in query.', bt);
     return { kind: 'datum', value: wire as Datum, depth: 0 };
   }
   if (!Array.isArray(wire)) return compileObject(wire as Record<string, unknown>, bt, scope);
@@ -157,13 +188,18 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     throw new ReqlCompileError(`Expected between 1 and 3 elements in a raw term, but found ${wire.length}.`, bt);
   }
   const type = wire[0];
-  if (typeof type !== 'number' || !Number.isInteger(type)) throw new ReqlCompileError(`Expected a TermType as a number, but found ${JSON.stringify(type)}.`, bt);
+  if (typeof type !== 'number' || !Number.isInteger(type))
+    throw new ReqlCompileError(`Expected a TermType as a number, but found ${JSON.stringify(type)}.`, bt);
   let rawArgs: unknown[] = [];
   let rawOptargs: Record<string, unknown> = {};
   for (const part of wire.slice(1)) {
     if (Array.isArray(part)) rawArgs = part;
     else if (part !== null && typeof part === 'object') rawOptargs = part as Record<string, unknown>;
-    else throw new ReqlCompileError(`Expected an array of arguments or an object of optional arguments in a raw term, but found ${JSON.stringify(part)}.`, bt);
+    else
+      throw new ReqlCompileError(
+        `Expected an array of arguments or an object of optional arguments in a raw term, but found ${JSON.stringify(part)}.`,
+        bt,
+      );
   }
 
   switch (type) {
@@ -175,19 +211,26 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     }
     case T.MAKE_ARRAY: {
       const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], scope));
-      if (items.every(isConst)) return constant(items.map((n) => n.value), items, bt);
+      if (items.every(isConst))
+        return constant(
+          items.map((n) => n.value),
+          items,
+          bt,
+        );
       return { kind: 'array', items, bt };
     }
     case T.MAKE_OBJ:
       return compileObject(rawOptargs, bt, scope);
     case T.VAR: {
       const id = rawArgs[0];
-      if (typeof id !== 'number' || !scope.funcs.some((f) => f.includes(id))) throw new ReqlCompileError('Variable name not found.', bt);
+      if (typeof id !== 'number' || !scope.funcs.some((f) => f.includes(id)))
+        throw new ReqlCompileError('Variable name not found.', bt);
       return { kind: 'var', id, bt };
     }
     case T.IMPLICIT_VAR: {
       const inner = scope.funcs[scope.funcs.length - 1];
-      if (inner === undefined || inner.length !== 1) throw new ReqlCompileError('r.row is not defined in this context.', bt);
+      if (inner === undefined || inner.length !== 1)
+        throw new ReqlCompileError('r.row is not defined in this context.', bt);
       return { kind: 'var', id: inner[0] as number, bt };
     }
     case T.FUNC: {
@@ -218,7 +261,12 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     if (!allowed.includes(k)) throw new ReqlCompileError(`Unrecognized optional argument \`${k}\`.`, bt);
   }
   const args = rawArgs.map((a, i) => {
-    const argScope = type === T.ORDER_BY && i > 0 ? { ...scope, orderByArg: true } : scope.orderByArg ? { ...scope, orderByArg: false } : scope;
+    const argScope =
+      type === T.ORDER_BY && i > 0
+        ? { ...scope, orderByArg: true }
+        : scope.orderByArg
+          ? { ...scope, orderByArg: false }
+          : scope;
     return compileNode(a, [...bt, i], argScope);
   });
   const optargs = Object.create(null) as Record<string, Node>;

@@ -41,12 +41,12 @@ export function isTime(v: unknown): v is TimeDatum {
 
 /** Does the object have this field of its own (never an inherited property)? */
 export function hasField(obj: DatumObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(obj, key);
+  return Object.hasOwn(obj, key);
 }
 
 /** The object's own field, or undefined. */
 export function field(obj: DatumObject, key: string): Datum | undefined {
-  return Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+  return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
 /** A new empty object without a prototype. */
@@ -101,9 +101,12 @@ export function tooDeepMessage(what: string): string {
 export function datumTypeName(v: Datum): string {
   if (v === null) return 'NULL';
   switch (typeof v) {
-    case 'boolean': return 'BOOL';
-    case 'number': return 'NUMBER';
-    case 'string': return 'STRING';
+    case 'boolean':
+      return 'BOOL';
+    case 'number':
+      return 'NUMBER';
+    case 'string':
+      return 'STRING';
   }
   if (Array.isArray(v)) return 'ARRAY';
   const rt = field(v as DatumObject, '$reql_type$');
@@ -118,9 +121,12 @@ export function truthy(v: Datum): boolean {
 function rank(v: Datum): number {
   if (v === null) return 4;
   switch (typeof v) {
-    case 'boolean': return 3;
-    case 'number': return 5;
-    case 'string': return 8;
+    case 'boolean':
+      return 3;
+    case 'number':
+      return 5;
+    case 'string':
+      return 8;
   }
   if (Array.isArray(v)) return 1;
   const rt = field(v as DatumObject, '$reql_type$');
@@ -152,10 +158,14 @@ export function compareDatums(a: Datum, b: Datum): number {
   const rb = rank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
   switch (ra) {
-    case 3: return a === b ? 0 : a ? 1 : -1;
-    case 4: return 0;
-    case 5: return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
-    case 8: return compareStrings(a as string, b as string);
+    case 3:
+      return a === b ? 0 : a ? 1 : -1;
+    case 4:
+      return 0;
+    case 5:
+      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+    case 8:
+      return compareStrings(a as string, b as string);
     case 1: {
       const x = a as Datum[];
       const y = b as Datum[];
@@ -234,7 +244,10 @@ export function normalizeTimezone(tz: string): string {
  * optional timezone (else `default_timezone`, else an error, as in the reference server).
  */
 export function parseIso8601(text: string, defaultTimezone?: string): TimeDatum {
-  const m = /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:\.(\d+))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(text.trim());
+  const m =
+    /^(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:\.(\d+))?)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/.exec(
+      text.trim(),
+    );
   if (!m) throw queryLogic(`Invalid date string \`${text}\`.`);
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', tz] = m;
   const zone = tz ?? defaultTimezone;
@@ -251,7 +264,8 @@ export function parseIso8601(text: string, defaultTimezone?: string): TimeDatum 
 /** Check a TIME pseudo-type from the wire: both fields required, nothing else. */
 export function validateTime(v: DatumObject): TimeDatum {
   for (const k of Object.keys(v)) {
-    if (k !== '$reql_type$' && k !== 'epoch_time' && k !== 'timezone') throw queryLogic(`Invalid time object constructed (unknown field \`${k}\`).`);
+    if (k !== '$reql_type$' && k !== 'epoch_time' && k !== 'timezone')
+      throw queryLogic(`Invalid time object constructed (unknown field \`${k}\`).`);
   }
   const epoch = field(v, 'epoch_time');
   const timezone = field(v, 'timezone');

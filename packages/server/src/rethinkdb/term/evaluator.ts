@@ -5,27 +5,61 @@
  * source for a cursor).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { BetweenOptions, Durability, EngineDatabase, IndexInfo, IndexValue, Key, ScanOptions } from '../../engine-types.js';
-import { engineCodeOf } from '../../errors.js';
+import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
+import { errorCatalogue } from '@wharf/wire';
+import { engineCodeOf, engineErrorNames } from '../../errors.js';
 import {
-  internalError, nonExistence, opFailed, queryLogic, ReqlError, ReqlRuntimeError, resourceLimit,
+  internalError,
+  nonExistence,
+  opFailed,
+  queryLogic,
+  ReqlError,
+  ReqlRuntimeError,
+  resourceLimit,
 } from '../errors.js';
 import { ErrorType } from '../protocol.js';
-import { Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
+import { type Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
 import { compile, type Node, type TermNode } from './compiler.js';
 import {
-  compareDatums, datumsEqual, datumTypeName, field, isObject, isPlainObject, isTime, makeTime, MAX_DOCUMENT_DEPTH,
-  nestingDepth, newObject, parseIso8601, timeFromParts, tooDeepMessage, truthy, validateTime, type Datum, type DatumObject,
+  compareDatums,
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  datumTypeName,
+  field,
+  isObject,
+  isPlainObject,
+  isTime,
+  MAX_DOCUMENT_DEPTH,
+  makeTime,
+  nestingDepth,
+  newObject,
+  parseIso8601,
   type TimeDatum,
+  timeFromParts,
+  tooDeepMessage,
+  truthy,
+  validateTime,
 } from './datum.js';
+import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
 import { T, termName } from './names.js';
-import { checkIndexName, hasIndexes, indexes, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
 import { buildSelector, deepMerge, getField, hasFields, matchesObject, pluck, without } from './objects.js';
-import { Bound, DbRef, Env, Func, isDatumValue, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
+import {
+  Bound,
+  DbRef,
+  Env,
+  Func,
+  isDatumValue,
+  Seq,
+  SingleSelection,
+  TableRef,
+  typeName,
+  type Value,
+} from './values.js';
 import { deleteRows, insert, replaceRows, updateRows } from './writes.js';
 
 export interface EvaluatorDeps {
-  db: EngineDatabase;
+  db: Database;
   catalog: Catalog;
   serverName: string;
   serverId: string;
@@ -37,9 +71,7 @@ export interface EvaluatorDeps {
 }
 
 /** What a START produced: one datum, or rows for a cursor. */
-export type QueryResult =
-  | { kind: 'atom'; value: unknown }
-  | { kind: 'stream'; source: AsyncIterator<unknown> };
+export type QueryResult = { kind: 'atom'; value: unknown } | { kind: 'stream'; source: AsyncIterator<unknown> };
 
 const SCAN_PAGE = 1000;
 const UUID_NAMESPACE = Buffer.from('91461c99f89d49d2af96d8e2e14e9b58', 'hex');
@@ -144,7 +176,9 @@ export class Evaluator {
   async call(f: Value, args: Datum[]): Promise<Value> {
     if (!(f instanceof Func)) return f;
     if (f.params.length !== args.length && !(f.params.length === 0)) {
-      throw queryLogic(`Expected function with ${args.length} argument${args.length === 1 ? '' : 's'} but found function with ${f.params.length} argument${f.params.length === 1 ? '' : 's'}.`);
+      throw queryLogic(
+        `Expected function with ${args.length} argument${args.length === 1 ? '' : 's'} but found function with ${f.params.length} argument${f.params.length === 1 ? '' : 's'}.`,
+      );
     }
     return this.eval(f.body, new Env(f.env, f.params, args));
   }
@@ -196,7 +230,8 @@ export class Evaluator {
       for (;;) {
         const r = await it.next();
         if (r.done) break;
-        if (out.length >= this.deps.arrayLimit) throw resourceLimit(`Array over size limit \`${this.deps.arrayLimit}\`.`);
+        if (out.length >= this.deps.arrayLimit)
+          throw resourceLimit(`Array over size limit \`${this.deps.arrayLimit}\`.`);
         out.push(r.value);
       }
     } finally {
@@ -245,32 +280,37 @@ export class Evaluator {
     return new TableRef(db, name, engineName, info.primaryKey, this.deps.db.table(engineName));
   }
 
-  /** Map an engine failure to a ReQL error naming the table. */
+  /**
+   * Map an engine failure to a ReQL error naming the table (RethinkDB's wording), of the ReQL
+   * error type the catalogue gives the code. The index name is the engine error's own field.
+   */
   engineError(err: unknown, ref?: { fullName: string }, index?: string): ReqlError {
     if (err instanceof ReqlError) return err;
     const code = engineCodeOf(err);
     const message = err instanceof Error ? err.message : String(err);
-    const indexName = index ?? /index [`'"]([^`'"]+)[`'"]/i.exec(message)?.[1] ?? '?';
+    if (code === undefined) return internalError(message);
+    const indexName = engineErrorNames(err, { index }).index ?? '?';
+    const table = ref?.fullName ?? '?';
+    const errorType = ErrorType[errorCatalogue[code].reql];
     switch (code) {
-      case 'WHARF_INDEX_NOT_FOUND':
-        return opFailed(`Index \`${indexName}\` was not found on table \`${ref?.fullName ?? '?'}\`.`);
-      case 'WHARF_INDEX_EXISTS':
-        return opFailed(`Index \`${indexName}\` already exists on table \`${ref?.fullName ?? '?'}\`.`);
-      case 'WHARF_INDEX_NOT_READY':
-        return opFailed(`Index \`${indexName}\` on table \`${ref?.fullName ?? '?'}\` was accessed before its construction was finished.`);
-      case 'WHARF_TABLE_NOT_FOUND':
+      case 'WHARF_ERR_INDEX_NOT_FOUND':
+        return new ReqlRuntimeError(`Index \`${indexName}\` was not found on table \`${table}\`.`, errorType);
+      case 'WHARF_ERR_INDEX_EXISTS':
+        return new ReqlRuntimeError(`Index \`${indexName}\` already exists on table \`${table}\`.`, errorType);
+      case 'WHARF_ERR_INDEX_NOT_READY':
+        return new ReqlRuntimeError(
+          `Index \`${indexName}\` on table \`${table}\` was accessed before its construction was finished.`,
+          errorType,
+        );
+      case 'WHARF_ERR_TABLE_NOT_FOUND':
         this.deps.catalog.invalidate();
-        return opFailed(`Table \`${ref?.fullName ?? '?'}\` does not exist.`);
-      case 'WHARF_TABLE_EXISTS':
-        return opFailed(`Table \`${ref?.fullName ?? '?'}\` already exists.`);
-      case 'WHARF_INVALID_ARGUMENT':
-        return queryLogic(message);
-      case 'WHARF_POISONED':
-      case 'WHARF_CLOSED':
-      case 'WHARF_IO':
-        return new ReqlRuntimeError(`${code}: ${message}`, ErrorType.OP_FAILED);
+        return new ReqlRuntimeError(`Table \`${table}\` does not exist.`, errorType);
+      case 'WHARF_ERR_TABLE_EXISTS':
+        return new ReqlRuntimeError(`Table \`${table}\` already exists.`, errorType);
+      case 'WHARF_ERR_INVALID_ARGUMENT':
+        return new ReqlRuntimeError(message, errorType);
       default:
-        return internalError(code ? `${code}: ${message}` : message);
+        return new ReqlRuntimeError(`${code}: ${message}`, errorType);
     }
   }
 
@@ -321,7 +361,7 @@ export class Evaluator {
         const index = await this.secondaryIndex(node, t, env);
         const evaluator = this;
         if (index !== null) {
-          const api = indexes(t, index);
+          const api = t.engine;
           const values: IndexValue[] = [];
           for (const n of a.slice(1)) values.push(indexValue(await this.evalDatum(n, env)));
           return Seq.fromStream(async function* () {
@@ -348,14 +388,23 @@ export class Evaluator {
           for (const r of rows) if (r !== null) yield r as Datum;
         }, t);
       }
-      case T.EQ: case T.NE: case T.LT: case T.LE: case T.GT: case T.GE: {
+      case T.EQ:
+      case T.NE:
+      case T.LT:
+      case T.LE:
+      case T.GT:
+      case T.GE: {
         const vals: Datum[] = [];
         for (const n of a) vals.push(await this.evalDatum(n, env));
         return compareChain(node.type, vals);
       }
       case T.NOT:
         return !truthy(await this.evalDatum(a[0] as Node, env));
-      case T.ADD: case T.SUB: case T.MUL: case T.DIV: case T.MOD: {
+      case T.ADD:
+      case T.SUB:
+      case T.MUL:
+      case T.DIV:
+      case T.MOD: {
         const vals: Datum[] = [];
         for (const n of a) vals.push(await this.evalDatum(n, env));
         return arithmetic(node.type, vals);
@@ -383,7 +432,8 @@ export class Evaluator {
         for (const n of a.slice(1)) paths.push(await this.evalDatum(n, env));
         const sel = buildSelector(paths);
         const op = node.type === T.PLUCK ? pluck : without;
-        if (target instanceof TableRef || target instanceof Seq) return this.mapSeq(this.seq(target), async (row) => op(row, sel));
+        if (target instanceof TableRef || target instanceof Seq)
+          return this.mapSeq(this.seq(target), async (row) => op(row, sel));
         const d = await this.datum(target);
         if (Array.isArray(d)) return d.map((row) => op(row, sel));
         return op(d, sel);
@@ -415,7 +465,9 @@ export class Evaluator {
           const value = await this.evalDatum(a[i + 1] as Node, env);
           const existing = field(out, key);
           if (existing !== undefined) {
-            throw queryLogic(`Duplicate key ${JSON.stringify(key)} in object.  (got ${JSON.stringify(existing)} and ${JSON.stringify(value)} as values)`);
+            throw queryLogic(
+              `Duplicate key ${JSON.stringify(key)} in object.  (got ${JSON.stringify(existing)} and ${JSON.stringify(value)} as values)`,
+            );
           }
           out[key] = value;
         }
@@ -452,7 +504,12 @@ export class Evaluator {
             const r = await it.next();
             if (r.done) break;
             if (pred === undefined) n++;
-            else if (pred instanceof Func ? truthy(await this.callDatum(pred, [r.value])) : datumsEqual(await this.datum(pred), r.value)) n++;
+            else if (
+              pred instanceof Func
+                ? truthy(await this.callDatum(pred, [r.value]))
+                : datumsEqual(await this.datum(pred), r.value)
+            )
+              n++;
           }
         } finally {
           await it.return?.();
@@ -479,7 +536,8 @@ export class Evaluator {
         const s = this.seq(await this.eval(a[0] as Node, env));
         const n = await this.number(a[1] as Node, env);
         if (!Number.isInteger(n)) throw queryLogic(`Number not an integer: ${n}`);
-        if (n < 0) throw queryLogic(`${node.type === T.LIMIT ? 'LIMIT' : 'SKIP'} takes a non-negative argument (got ${n})`);
+        if (n < 0)
+          throw queryLogic(`${node.type === T.LIMIT ? 'LIMIT' : 'SKIP'} takes a non-negative argument (got ${n})`);
         return node.type === T.LIMIT ? limitSeq(s, n) : skipSeq(s, n);
       }
       case T.TYPE_OF:
@@ -505,7 +563,11 @@ export class Evaluator {
         } catch (err) {
           throw this.engineError(err);
         }
-        return { config_changes: [{ new_val: null, old_val: { id: nameUuid(`db:${name}`), name } }], dbs_dropped: 1, tables_dropped: tables };
+        return {
+          config_changes: [{ new_val: null, old_val: { id: nameUuid(`db:${name}`), name } }],
+          dbs_dropped: 1,
+          tables_dropped: tables,
+        };
       }
       case T.DB_LIST:
         return this.deps.catalog.listDbs();
@@ -527,12 +589,10 @@ export class Evaluator {
         }
         if (!(t instanceof TableRef)) expectType(t, 'TABLE');
         const config = this.tableConfig(t);
-        if (hasIndexes(t)) {
-          try {
-            config.indexes = (await indexes(t).listIndexes()).map((i) => i.name).sort();
-          } catch (err) {
-            throw this.engineError(err, t);
-          }
+        try {
+          config.indexes = (await t.engine.listIndexes()).map((i) => i.name).sort();
+        } catch (err) {
+          throw this.engineError(err, t);
         }
         return config;
       }
@@ -541,9 +601,17 @@ export class Evaluator {
         if (!(t instanceof TableRef)) expectType(t, 'TABLE');
         const server = this.deps.serverName;
         return {
-          db: t.db, id: nameUuid(t.engineName), name: t.name, raft_leader: server,
+          db: t.db,
+          id: nameUuid(t.engineName),
+          name: t.name,
+          raft_leader: server,
           shards: [{ primary_replicas: [server], replicas: [{ server, state: 'ready' }] }],
-          status: { all_replicas_ready: true, ready_for_outdated_reads: true, ready_for_reads: true, ready_for_writes: true },
+          status: {
+            all_replicas_ready: true,
+            ready_for_outdated_reads: true,
+            ready_for_reads: true,
+            ready_for_writes: true,
+          },
         };
       }
       case T.WAIT: {
@@ -614,9 +682,12 @@ export class Evaluator {
         try {
           parsed = JSON.parse(text) as Datum; // iterative in V8: no depth overflows it
         } catch (err) {
-          throw queryLogic(`Failed to parse "${text.length > 200 ? `${text.slice(0, 200)}...` : text}" as JSON: ${(err as Error).message}`);
+          throw queryLogic(
+            `Failed to parse "${text.length > 200 ? `${text.slice(0, 200)}...` : text}" as JSON: ${(err as Error).message}`,
+          );
         }
-        if (nestingDepth(parsed, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) throw resourceLimit(tooDeepMessage('The JSON text given to r.json'));
+        if (nestingDepth(parsed, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH)
+          throw resourceLimit(tooDeepMessage('The JSON text given to r.json'));
         return parsed;
       }
       case T.ISO8601: {
@@ -674,8 +745,7 @@ export class Evaluator {
     const a = node.args;
     const t = await this.eval(a[0] as Node, env);
     if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-    if (!hasIndexes(t) && node.type !== T.INDEX_CREATE && node.args.length === 1) return [];
-    const api = indexes(t);
+    const api = t.engine;
     switch (node.type) {
       case T.INDEX_CREATE: {
         const name = checkIndexName(await this.evalDatum(a[1] as Node, env));
@@ -732,8 +802,15 @@ export class Evaluator {
   tableConfig(t: TableRef): DatumObject {
     const server = this.deps.serverName;
     return {
-      db: t.db, durability: 'hard', id: nameUuid(t.engineName), indexes: [], name: t.name, primary_key: t.primaryKey,
-      shards: [{ nonvoting_replicas: [], primary_replica: server, replicas: [server] }], write_acks: 'majority', write_hook: null,
+      db: t.db,
+      durability: 'hard',
+      id: nameUuid(t.engineName),
+      indexes: [],
+      name: t.name,
+      primary_key: t.primaryKey,
+      shards: [{ nonvoting_replicas: [], primary_replica: server, replicas: [server] }],
+      write_acks: 'majority',
+      write_hook: null,
     };
   }
 
@@ -758,7 +835,8 @@ export class Evaluator {
     if (rest.length !== 1) throw queryLogic(`Expected 1 argument but found ${rest.length}.`);
     const name = checkName('Table', await this.evalDatum(rest[0] as Node, env));
     catalog.requireDb(db);
-    if (db === SYSTEM_DB) throw opFailed(`Database \`${SYSTEM_DB}\` is special; you can't create or drop tables in it.`);
+    if (db === SYSTEM_DB)
+      throw opFailed(`Database \`${SYSTEM_DB}\` is special; you can't create or drop tables in it.`);
     const engineName = catalog.engineName(db, name);
     const full = { fullName: `${db}.${name}` };
     if (node.type === T.TABLE_CREATE) {
@@ -792,7 +870,8 @@ export class Evaluator {
     if (typeof key !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(key)}.`);
     if (target instanceof TableRef || target instanceof Seq) {
       return this.mapSeq(this.seq(target), async (row) => {
-        if (!isPlainObject(row)) throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
+        if (!isPlainObject(row))
+          throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
         return field(row, key);
       });
     }
@@ -800,7 +879,8 @@ export class Evaluator {
     if (Array.isArray(d)) {
       const out: Datum[] = [];
       for (const row of d) {
-        if (!isPlainObject(row)) throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
+        if (!isPlainObject(row))
+          throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
         const v = field(row, key);
         if (v !== undefined) out.push(v);
       }
@@ -870,9 +950,11 @@ export class Evaluator {
     const indexNode = node.optargs.index;
     let seq: Seq;
     if (indexNode !== undefined) {
-      if (!(input instanceof TableRef)) throw queryLogic(`Indexed order_by can only be performed on a TABLE or TABLE_SLICE.`);
+      if (!(input instanceof TableRef))
+        throw queryLogic(`Indexed order_by can only be performed on a TABLE or TABLE_SLICE.`);
       const index = await readKey(indexNode);
-      if (typeof index.by !== 'string') throw opFailed(`Index \`function\` was not found on table \`${input.fullName}\`.`);
+      if (typeof index.by !== 'string')
+        throw opFailed(`Index \`function\` was not found on table \`${input.fullName}\`.`);
       if (index.by === input.primaryKey) seq = this.tableSeq(input, { reverse: index.desc });
       else seq = this.indexSeq(input, index.by, null, null, { reverse: index.desc });
       if (keys.length === 0) return seq;
@@ -907,12 +989,15 @@ export class Evaluator {
       }
       return x - y;
     });
-    return Seq.fromArray(order.map((i) => rows[i] as Datum), seq.table);
+    return Seq.fromArray(
+      order.map((i) => rows[i] as Datum),
+      seq.table,
+    );
   }
 
   /** Rows of a secondary index between two values (null: unbounded), in index order. */
   indexSeq(t: TableRef, index: string, lower: IndexValue | null, upper: IndexValue | null, opts: BetweenOptions): Seq {
-    const api = indexes(t, index);
+    const api = t.engine;
     const evaluator = this;
     return Seq.fromStream(async function* () {
       let rows: object[];
@@ -934,14 +1019,21 @@ export class Evaluator {
     const upper = await this.eval(a[2] as Node, env);
     const leftBound = (await this.optDatum(node, 'left_bound', env)) ?? 'closed';
     const rightBound = (await this.optDatum(node, 'right_bound', env)) ?? 'open';
-    for (const [name, v] of [['left_bound', leftBound], ['right_bound', rightBound]] as const) {
-      if (v !== 'open' && v !== 'closed') throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
+    for (const [name, v] of [
+      ['left_bound', leftBound],
+      ['right_bound', rightBound],
+    ] as const) {
+      if (v !== 'open' && v !== 'closed')
+        throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
     }
     if (index !== null) {
       if (lower === Bound.MAX || upper === Bound.MIN) return Seq.fromArray([], t);
       const lo = lower === Bound.MIN ? null : indexValue(await this.datum(lower));
       const hi = upper === Bound.MAX ? null : indexValue(await this.datum(upper));
-      return this.indexSeq(t, index, lo, hi, { leftBound: leftBound as 'open' | 'closed', rightBound: rightBound as 'open' | 'closed' });
+      return this.indexSeq(t, index, lo, hi, {
+        leftBound: leftBound as 'open' | 'closed',
+        rightBound: rightBound as 'open' | 'closed',
+      });
     }
     const bounds: ScanOptions = {};
     if (lower !== Bound.MIN) {
@@ -970,11 +1062,20 @@ function compareChain(type: number, vals: Datum[]): boolean {
     const y = vals[i + 1] as Datum;
     let ok: boolean;
     switch (type) {
-      case T.EQ: ok = datumsEqual(x, y); break;
-      case T.LT: ok = compareDatums(x, y) < 0; break;
-      case T.LE: ok = compareDatums(x, y) <= 0; break;
-      case T.GT: ok = compareDatums(x, y) > 0; break;
-      default: ok = compareDatums(x, y) >= 0;
+      case T.EQ:
+        ok = datumsEqual(x, y);
+        break;
+      case T.LT:
+        ok = compareDatums(x, y) < 0;
+        break;
+      case T.LE:
+        ok = compareDatums(x, y) <= 0;
+        break;
+      case T.GT:
+        ok = compareDatums(x, y) > 0;
+        break;
+      default:
+        ok = compareDatums(x, y) >= 0;
     }
     if (!ok) return false;
   }
@@ -984,10 +1085,12 @@ function compareChain(type: number, vals: Datum[]): boolean {
 function arithmetic(type: number, vals: Datum[]): Datum {
   const first = vals[0] as Datum;
   if (type === T.ADD && typeof first === 'string') {
-    return vals.map((v) => {
-      if (typeof v !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(v)}.`);
-      return v;
-    }).join('');
+    return vals
+      .map((v) => {
+        if (typeof v !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(v)}.`);
+        return v;
+      })
+      .join('');
   }
   if (type === T.ADD && Array.isArray(first)) {
     return vals.flatMap((v) => {
@@ -1006,9 +1109,15 @@ function arithmetic(type: number, vals: Datum[]): Datum {
   let acc = nums[0] as number;
   for (const n of nums.slice(1)) {
     switch (type) {
-      case T.ADD: acc += n; break;
-      case T.SUB: acc -= n; break;
-      case T.MUL: acc *= n; break;
+      case T.ADD:
+        acc += n;
+        break;
+      case T.SUB:
+        acc -= n;
+        break;
+      case T.MUL:
+        acc *= n;
+        break;
       case T.DIV:
         if (n === 0) throw queryLogic('Cannot divide by zero.');
         acc /= n;
@@ -1074,7 +1183,10 @@ export interface StartOptions {
 }
 
 export function readStartOptions(globalOptargs: Record<string, unknown>): StartOptions {
-  return { noreply: literalBool(ownOptarg(globalOptargs, 'noreply')), profile: literalBool(ownOptarg(globalOptargs, 'profile')) };
+  return {
+    noreply: literalBool(ownOptarg(globalOptargs, 'noreply')),
+    profile: literalBool(ownOptarg(globalOptargs, 'profile')),
+  };
 }
 
 /** A global optarg the client sent (never an inherited property of the parsed object). */
@@ -1086,7 +1198,11 @@ function ownOptarg(globalOptargs: Record<string, unknown>, name: string): unknow
  * The entry point used by the connection: compile a START's term and global optargs, evaluate,
  * and say how to answer (atom or stream).
  */
-export async function runQuery(deps: EvaluatorDeps, term: unknown, globalOptargs: Record<string, unknown>): Promise<QueryResult> {
+export async function runQuery(
+  deps: EvaluatorDeps,
+  term: unknown,
+  globalOptargs: Record<string, unknown>,
+): Promise<QueryResult> {
   const root = compile(term);
   let defaultDb = DEFAULT_DB;
   let durability: Durability | undefined;
@@ -1101,7 +1217,8 @@ export async function runQuery(deps: EvaluatorDeps, term: unknown, globalOptargs
   }
   if (durabilityOptarg !== undefined) {
     const d = await bootstrap.evalDatum(compile(durabilityOptarg), null);
-    if (d !== 'hard' && d !== 'soft') throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
+    if (d !== 'hard' && d !== 'soft')
+      throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
     durability = d;
   }
   const evaluator = new Evaluator(deps, { defaultDb, ...(durability ? { durability } : {}) });

@@ -7,10 +7,10 @@
  * return d('a')('b') }` (`getField`/bracket, string keys). Anything else is a COMPILE_ERROR
  * saying what is supported.
  */
-import { indexApi, type EngineTable, type IndexInfo, type IndexValue } from '../../engine-types.js';
+import type { IndexInfo, IndexValue } from '@wharf/engine';
 import { opFailed, queryLogic, ReqlCompileError } from '../errors.js';
 import type { Node } from './compiler.js';
-import { datumTypeName, type Datum, type DatumObject } from './datum.js';
+import { type Datum, type DatumObject, datumTypeName } from './datum.js';
 import { T } from './names.js';
 import type { TableRef } from './values.js';
 
@@ -52,7 +52,10 @@ export function indexFieldPath(fn: Node | undefined, fieldName: string): string 
       throw new ReqlCompileError(SUPPORTED_INDEX_FUNCTIONS, fn.bt);
     }
     if (key.value.includes('.')) {
-      throw new ReqlCompileError(`Wharf index paths are dotted, so a field name cannot contain \`.\` (got \`${key.value}\`). ${SUPPORTED_INDEX_FUNCTIONS}`, fn.bt);
+      throw new ReqlCompileError(
+        `Wharf index paths are dotted, so a field name cannot contain \`.\` (got \`${key.value}\`). ${SUPPORTED_INDEX_FUNCTIONS}`,
+        fn.bt,
+      );
     }
     path.unshift(key.value);
     n = n.args[0] as Node;
@@ -63,23 +66,11 @@ export function indexFieldPath(fn: Node | undefined, fieldName: string): string 
 
 /** A datum usable as an index value (engine values are scalars). */
 export function indexValue(v: Datum): IndexValue {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) return v;
-  throw queryLogic(`Wharf secondary indexes hold strings, numbers, booleans and null; got a value of type ${datumTypeName(v)}.`);
-}
-
-/** Whether the table's engine has secondary indexes (in-memory test stand-ins may not). */
-export function hasIndexes(t: TableRef): boolean {
-  return typeof (t.engine as EngineTable).createIndex === 'function';
-}
-
-/** The table's index API. Without one, no index exists: a named index is "not found". */
-export function indexes(t: TableRef, name?: string): ReturnType<typeof indexApi> {
-  try {
-    return indexApi(t.engine as EngineTable);
-  } catch {
-    if (name !== undefined) throw opFailed(`Index \`${name}\` was not found on table \`${t.fullName}\`.`);
-    throw opFailed(`Table \`${t.fullName}\`: this engine has no secondary indexes.`);
-  }
+  if (v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))
+    return v;
+  throw queryLogic(
+    `Wharf secondary indexes hold strings, numbers, booleans and null; got a value of type ${datumTypeName(v)}.`,
+  );
 }
 
 /** RethinkDB's index_status entry (no `function`/`query`: Wharf indexes are field paths). */

@@ -1,7 +1,16 @@
 /** Object operations: pluck/without paths, merge, has_fields, filter-object matching. */
 import { nonExistence, queryLogic } from '../errors.js';
 import {
-  copyObject, datumsEqual, datumTypeName, field, hasField, isPlainObject, newObject, pretty, type Datum, type DatumObject,
+  copyObject,
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  datumTypeName,
+  field,
+  hasField,
+  isPlainObject,
+  newObject,
+  pretty,
 } from './datum.js';
 
 /** A selector: true (take the whole field) or nested selectors. */
@@ -20,7 +29,6 @@ export function buildSelector(paths: Datum[]): Map<string, Selector> {
         if (v === true) {
           into.set(k, true);
         } else if (v === false) {
-          continue;
         } else {
           const existing = into.get(k);
           const child = existing instanceof Map ? existing : new Map<string, Selector>();
@@ -39,7 +47,8 @@ export function buildSelector(paths: Datum[]): Map<string, Selector> {
 }
 
 export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
-  if (!isPlainObject(obj)) throw queryLogic(`Cannot perform pluck on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
+  if (!isPlainObject(obj))
+    throw queryLogic(`Cannot perform pluck on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
   const out = newObject();
   for (const [k, s] of sel) {
     if (!hasField(obj, k)) continue;
@@ -52,7 +61,8 @@ export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
 }
 
 export function without(obj: Datum, sel: Map<string, Selector>): Datum {
-  if (!isPlainObject(obj)) throw queryLogic(`Cannot perform without on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
+  if (!isPlainObject(obj))
+    throw queryLogic(`Cannot perform without on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
   const out = copyObject(obj);
   for (const [k, s] of sel) {
     if (!hasField(out, k)) continue;

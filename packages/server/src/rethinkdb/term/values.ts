@@ -4,7 +4,7 @@
  * selections, functions and the MINVAL/MAXVAL bounds. Datums are plain JSON values and never
  * class instances, so `instanceof` tells the two apart.
  */
-import type { EngineTable, Key } from '../../engine-types.js';
+import type { Key, Table } from '@wharf/engine';
 import type { Node } from './compiler.js';
 import type { Datum, DatumObject } from './datum.js';
 import { datumTypeName } from './datum.js';
@@ -19,7 +19,7 @@ export class TableRef {
     readonly name: string,
     readonly engineName: string,
     readonly primaryKey: string,
-    readonly engine: EngineTable,
+    readonly engine: Table,
   ) {}
 
   get fullName(): string {
@@ -49,11 +49,19 @@ export class Seq {
 }
 
 export class SingleSelection {
-  constructor(readonly table: TableRef, readonly key: Key, readonly row: DatumObject | null) {}
+  constructor(
+    readonly table: TableRef,
+    readonly key: Key,
+    readonly row: DatumObject | null,
+  ) {}
 }
 
 export class Env {
-  constructor(readonly parent: Env | null, readonly ids: number[], readonly values: Datum[]) {}
+  constructor(
+    readonly parent: Env | null,
+    readonly ids: number[],
+    readonly values: Datum[],
+  ) {}
 
   lookup(id: number): Datum | undefined {
     for (let e: Env | null = this; e !== null; e = e.parent) {
@@ -65,7 +73,11 @@ export class Env {
 }
 
 export class Func {
-  constructor(readonly params: number[], readonly body: Node, readonly env: Env | null) {}
+  constructor(
+    readonly params: number[],
+    readonly body: Node,
+    readonly env: Env | null,
+  ) {}
 }
 
 export class Bound {
@@ -77,7 +89,14 @@ export class Bound {
 export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound;
 
 export function isDatumValue(v: Value): v is Datum {
-  return !(v instanceof DbRef || v instanceof TableRef || v instanceof Seq || v instanceof SingleSelection || v instanceof Func || v instanceof Bound);
+  return !(
+    v instanceof DbRef ||
+    v instanceof TableRef ||
+    v instanceof Seq ||
+    v instanceof SingleSelection ||
+    v instanceof Func ||
+    v instanceof Bound
+  );
 }
 
 /** RethinkDB's name of a value's type, as in error messages and TYPE_OF. */
@@ -85,7 +104,8 @@ export function typeName(v: Value): string {
   if (v instanceof DbRef) return 'DB';
   if (v instanceof TableRef) return 'TABLE';
   if (v instanceof SingleSelection) return 'SELECTION<OBJECT>';
-  if (v instanceof Seq) return v.table ? (v.array ? 'SELECTION<ARRAY>' : 'SELECTION<STREAM>') : v.array ? 'ARRAY' : 'STREAM';
+  if (v instanceof Seq)
+    return v.table ? (v.array ? 'SELECTION<ARRAY>' : 'SELECTION<STREAM>') : v.array ? 'ARRAY' : 'STREAM';
   if (v instanceof Func) return 'FUNCTION';
   if (v instanceof Bound) return v.which === 'min' ? 'MINVAL' : 'MAXVAL';
   return datumTypeName(v);

@@ -7,18 +7,27 @@
  * with conflict "replace" in chunks: one write per chunk, not one per row. They are not atomic
  * with respect to concurrent writers of the same rows (documented in the README).
  */
-import type { Durability, Key, WriteResult } from '../../engine-types.js';
-import { ErrorType } from '../protocol.js';
+import type { Durability, Key, WriteResult } from '@wharf/engine';
 import { queryLogic, ReqlRuntimeError, resourceLimit } from '../errors.js';
+import { ErrorType } from '../protocol.js';
 import type { Node, TermNode } from './compiler.js';
 import {
-  copyObject, datumsEqual, datumTypeName, field, isPlainObject, MAX_DOCUMENT_DEPTH, nestingDepth, pretty, tooDeepMessage,
-  type Datum, type DatumObject,
+  copyObject,
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  datumTypeName,
+  field,
+  isPlainObject,
+  MAX_DOCUMENT_DEPTH,
+  nestingDepth,
+  pretty,
+  tooDeepMessage,
 } from './datum.js';
 import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
-import { Func, Seq, SingleSelection, TableRef, typeName, type Env, type Value } from './values.js';
+import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
 
 /** The evaluator, as seen by the write terms. */
 export type WriteContext = Evaluator;
@@ -67,8 +76,12 @@ export class ResultBuilder {
 
   build(): DatumObject {
     const out: DatumObject = {
-      deleted: this.deleted, errors: this.errors, inserted: this.inserted,
-      replaced: this.replaced, skipped: this.skipped, unchanged: this.unchanged,
+      deleted: this.deleted,
+      errors: this.errors,
+      inserted: this.inserted,
+      replaced: this.replaced,
+      skipped: this.skipped,
+      unchanged: this.unchanged,
     };
     if (this.errors > 0 && this.firstError !== undefined) out.first_error = this.firstError;
     if (this.generatedKeys.length > 0) out.generated_keys = this.generatedKeys;
@@ -80,7 +93,8 @@ export class ResultBuilder {
 async function durabilityOf(ev: WriteContext, node: TermNode, env: Env | null): Promise<Durability | undefined> {
   const d = await ev.optDatum(node, 'durability', env);
   if (d === undefined) return ev.durability;
-  if (d !== 'hard' && d !== 'soft') throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
+  if (d !== 'hard' && d !== 'soft')
+    throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
   return d;
 }
 
@@ -95,7 +109,11 @@ async function returnChangesOf(ev: WriteContext, node: TermNode, env: Env | null
  * Run an insert with the effective durability, tracked for shutdown. Concurrent hard writes from
  * many connections share fdatasyncs in the engine's group commit.
  */
-function durableWrite(ev: WriteContext, durability: Durability | undefined, op: (d: Durability) => Promise<WriteResult>): Promise<WriteResult> {
+function durableWrite(
+  ev: WriteContext,
+  durability: Durability | undefined,
+  op: (d: Durability) => Promise<WriteResult>,
+): Promise<WriteResult> {
   const d = durability ?? ev.deps.defaultDurability;
   return ev.deps.trackWrite(op(d));
 }
@@ -133,7 +151,10 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
     const c = await ev.eval(node.optargs.conflict, env);
     if (c instanceof Func) conflict = c;
     else if (c === 'error' || c === 'replace' || c === 'update') conflict = c;
-    else throw queryLogic(`Conflict option \`${JSON.stringify(c)}\` unrecognized (options are "error", "replace" and "update").`);
+    else
+      throw queryLogic(
+        `Conflict option \`${JSON.stringify(c)}\` unrecognized (options are "error", "replace" and "update").`,
+      );
   }
   const conflictOpt = typeof conflict === 'string' ? { conflict } : {};
 
@@ -147,7 +168,11 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
         const text = first === '[' ? arg.value : `[${arg.value}]`;
         const result = new ResultBuilder(false);
         try {
-          result.add(await durableWrite(ev, durability, (d) => t.engine.insertJsonArray(text, { ...conflictOpt, durability: d })));
+          result.add(
+            await durableWrite(ev, durability, (d) =>
+              t.engine.insertJsonArray(text, { ...conflictOpt, durability: d }),
+            ),
+          );
         } catch (err) {
           throw ev.engineError(err, t);
         }
@@ -168,7 +193,8 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   const depthChecked = docsNode.kind === 'datum';
   for (const d of docs) {
     if (!isPlainObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
-    if (!depthChecked && nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) throw resourceLimit(tooDeepMessage('A document to insert'));
+    if (!depthChecked && nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH)
+      throw resourceLimit(tooDeepMessage('A document to insert'));
   }
   const objects = docs as DatumObject[];
   const result = new ResultBuilder(returnChanges);
@@ -213,7 +239,12 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
 }
 
 async function insertWithConflictFunction(
-  ev: WriteContext, t: TableRef, docs: DatumObject[], resolve: Func, durability: Durability | undefined, result: ResultBuilder,
+  ev: WriteContext,
+  t: TableRef,
+  docs: DatumObject[],
+  resolve: Func,
+  durability: Durability | undefined,
+  result: ResultBuilder,
 ): Promise<void> {
   const pk = t.primaryKey;
   const keys = docs.map((d) => keyOf(d, pk));
@@ -274,7 +305,8 @@ async function insertWithConflictFunction(
         });
       }
     }
-    if (replacements.length > 0) result.add(await ev.deps.trackWrite(t.engine.insert(replacements, { ...opts, conflict: 'replace' })));
+    if (replacements.length > 0)
+      result.add(await ev.deps.trackWrite(t.engine.insert(replacements, { ...opts, conflict: 'replace' })));
     if (deletions.length > 0) result.add(await ev.deps.trackWrite(t.engine.delete(deletions, opts)));
   } catch (err) {
     throw ev.engineError(err, t);
@@ -292,10 +324,18 @@ interface Selection {
 function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
   if (v instanceof SingleSelection) {
     const row = v.row;
-    return { table: v.table, async *chunks() { yield [row]; } };
+    return {
+      table: v.table,
+      async *chunks() {
+        yield [row];
+      },
+    };
   }
   const seq = v instanceof TableRef ? ev.tableSeq(v) : v instanceof Seq ? v : null;
-  if (!seq || !seq.table) throw queryLogic(`Expected type SELECTION but found ${typeName(v)}. (${term} works on tables and selections of their rows.)`);
+  if (!seq?.table)
+    throw queryLogic(
+      `Expected type SELECTION but found ${typeName(v)}. (${term} works on tables and selections of their rows.)`,
+    );
   return {
     table: seq.table,
     async *chunks() {
@@ -389,7 +429,8 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
       pending.push({ new_val: next, old_val: row });
     }
     try {
-      if (writes.length > 0) result.add(await ev.deps.trackWrite(t.engine.insert(writes, { ...opts, conflict: 'replace' })));
+      if (writes.length > 0)
+        result.add(await ev.deps.trackWrite(t.engine.insert(writes, { ...opts, conflict: 'replace' })));
       if (deletions.length > 0) result.add(await ev.deps.trackWrite(t.engine.delete(deletions, opts)));
     } catch (err) {
       throw ev.engineError(err, t);

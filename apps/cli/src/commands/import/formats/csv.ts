@@ -7,7 +7,7 @@
  * it cannot be located reliably).
  */
 import { parse } from 'csv-parse';
-import { START, type Emit, type FormatParser, type StartAt } from './types.js';
+import { type Emit, type FormatParser, START, type StartAt } from './types.js';
 
 export type CsvTypes = 'none' | 'auto' | 'header';
 export type ColumnType = 'string' | 'number' | 'int' | 'boolean' | 'json' | 'auto';
@@ -46,7 +46,10 @@ export function columnsOf(header: string[], types: CsvTypes): Column[] {
       if (colon > 0) {
         const t = cell.slice(colon + 1).trim() as ColumnType;
         if (!COLUMN_TYPES.includes(t)) {
-          throw new CsvError(`header column ${i + 1} (${JSON.stringify(cell)}): unknown type ${JSON.stringify(t)} (known: ${COLUMN_TYPES.join(', ')})`, 1);
+          throw new CsvError(
+            `header column ${i + 1} (${JSON.stringify(cell)}): unknown type ${JSON.stringify(t)} (known: ${COLUMN_TYPES.join(', ')})`,
+            1,
+          );
         }
         name = cell.slice(0, colon);
         type = t;
@@ -81,7 +84,8 @@ export function convert(value: string, type: ColumnType): unknown {
     case 'int': {
       if (value === '') return undefined;
       const n = Number(value);
-      if (!NUMBER.test(value.trim()) || !Number.isFinite(n)) throw new Error(`${JSON.stringify(value)} is not a number`);
+      if (!NUMBER.test(value.trim()) || !Number.isFinite(n))
+        throw new Error(`${JSON.stringify(value)} is not a number`);
       if (type === 'int' && !Number.isSafeInteger(n)) throw new Error(`${JSON.stringify(value)} is not an integer`);
       return n;
     }
@@ -207,7 +211,13 @@ export class CsvParser implements FormatParser {
 
   feed(chunk: Buffer, emit: Emit): number {
     if (chunk.length > 0 && !this.#error) {
-      this.#error = this.#api.parse(chunk, false, (r) => this.#pending.push(r), () => {}) ?? null;
+      this.#error =
+        this.#api.parse(
+          chunk,
+          false,
+          (r) => this.#pending.push(r),
+          () => {},
+        ) ?? null;
     }
     this.#drain(emit);
     // Records before a syntax error are emitted first; then the error stops the import.
@@ -216,7 +226,14 @@ export class CsvParser implements FormatParser {
   }
 
   end(emit: Emit): void {
-    if (!this.#error) this.#error = this.#api.parse(undefined, true, (r) => this.#pending.push(r), () => {}) ?? null;
+    if (!this.#error)
+      this.#error =
+        this.#api.parse(
+          undefined,
+          true,
+          (r) => this.#pending.push(r),
+          () => {},
+        ) ?? null;
     this.#drain(emit, true);
     this.#throwIfFailed();
     if (!this.#columns) throw new CsvError('the input has no header line', 1);

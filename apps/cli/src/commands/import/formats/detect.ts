@@ -43,7 +43,5 @@ export function detectFormat(path: string | null, head: Buffer, explicit?: Forma
   const byContent = formatFromContent(head);
   if (byContent) return byContent;
   if (byExt) return byExt;
-  throw new Error(
-    `cannot tell the format of ${path ?? 'standard input'}: use --format ndjson|json|csv|tsv`,
-  );
+  throw new Error(`cannot tell the format of ${path ?? 'standard input'}: use --format ndjson|json|csv|tsv`);
 }

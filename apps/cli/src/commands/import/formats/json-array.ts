@@ -5,9 +5,9 @@
  * objects are rejected. A broken array structure (not an element's content) stops the import,
  * since what follows cannot be located reliably.
  */
-import { DEFAULT_MAX_RECORD_BYTES, START, type Emit, type FormatParser, type StartAt } from './types.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Emit, type FormatParser, START, type StartAt } from './types.js';
 
-const enum S {
+enum S {
   BeforeArray,
   BeforeValue,
   InValue,
@@ -99,7 +99,10 @@ export class JsonArrayParser implements FormatParser {
             else if (b === 0x5b) this.#stack.push(0x5d);
             else if (b === 0x7d || b === 0x5d) {
               if (this.#stack.pop() !== b) {
-                this.#fail(`mismatched '${String.fromCharCode(b)}' in the element starting at line ${this.#elemLine}`, base + i);
+                this.#fail(
+                  `mismatched '${String.fromCharCode(b)}' in the element starting at line ${this.#elemLine}`,
+                  base + i,
+                );
               }
               if (this.#stack.length === 0) {
                 i++;
@@ -191,9 +194,16 @@ export class JsonArrayParser implements FormatParser {
       this.#partBytes = 0;
     }
     this.#elements++;
-    if (this.#scalar) return emit(null, this.#elemLine, endOffset, 'a document must be a JSON object', text.toString('utf8'));
+    if (this.#scalar)
+      return emit(null, this.#elemLine, endOffset, 'a document must be a JSON object', text.toString('utf8'));
     if (text[0] !== 0x7b) {
-      return emit(null, this.#elemLine, endOffset, 'a document must be a JSON object, not an array', text.subarray(0, 1000).toString('utf8'));
+      return emit(
+        null,
+        this.#elemLine,
+        endOffset,
+        'a document must be a JSON object, not an array',
+        text.subarray(0, 1000).toString('utf8'),
+      );
     }
     // Multi-line elements are re-encoded on one line by the loader (it parses them then).
     return emit(text.indexOf(NL) === -1 ? text : text.toString('utf8'), this.#elemLine, endOffset);

@@ -3,7 +3,7 @@
  * engine parses them); blank lines are skipped but counted; a trailing '\r' is dropped; a line
  * longer than the limit is rejected and skipped without being kept in memory.
  */
-import { DEFAULT_MAX_RECORD_BYTES, START, type Emit, type FormatParser, type StartAt } from './types.js';
+import { DEFAULT_MAX_RECORD_BYTES, type Emit, type FormatParser, START, type StartAt } from './types.js';
 
 const NL = 0x0a;
 const CR = 0x0d;
@@ -42,10 +42,20 @@ export class NdjsonParser implements FormatParser {
       if (end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3;
     }
     if (end - start > this.#max) {
-      return emit(null, line, endOffset, `line longer than ${this.#max} bytes`, `${buf.toString('utf8', start, start + 200)}…`);
+      return emit(
+        null,
+        line,
+        endOffset,
+        `line longer than ${this.#max} bytes`,
+        `${buf.toString('utf8', start, start + 200)}…`,
+      );
     }
     if (end > start && buf[end - 1] === CR) end--;
-    if (end === start || ((buf[start] === 0x20 || buf[start] === 0x09 || buf[start] === CR) && isBlank(buf, start, end))) return true;
+    if (
+      end === start ||
+      ((buf[start] === 0x20 || buf[start] === 0x09 || buf[start] === CR) && isBlank(buf, start, end))
+    )
+      return true;
     return emit(buf.subarray(start, end), line, endOffset);
   }
 
@@ -79,7 +89,9 @@ export class NdjsonParser implements FormatParser {
     if (this.#skipping) return;
     if (this.#partBytes + piece.length > this.#max) {
       // Reported when the line ends, so its offset is where the next line starts.
-      this.#skipHead = `${Buffer.concat([...this.#parts, piece]).subarray(0, 200).toString('utf8')}…`;
+      this.#skipHead = `${Buffer.concat([...this.#parts, piece])
+        .subarray(0, 200)
+        .toString('utf8')}…`;
       this.#parts = [];
       this.#partBytes = 0;
       this.#skipping = true;
