@@ -132,7 +132,12 @@ export interface Binding {
      * `doorbell` is called when answers wait and JS has not taken them; `sharedMemory` is a
      * `Uint8Array` over a whole `SharedArrayBuffer` of the layout's `sharedBytes`.
      */
-    open(dir: string, options: NativeOpenOptions, doorbell: () => void, sharedMemory: Uint8Array): Promise<NativeDatabase>;
+    open(
+      dir: string,
+      options: NativeOpenOptions,
+      doorbell: () => void,
+      sharedMemory: Uint8Array,
+    ): Promise<NativeDatabase>;
   };
   sharedMemoryLayout(): SharedMemoryLayout;
 }
@@ -163,7 +168,10 @@ export function newSharedMemory(): SharedMemory {
   for (const name of ANSWER_COUNT_NAMES) {
     const i = layout.answerCounts.indexOf(name);
     // An addon from another version: say so rather than misread every answer.
-    if (i < 0) throw new Error(`the native engine's answers have no \`${name}\` count: the addon does not match this JS (run \`npm run build:native\`)`);
+    if (i < 0)
+      throw new Error(
+        `the native engine's answers have no \`${name}\` count: the addon does not match this JS (run \`npm run build:native\`)`,
+      );
     countField[name] = layout.answerCountsField + i;
   }
   const buffer = new SharedArrayBuffer(layout.sharedBytes);

@@ -17,9 +17,9 @@ import {
   type Conflict,
   DURABILITY_CODE,
   type Durability,
-  newSharedMemory,
   type NativeDatabase,
   type NativeOpenOptions,
+  newSharedMemory,
   type SharedMemory,
 } from './binding.ts';
 import { type ErrorCode, toWharfError, WharfError } from './errors.ts';

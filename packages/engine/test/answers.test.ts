@@ -15,7 +15,6 @@ import {
   DURABILITY_CODE,
   FORMAT_CODE,
   newSharedMemory,
-  type NativeDatabase,
   type SharedMemory,
 } from '../src/binding.ts';
 import { Database } from '../src/index.ts';
@@ -25,10 +24,15 @@ import { openTemp, rejection, tempDir } from './helpers.ts';
 async function openNative(segmentSize = 1 << 20) {
   const memory = newSharedMemory();
   const state = { rings: 0, wake: () => {} };
-  const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize }, () => {
-    state.rings++;
-    state.wake();
-  }, memory.bytes);
+  const native = await binding().NativeDatabase.open(
+    await tempDir(),
+    { segmentSize },
+    () => {
+      state.rings++;
+      state.wake();
+    },
+    memory.bytes,
+  );
   const sealed = () => Atomics.load(memory.words, memory.layout.sealedWord);
   return { native, memory, state, sealed };
 }
@@ -62,8 +66,12 @@ describe('the shared memory', () => {
     const { sharedBytes } = binding().sharedMemoryLayout();
     const dir = await tempDir();
     const open = (memory: unknown) => binding().NativeDatabase.open(dir, {}, () => {}, memory as Uint8Array);
-    expect(() => open(new Uint8Array(new ArrayBuffer(sharedBytes)))).toThrow(/SharedArrayBuffer.*got a plain ArrayBuffer/);
-    expect(() => open(new Uint8Array(new SharedArrayBuffer(sharedBytes - 8)))).toThrow(new RegExp(`${sharedBytes - 8} elements`));
+    expect(() => open(new Uint8Array(new ArrayBuffer(sharedBytes)))).toThrow(
+      /SharedArrayBuffer.*got a plain ArrayBuffer/,
+    );
+    expect(() => open(new Uint8Array(new SharedArrayBuffer(sharedBytes - 8)))).toThrow(
+      new RegExp(`${sharedBytes - 8} elements`),
+    );
     expect(() => open(new Uint8Array(new SharedArrayBuffer(sharedBytes + 8), 8))).toThrow(/from byte 8/);
     expect(() => open(new Float64Array(new SharedArrayBuffer(sharedBytes)))).toThrow(/typed array of type/);
     expect(() => open({})).toThrow(/got no typed array/);
@@ -112,7 +120,9 @@ describe('the addon answers', () => {
       expect(native.deliverAnswers()).toBe(answerSlots);
       expect(memory.slots[answerIdField]).toBe(100);
       expect(native.deliverAnswers()).toBe(600 - answerSlots);
-      expect(answerIds(memory, 600 - answerSlots)).toEqual(Array.from({ length: 600 - answerSlots }, (_, i) => 100 + answerSlots + i));
+      expect(answerIds(memory, 600 - answerSlots)).toEqual(
+        Array.from({ length: 600 - answerSlots }, (_, i) => 100 + answerSlots + i),
+      );
     } finally {
       await native.close();
     }
@@ -122,7 +132,8 @@ describe('the addon answers', () => {
     const { native, sealed } = await openNative(4 << 20);
     // Groups with durable answers: each adds one commit latency (a group of syncs only, with
     // nothing to fdatasync, adds no fdatasync).
-    const durableGroups = (): number => (JSON.parse(native.stats()).commit_latency_histogram_us as number[]).reduce((a, b) => a + b, 0);
+    const durableGroups = (): number =>
+      (JSON.parse(native.stats()).commit_latency_histogram_us as number[]).reduce((a, b) => a + b, 0);
     const syncs = 32;
     let delivered = 0;
     const partial: { seen: number[]; groups: number }[] = [];
@@ -132,11 +143,20 @@ describe('the addon answers', () => {
       delivered += native.deliverAnswers();
       // Over 64 KiB: parsed on the pool, so the syncs made after it wait for it in the binding's
       // sequencer and reach the engine right behind it, a group or two answered one by one.
-      const batch = (round: number) => Array.from({ length: 1200 }, (_, i) => JSON.stringify({ id: `${round}-${i}`, pad: 'x'.repeat(48) })).join('\n');
+      const batch = (round: number) =>
+        Array.from({ length: 1200 }, (_, i) => JSON.stringify({ id: `${round}-${i}`, pad: 'x'.repeat(48) })).join('\n');
       for (let round = 0; round < 10; round++) {
         const big = batch(round);
         const before = durableGroups();
-        void native.insert(10_000 + round, 't', big, FORMAT_CODE.ndjson, DURABILITY_CODE.hard, CONFLICT_CODE.error, false);
+        void native.insert(
+          10_000 + round,
+          't',
+          big,
+          FORMAT_CODE.ndjson,
+          DURABILITY_CODE.hard,
+          CONFLICT_CODE.error,
+          false,
+        );
         for (let i = 0; i < syncs; i++) native.sync(1 + i);
         // Every sealed count the poll sees (a load every few ns), until the round's are sealed.
         const seen: number[] = [];
@@ -171,7 +191,10 @@ describe('the addon answers', () => {
           const id = memory.slots[slot + memory.layout.answerIdField]!;
           const d = memory.slots[slot + memory.layout.answerDetailsField]!;
           // Counts in the slot; or a failure's code, or a result with more than counts as JSON.
-          const answer = d < 0 ? memory.slots[slot + inserted]! : (details[2 * d] ?? (JSON.parse(details[2 * d + 1]!) as { inserted: number }).inserted);
+          const answer =
+            d < 0
+              ? memory.slots[slot + inserted]!
+              : (details[2 * d] ?? (JSON.parse(details[2 * d + 1]!) as { inserted: number }).inserted);
           answers.set(id, [...(answers.get(id) ?? []), answer]);
         }
         taken += n;
@@ -190,18 +213,43 @@ describe('the addon answers', () => {
       native.createTable(0, 't', 'id');
       await takeUntil(1); // inserts check their table when they are made
       let expected = 1;
-      const docs = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${prefix}-${i}` })).join('\n');
+      const docs = (prefix: string, n: number) =>
+        Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${prefix}-${i}` })).join('\n');
       let id = 1;
       for (let round = 0; round < 20; round++) {
         const durability = round % 3 === 2 ? DURABILITY_CODE.soft : DURABILITY_CODE.hard;
         // One by one: a document each, the last a duplicate of the first (an error count, no throw).
-        for (let i = 0; i < 10; i++) native.insert(id++, 't', JSON.stringify({ id: `s${round}-${i % 9}` }), FORMAT_CODE.ndjson, durability, CONFLICT_CODE.error, false);
+        for (let i = 0; i < 10; i++)
+          native.insert(
+            id++,
+            't',
+            JSON.stringify({ id: `s${round}-${i % 9}` }),
+            FORMAT_CODE.ndjson,
+            durability,
+            CONFLICT_CODE.error,
+            false,
+          );
         // Together: 100 single-document writes in one call, ids in the outbox.
         for (let i = 0; i < 100; i++) memory.outbox[i] = id + i;
-        native.insertEach(100, 't', docs(`e${round}`, 100), round % 2 ? DURABILITY_CODE.soft : DURABILITY_CODE.hard, CONFLICT_CODE.error, false);
+        native.insertEach(
+          100,
+          't',
+          docs(`e${round}`, 100),
+          round % 2 ? DURABILITY_CODE.soft : DURABILITY_CODE.hard,
+          CONFLICT_CODE.error,
+          false,
+        );
         id += 100;
         // A batch parsed on the pool, a delete and a sync.
-        void native.insert(id++, 't', docs(`b${round}`, 2000), FORMAT_CODE.ndjson, durability, CONFLICT_CODE.error, false);
+        void native.insert(
+          id++,
+          't',
+          docs(`b${round}`, 2000),
+          FORMAT_CODE.ndjson,
+          durability,
+          CONFLICT_CODE.error,
+          false,
+        );
         native.delete(id++, 't', [`s${round}-0`], durability);
         native.sync(id++);
         // A failure: its answer is its code.
@@ -245,7 +293,13 @@ describe('every write promise settles once, with its own result', () => {
           // Every 6th write repeats the writer's previous key: its answer, not a neighbour's, says so.
           const key = i % 6 === 5 ? `${w}-${i - 1}` : `${w}-${i}`;
           const r = await t.insert({ id: key }, { durability });
-          seen.push(r.inserted === 1 && r.errors === 0 ? 'new' : r.errors === 1 && r.inserted === 0 ? 'duplicate' : JSON.stringify(r));
+          seen.push(
+            r.inserted === 1 && r.errors === 0
+              ? 'new'
+              : r.errors === 1 && r.inserted === 0
+                ? 'duplicate'
+                : JSON.stringify(r),
+          );
         }
         return seen;
       }),
@@ -283,14 +337,24 @@ describe('every write promise settles once, with its own result', () => {
     const script = fileURLToPath(new URL('./fixtures/poison.ts', import.meta.url));
     // 1100 KiB per file (bash counts KiB): the 1 MiB journal segments fit, the first
     // checkpoint's run file does not.
-    const child = spawnSync('bash', ['-c', 'ulimit -f 1100 && exec "$0" --import tsx "$1" "$2"', process.execPath, script, dir], {
-      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
-      encoding: 'utf8',
-      timeout: 60_000, // a promise that never settles keeps the child alive: that is the failure
-    });
+    const child = spawnSync(
+      'bash',
+      ['-c', 'ulimit -f 1100 && exec "$0" --import tsx "$1" "$2"', process.execPath, script, dir],
+      {
+        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+        encoding: 'utf8',
+        timeout: 60_000, // a promise that never settles keeps the child alive: that is the failure
+      },
+    );
     expect(child.stderr).toBe('');
     expect(child).toMatchObject({ status: 0, signal: null });
-    const report = JSON.parse(child.stdout) as { made: number; settled: number; fulfilled: number; codes: Record<string, number>; close: string };
+    const report = JSON.parse(child.stdout) as {
+      made: number;
+      settled: number;
+      fulfilled: number;
+      codes: Record<string, number>;
+      close: string;
+    };
     expect(report.settled).toBe(report.made);
     // Each of the 16 writers' last write, and the 104 of the burst after it.
     expect(report.codes).toEqual({ WHARF_ERR_POISONED: 16 + 104 });
