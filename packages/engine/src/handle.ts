@@ -40,6 +40,13 @@ export const INSERT_BATCH_CHARS = 32 * 1024;
 const RESOLVED = Promise.resolve();
 
 /**
+ * Single-document inserts of one tick go in calls of 16, 32, 64, … documents as they are made,
+ * the rest at its end: the engine applies each call while JS makes the next, which pays for the
+ * extra calls when many writers resume together.
+ */
+const FIRST_CHUNK_DOCS = 16;
+
+/**
  * Single-document inserts of this tick into one table with the same options, not sent yet. Their
  * request ids wait in the shared memory's outbox: one batch at a time.
  */
@@ -81,6 +88,8 @@ export class Handle {
   #spinDeadline = 0;
   #spinning = false;
   #batch: InsertBatch | undefined;
+  /** Documents at which `insertOne` sends its batch before the end of the tick. */
+  #chunkDocs = FIRST_CHUNK_DOCS;
   /** `#endTick` is queued (once a tick, however many calls its inserts take). */
   #endQueued = false;
   /** Reads on libuv's thread pool (see `Gate`). */
@@ -136,11 +145,12 @@ export class Handle {
 
   /**
    * Inserts one document (its JSON text) with the other single-document inserts of this tick
-   * into the same table with the same options: they are sent in one call at the end of the tick
-   * (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` or the outbox's
-   * `outboxSlots` ids are reached. So writers resumed together by one group's answers send their
-   * next writes together, and the engine makes one group of them. For documents of at most
-   * `INSERT_BATCH_CHARS`: they are parsed on this thread.
+   * into the same table with the same options: they are sent in calls of `FIRST_CHUNK_DOCS`,
+   * twice that, … as they are made (up to the outbox's `outboxSlots`), and the rest at the end of
+   * the tick (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` are
+   * reached. So writers resumed together by one group's answers send their next writes together,
+   * and the engine gathers those into one group. For documents of at most `INSERT_BATCH_CHARS`:
+   * they are parsed on this thread.
    */
   insertOne(
     table: string,
@@ -174,13 +184,17 @@ export class Handle {
     this.#memory.outbox[batch.docs.length] = id;
     batch.docs.push(doc);
     batch.chars += doc.length + 1;
-    if (batch.docs.length === this.#memory.layout.outboxSlots) this.#sendBatch();
+    if (batch.docs.length === this.#chunkDocs) {
+      this.#sendBatch();
+      this.#chunkDocs = Math.min(2 * this.#chunkDocs, this.#memory.layout.outboxSlots);
+    }
     return answer;
   }
 
-  /** Sends the tick's inserts. */
+  /** Sends what the tick's inserts left, and starts the next tick's calls small again. */
   readonly #endTick = (): void => {
     this.#endQueued = false;
+    this.#chunkDocs = FIRST_CHUNK_DOCS;
     this.#sendBatch();
   };
 
