@@ -20,26 +20,29 @@ export const DURABILITY_CODE = { hard: 0, soft: 1 } as const satisfies Record<Du
 export const CONFLICT_CODE = { error: 0, replace: 1, update: 2 } as const satisfies Record<Conflict, number>;
 
 /**
- * The memory one database shares with the addon (`SharedMemory` in `napi/src/completion.rs`),
- * read and written here through typed arrays over it:
- * - 32-bit word `SEALED_WORD`: how many answers were sealed, ever (mod 2^32), written by the
- *   engine's threads;
- * - word `POLLING_WORD`: 1 while JS polls for answers (no doorbell then), written by JS;
- * - from byte `ANSWER_OFFSET`, `ANSWER_SLOTS` answers of `ANSWER_FIELDS` numbers, written by
- *   `deliverAnswers`: the request id; the six counts of a write (inserted, replaced, unchanged,
- *   deleted, skipped, errors; 0 for requests without a result); -1, or the index `d` of its
- *   details in `answerDetails()`: `[2d]` null for a success or the `WHARF_…` code of a failure,
- *   `[2d + 1]` the failure's message, or the whole result as JSON when it has more than counts;
- * - from byte `OUTBOX_OFFSET`, `OUTBOX_SLOTS` request ids, written by JS for `insertEach`.
+ * Where things are in the memory each database shares with the addon: a `SharedArrayBuffer` of
+ * `sharedBytes` that JS creates and hands to `open`. Defined once, in `napi/src/shared_memory.rs`
+ * (which describes each field), and read from the addon here.
  */
-export const SEALED_WORD = 0;
-export const POLLING_WORD = 1;
-export const ANSWER_OFFSET = 16;
-export const ANSWER_SLOTS = 512;
-export const ANSWER_FIELDS = 8;
-export const OUTBOX_OFFSET = ANSWER_OFFSET + ANSWER_SLOTS * ANSWER_FIELDS * 8;
-export const OUTBOX_SLOTS = 4096;
-export const SHARED_BYTES = OUTBOX_OFFSET + OUTBOX_SLOTS * 4;
+export interface SharedMemoryLayout {
+  sharedBytes: number;
+  /** 32-bit word: how many answers were sealed, ever (mod 2^32), stored by the engine's threads. */
+  sealedWord: number;
+  /** Byte offset of `answerSlots` answers of `answerFields` numbers, written by `deliverAnswers`. */
+  answerOffset: number;
+  answerSlots: number;
+  answerFields: number;
+  /** Within an answer: the request id. */
+  answerIdField: number;
+  /** Within an answer: the first of the counts, in the order of `answerCounts`. */
+  answerCountsField: number;
+  answerCounts: string[];
+  /** Within an answer: -1, or the index `d` of its details in `answerDetails()`. */
+  answerDetailsField: number;
+  /** Byte offset of `outboxSlots` request ids, written by JS for `insertEach`. */
+  outboxOffset: number;
+  outboxSlots: number;
+}
 
 /** The open options the engine itself takes (the rest are the JS handle's). */
 export type NativeOpenOptions = Pick<
@@ -58,9 +61,7 @@ export interface NativeDatabase {
   createTable(id: number, name: string, primaryKey: string): void;
   dropTable(id: number, name: string): void;
   sync(id: number): void;
-  /** The memory shared with the addon (see `SEALED_WORD`). Once per database. */
-  sharedMemory(): ArrayBuffer;
-  /** Writes up to `ANSWER_SLOTS` answers waiting into the shared memory; returns how many. */
+  /** Writes up to `answerSlots` answers waiting into the shared memory; returns how many. */
   deliverAnswers(): number;
   /** Gives the CPU to another thread waiting for it, if one is (`sched_yield`). */
   yieldCpu(): void;
@@ -127,8 +128,60 @@ export interface NativeDatabase {
 
 export interface Binding {
   NativeDatabase: {
-    /** `doorbell` is called when answers wait and JS is not polling for them. */
-    open(dir: string, options: NativeOpenOptions, doorbell: () => void): Promise<NativeDatabase>;
+    /**
+     * `doorbell` is called when answers wait and JS has not taken them; `sharedMemory` is a
+     * `Uint8Array` over a whole `SharedArrayBuffer` of the layout's `sharedBytes`.
+     */
+    open(
+      dir: string,
+      options: NativeOpenOptions,
+      doorbell: () => void,
+      sharedMemory: Uint8Array,
+    ): Promise<NativeDatabase>;
+  };
+  sharedMemoryLayout(): SharedMemoryLayout;
+}
+
+/** The counts of a `WriteResult`, each at its own field of an answer. */
+export const ANSWER_COUNT_NAMES = ['inserted', 'replaced', 'unchanged', 'deleted', 'skipped', 'errors'] as const;
+export type AnswerCount = (typeof ANSWER_COUNT_NAMES)[number];
+
+/** One database's shared memory and the typed arrays JS reads and writes it through. */
+export interface SharedMemory {
+  layout: SharedMemoryLayout;
+  /** Handed to `open`: the whole buffer. */
+  bytes: Uint8Array;
+  /** The 32-bit words (`sealedWord`), accessed with `Atomics` only. */
+  words: Int32Array;
+  /** The answer slots, read on the JS thread after `deliverAnswers`. */
+  slots: Float64Array;
+  /** The outbox, written on the JS thread before `insertEach`. */
+  outbox: Uint32Array;
+  /** Where each count of a write is within an answer. */
+  countField: Record<AnswerCount, number>;
+}
+
+/** A new shared memory laid out as the addon says (`sharedMemoryLayout`). */
+export function newSharedMemory(): SharedMemory {
+  const layout = binding().sharedMemoryLayout();
+  const countField = {} as Record<AnswerCount, number>;
+  for (const name of ANSWER_COUNT_NAMES) {
+    const i = layout.answerCounts.indexOf(name);
+    // An addon from another version: say so rather than misread every answer.
+    if (i < 0)
+      throw new Error(
+        `the native engine's answers have no \`${name}\` count: the addon does not match this JS (run \`npm run build:native\`)`,
+      );
+    countField[name] = layout.answerCountsField + i;
+  }
+  const buffer = new SharedArrayBuffer(layout.sharedBytes);
+  return {
+    layout,
+    bytes: new Uint8Array(buffer),
+    words: new Int32Array(buffer, 0, layout.answerOffset / 4),
+    slots: new Float64Array(buffer, layout.answerOffset, layout.answerSlots * layout.answerFields),
+    outbox: new Uint32Array(buffer, layout.outboxOffset, layout.outboxSlots),
+    countField,
   };
 }
 

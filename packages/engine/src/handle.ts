@@ -12,9 +12,6 @@
  * writers all send their next write in the same tick, the one that delivered their answers.
  */
 import {
-  ANSWER_FIELDS,
-  ANSWER_OFFSET,
-  ANSWER_SLOTS,
   binding,
   CONFLICT_CODE,
   type Conflict,
@@ -22,24 +19,16 @@ import {
   type Durability,
   type NativeDatabase,
   type NativeOpenOptions,
-  OUTBOX_OFFSET,
-  OUTBOX_SLOTS,
-  POLLING_WORD,
-  SEALED_WORD,
-  SHARED_BYTES,
+  newSharedMemory,
+  type SharedMemory,
 } from './binding.ts';
 import { type ErrorCode, toWharfError, WharfError } from './errors.ts';
 import { Gate } from './gate.ts';
 import type { HandleOptions } from './options.ts';
 import type { WriteResult } from './results.ts';
 
-/** The longest one turn of the poll for a durable answer holds the event loop. */
+/** The longest one turn of the poll for a durable answer holds the event loop: timers and I/O run between turns. */
 const POLL_SLICE_MS = 0.05;
-/**
- * Polls for answers (a load of the shared sealed count, ~6 ns) between two reads of the clock
- * (~40 ns, and a heap number of garbage each) and two offers of the CPU (`yieldCpu`).
- */
-const CLOCK_EVERY = 1024;
 
 /**
  * Characters of JSON one call of single-document inserts carries at most (at most 96 KiB of
@@ -47,16 +36,15 @@ const CLOCK_EVERY = 1024;
  */
 export const INSERT_BATCH_CHARS = 32 * 1024;
 
-/**
- * Single-document inserts of one tick go in calls of 16, 32, 64, … documents as they are made,
- * the rest at its end: the engine applies each call while JS makes the next, and gathers them
- * into one group (64 hard writers: ~20 µs less per group than one call at the end of the tick,
- * ~100 µs of CPU; calls of 8 cost more than they overlap).
- */
-const FIRST_CHUNK_DOCS = 16;
-
 /** `RESOLVED.then(f)` runs `f` at the end of the tick: `queueMicrotask` without its AsyncResource. */
 const RESOLVED = Promise.resolve();
+
+/**
+ * Single-document inserts of one tick go in calls of 16, 32, 64, … documents as they are made,
+ * the rest at its end: the engine applies each call while JS makes the next, which pays for the
+ * extra calls when many writers resume together.
+ */
+const FIRST_CHUNK_DOCS = 16;
 
 /**
  * Single-document inserts of this tick into one table with the same options, not sent yet. Their
@@ -81,12 +69,9 @@ interface Waiter {
 export class Handle {
   readonly durability: Durability;
   #native!: NativeDatabase;
-  /** The words of the memory shared with the addon (`SEALED_WORD`, `POLLING_WORD`). */
-  #words!: Int32Array;
-  /** Its answer slots, written by `deliverAnswers`. */
-  #slots!: Float64Array;
-  /** Its outbox: the request ids of the batch of `insertOne`s not sent yet. */
-  #outbox!: Uint32Array;
+  /** The memory shared with the addon: its words, answer slots and outbox. */
+  readonly #memory: SharedMemory;
+  readonly #sealedWord: number;
   /** Answers taken, ever, mod 2^32: compared with the sealed count by their difference. */
   #delivered = 0;
   #closed = false;
@@ -114,31 +99,18 @@ export class Handle {
     this.durability = options.durability;
     this.#spinWaitMs = options.spinWaitUs / 1000;
     this.#poolReads = new Gate(options.poolReads);
+    this.#memory = newSharedMemory();
+    this.#sealedWord = this.#memory.layout.sealedWord;
   }
 
   static async open(dir: string, native: NativeOpenOptions, options: HandleOptions): Promise<Handle> {
-    const handle = new Handle(options);
     try {
-      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#drain);
+      const handle = new Handle(options);
+      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#drain, handle.#memory.bytes);
+      return handle;
     } catch (error) {
       throw toWharfError(error);
     }
-    let memory: ArrayBuffer;
-    try {
-      memory = handle.#native.sharedMemory();
-      if (memory.byteLength !== SHARED_BYTES) {
-        throw new Error(
-          `the native engine's shared memory has ${memory.byteLength} bytes: the addon does not match this JS (run \`npm run build:native\`)`,
-        );
-      }
-    } catch (error) {
-      await handle.#native.close();
-      throw toWharfError(error);
-    }
-    handle.#words = new Int32Array(memory, 0, ANSWER_OFFSET / 4);
-    handle.#slots = new Float64Array(memory, ANSWER_OFFSET, ANSWER_SLOTS * ANSWER_FIELDS);
-    handle.#outbox = new Uint32Array(memory, OUTBOX_OFFSET, OUTBOX_SLOTS);
-    return handle;
   }
 
   get closed(): boolean {
@@ -174,10 +146,11 @@ export class Handle {
   /**
    * Inserts one document (its JSON text) with the other single-document inserts of this tick
    * into the same table with the same options: they are sent in calls of `FIRST_CHUNK_DOCS`,
-   * twice that, … as they are made, and the rest at the end of the tick (a microtask), or before
-   * any other request, or once `INSERT_BATCH_CHARS` are reached. So writers resumed together by
-   * one group's answers send their next writes together, and the engine gathers those into one
-   * group. For documents of at most `INSERT_BATCH_CHARS`: they are parsed on this thread.
+   * twice that, … as they are made (up to the outbox's `outboxSlots`), and the rest at the end of
+   * the tick (a microtask), or before any other request, or once `INSERT_BATCH_CHARS` are
+   * reached. So writers resumed together by one group's answers send their next writes together,
+   * and the engine gathers those into one group. For documents of at most `INSERT_BATCH_CHARS`:
+   * they are parsed on this thread.
    */
   insertOne(
     table: string,
@@ -208,12 +181,12 @@ export class Handle {
     }
     const id = this.#newId();
     const answer = this.#waitFor(id, durability === 'hard');
-    this.#outbox[batch.docs.length] = id;
+    this.#memory.outbox[batch.docs.length] = id;
     batch.docs.push(doc);
     batch.chars += doc.length + 1;
     if (batch.docs.length === this.#chunkDocs) {
       this.#sendBatch();
-      this.#chunkDocs = Math.min(2 * this.#chunkDocs, OUTBOX_SLOTS);
+      this.#chunkDocs = Math.min(2 * this.#chunkDocs, this.#memory.layout.outboxSlots);
     }
     return answer;
   }
@@ -242,7 +215,7 @@ export class Handle {
       if (batch.durability === 'hard') this.#pollUntilAnswered();
     } catch (error) {
       const failure = toWharfError(error);
-      for (let i = 0; i < batch.docs.length; i++) this.#release(this.#outbox[i]!)?.reject(failure);
+      for (let i = 0; i < batch.docs.length; i++) this.#release(this.#memory.outbox[i]!)?.reject(failure);
     }
   };
 
@@ -264,8 +237,7 @@ export class Handle {
    * after the last was sent. Otherwise the thread sleeps in epoll while the committer
    * fdatasyncs, and waking it costs 25–75 µs on a VM, more under load: a third of a fast
    * fdatasync, on every write of a lone hard writer, and on every group of concurrent ones
-   * (64 writers: 305 µs a group polling, 360 sleeping). While the polling word is set, the addon
-   * does not ring its doorbell.
+   * (64 writers: 305 µs a group polling, 360 sleeping).
    *
    * Each turn of the loop (a `setImmediate`) busy-waits up to `POLL_SLICE_MS` for the engine to
    * seal answers, then yields, so timers and I/O still run: a bare `setImmediate` chain
@@ -278,28 +250,21 @@ export class Handle {
     this.#spinDeadline = performance.now() + this.#spinWaitMs;
     if (this.#spinning) return;
     this.#spinning = true;
-    Atomics.store(this.#words, POLLING_WORD, 1);
     setImmediate(this.#poll);
   }
 
   readonly #poll = (): void => {
     const now = performance.now();
     if (this.#durableWaiting === 0 || now >= this.#spinDeadline) {
+      // Answers sealed from now on are taken when the doorbell rings.
       this.#spinning = false;
-      // Cleared, then the count read: answers sealed before the addon could see the word
-      // cleared, which rang no doorbell, are taken here.
-      Atomics.store(this.#words, POLLING_WORD, 0);
-      if (this.#sealedWaiting()) this.#drain();
       return;
     }
     const sliceEnd = Math.min(now + POLL_SLICE_MS, this.#spinDeadline);
-    for (let polls = 1; !this.#sealedWaiting(); polls++) {
-      if (polls % CLOCK_EVERY === 0) {
-        if (performance.now() >= sliceEnd) break;
-        // If the committer, or a V8 thread, waits for this CPU, let it run: on 2 vCPUs the
-        // scheduler was seen to leave both threads on one CPU for ms while the other idled.
-        this.#native.yieldCpu();
-      }
+    while (!this.#sealedWaiting() && performance.now() < sliceEnd) {
+      // If the committer, or a V8 thread, waits for this CPU, let it run: on 2 vCPUs the
+      // scheduler was seen to leave both threads on one CPU for ms while the other idled.
+      this.#native.yieldCpu();
     }
     // Taken here rather than by the doorbell on the loop's next turn: that turn (an epoll, an
     // eventfd read, the dispatch) cost a lone hard writer ~5 µs per write.
@@ -309,7 +274,7 @@ export class Handle {
 
   /** Answers are sealed that JS has not taken. */
   #sealedWaiting(): boolean {
-    return ((Atomics.load(this.#words, SEALED_WORD) - this.#delivered) | 0) > 0;
+    return ((Atomics.load(this.#memory.words, this.#sealedWord) - this.#delivered) | 0) > 0;
   }
 
   /**
@@ -322,7 +287,7 @@ export class Handle {
       const n = this.#native.deliverAnswers();
       this.#delivered = (this.#delivered + n) | 0;
       this.#settle(n);
-      if (n < ANSWER_SLOTS) return;
+      if (n < this.#memory.layout.answerSlots) return;
     }
   };
 
@@ -377,21 +342,24 @@ export class Handle {
 
   /** Settles the `n` answers `deliverAnswers` wrote into the slots. */
   #settle(n: number): void {
-    const slots = this.#slots;
+    const { slots, layout, countField: c } = this.#memory;
+    const fields = layout.answerFields;
+    const idField = layout.answerIdField;
+    const detailsField = layout.answerDetailsField;
     let details: (string | null)[] | undefined;
-    for (let i = 0; i < n * ANSWER_FIELDS; i += ANSWER_FIELDS) {
-      const waiter = this.#release(slots[i]!);
+    for (let i = 0; i < n * fields; i += fields) {
+      const waiter = this.#release(slots[i + idField]!);
       if (waiter === undefined) continue;
-      const d = slots[i + 7]!;
+      const d = slots[i + detailsField]!;
       if (d < 0) {
         // Counts as small integers: double fields would each box a heap number.
         waiter.resolve({
-          inserted: slots[i + 1]! | 0,
-          replaced: slots[i + 2]! | 0,
-          unchanged: slots[i + 3]! | 0,
-          deleted: slots[i + 4]! | 0,
-          skipped: slots[i + 5]! | 0,
-          errors: slots[i + 6]! | 0,
+          inserted: slots[i + c.inserted]! | 0,
+          replaced: slots[i + c.replaced]! | 0,
+          unchanged: slots[i + c.unchanged]! | 0,
+          deleted: slots[i + c.deleted]! | 0,
+          skipped: slots[i + c.skipped]! | 0,
+          errors: slots[i + c.errors]! | 0,
         });
         continue;
       }

@@ -5,19 +5,9 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { until } from '../../../test/helpers/until.ts';
-import {
-  ANSWER_FIELDS,
-  ANSWER_OFFSET,
-  ANSWER_SLOTS,
-  binding,
-  CONFLICT_CODE,
-  DURABILITY_CODE,
-  POLLING_WORD,
-  SEALED_WORD,
-} from '../src/binding.ts';
 import { Database } from '../src/index.ts';
 import { openTemp, tempDir, withDb } from './helpers.ts';
 
@@ -130,110 +120,5 @@ describe('waiting for durable answers (spinWaitUs)', () => {
     expect(polling.after.utilization).toBeLessThan(0.5);
     const sleeping = await loopWhileInserting(0);
     expect(sleeping.during.idle).toBeGreaterThan(polling.during.idle);
-  });
-
-  /** Busy-waits (the event loop blocked on purpose) until `done`, for at most 10 s. */
-  function spinUntil(done: () => boolean): void {
-    const deadline = performance.now() + 10_000;
-    while (!done() && performance.now() < deadline);
-    expect(done()).toBe(true);
-  }
-
-  it('seals answers in memory shared with JS, and rings the doorbell once for them unless JS polls', async () => {
-    let rings = 0;
-    const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize: 1 << 20 }, () => void rings++);
-    const memory = native.sharedMemory();
-    expect(() => native.sharedMemory()).toThrow(/exposed already/);
-    const words = new Int32Array(memory, 0, ANSWER_OFFSET / 4);
-    const slots = new Float64Array(memory, ANSWER_OFFSET, ANSWER_SLOTS * ANSWER_FIELDS);
-    const sealed = () => Atomics.load(words, SEALED_WORD);
-    const ids = (n: number) => Array.from({ length: n }, (_, i) => slots[i * ANSWER_FIELDS]);
-    try {
-      native.createTable(7, 't', 'id');
-      native.sync(8);
-      native.sync(9);
-      // The loop is blocked: the answers can be sealed, not delivered, and the doorbell not run.
-      spinUntil(() => sealed() === 3);
-      expect(rings).toBe(0);
-      await setImmediate(); // after the loop's poll phase, which runs the doorbell
-      expect(rings).toBe(1); // once for the three, in however many groups
-      expect(native.deliverAnswers()).toBe(3);
-      expect(ids(3)).toEqual([7, 8, 9]);
-      expect(native.deliverAnswers()).toBe(0);
-
-      // While JS polls, sealing rings nothing.
-      Atomics.store(words, POLLING_WORD, 1);
-      native.sync(10);
-      spinUntil(() => sealed() === 4);
-      await setImmediate();
-      await setImmediate();
-      expect(rings).toBe(1);
-      expect(native.deliverAnswers()).toBe(1);
-      expect(ids(1)).toEqual([10]);
-      Atomics.store(words, POLLING_WORD, 0);
-
-      // A failure's code and message are its details.
-      native.createTable(11, 't', 'id');
-      spinUntil(() => sealed() === 5);
-      await setImmediate();
-      expect(rings).toBe(2);
-      expect(native.deliverAnswers()).toBe(1);
-      expect([slots[0], slots[7]]).toEqual([11, 0]);
-      expect(native.answerDetails()).toEqual(['WHARF_ERR_TABLE_EXISTS', 'table `t` already exists']);
-
-      // More answers than slots: taken in turns, in order.
-      for (let id = 100; id < 700; id++) native.sync(id);
-      spinUntil(() => sealed() === 605);
-      expect(native.deliverAnswers()).toBe(ANSWER_SLOTS);
-      expect(slots[0]).toBe(100);
-      expect(native.deliverAnswers()).toBe(600 - ANSWER_SLOTS);
-      expect(ids(600 - ANSWER_SLOTS)).toEqual(
-        Array.from({ length: 600 - ANSWER_SLOTS }, (_, i) => 100 + ANSWER_SLOTS + i),
-      );
-    } finally {
-      await native.close();
-    }
-  });
-
-  it("seals a group's answers once all of them are sent, so a poll takes the group whole", async () => {
-    const native = await binding().NativeDatabase.open(await tempDir(), { segmentSize: 4 << 20 }, () => {});
-    const words = new Int32Array(native.sharedMemory(), 0, ANSWER_OFFSET / 4);
-    // Groups with durable answers: each adds one commit latency (a group of syncs only, with
-    // nothing to fdatasync, adds no fdatasync).
-    const durableGroups = (): number =>
-      (JSON.parse(native.stats()).commit_latency_histogram_us as number[]).reduce((a, b) => a + b, 0);
-    const syncs = 32;
-    let delivered = 0;
-    const partial: { seen: number[]; groups: number }[] = [];
-    try {
-      native.createTable(0, 't', 'id');
-      spinUntil(() => Atomics.load(words, SEALED_WORD) === 1);
-      delivered += native.deliverAnswers();
-      // Over 64 KiB: parsed on the pool, so the syncs made after it wait for it in the binding's
-      // sequencer and reach the engine right behind it, a group or two answered one by one.
-      const batch = (round: number) =>
-        Array.from({ length: 1200 }, (_, i) => JSON.stringify({ id: `${round}-${i}`, pad: 'x'.repeat(48) })).join('\n');
-      for (let round = 0; round < 10; round++) {
-        const big = batch(round);
-        const before = durableGroups();
-        void native.insert(10_000 + round, 't', big, 0, DURABILITY_CODE.hard, CONFLICT_CODE.error, false);
-        for (let i = 0; i < syncs; i++) native.sync(1 + i);
-        // Every sealed count the poll sees (a load every few ns), until the round's are sealed.
-        const seen: number[] = [];
-        spinUntil(() => {
-          const n = Atomics.load(words, SEALED_WORD) - delivered;
-          if (n > 0 && seen.at(-1) !== n) seen.push(n);
-          return n === syncs + 1;
-        });
-        delivered += native.deliverAnswers();
-        // The poll sees each group's answers at once, or it would have seen counts in between
-        // (sealed one by one, it saw most of the 33).
-        const groups = durableGroups() - before;
-        if (seen.length > groups) partial.push({ seen, groups });
-      }
-      expect(partial).toEqual([]);
-    } finally {
-      await native.close();
-    }
   });
 });

@@ -6,8 +6,12 @@
 //! through a [`Reply`] and the JS side settles the promise it keeps under that id. Creating a
 //! threadsafe function or a promise per write would cost more than the rest of the binding.
 //!
+//! The protocol, its states and invariants: `docs/design/write-path.md`, "The binding: answers to
+//! JavaScript".
+//!
 //! Answers wait in a list until JS takes them ([`Completions::deliver`]): it writes them, up to
-//! [`ANSWER_SLOTS`] a call, into memory JS reads directly, the [`SharedMemory`] of the database.
+//! [`ANSWER_SLOTS`] a call, into memory JS reads directly, the [`SharedMemory`] of the database
+//! (a `SharedArrayBuffer` JS created; its layout is in `shared_memory.rs`).
 //! Its first word counts the answers *sealed*: listed as part of a finished batch. The committer
 //! lists a group's answers between [`AckListener::acknowledging`] and `acknowledged`, and seals
 //! them at the end, so a group's 64 answers are taken together, not its first alone while the
@@ -16,14 +20,9 @@
 //!
 //! JS learns of sealed answers in one of two ways:
 //! - polling: while a hard write waits, the JS thread spins on the sealed count
-//!   (`src/handle.ts`), a load from memory, with the shared memory's second word set;
-//! - the doorbell: otherwise, sealing answers calls the threadsafe function (an eventfd write,
-//!   ~1 µs), once until JS takes answers again, and the event loop's next turn takes them.
-//!
-//! The doorbell is rung only while JS does not poll, and after the batch is sealed: it is off
-//! the path of a lone hard writer's answer. The two words are a Dekker pair: sealing stores the
-//! count, then reads the polling word; JS clears the polling word, then reads the count. One of
-//! the two sees the other's store (both sequentially consistent), so no answer is left waiting.
+//!   (`src/handle.ts`), a load from memory, and takes the answers as soon as it moves;
+//! - the doorbell: sealing answers calls the threadsafe function, once until JS takes answers
+//!   again, and the event loop's next turn takes them (nothing, if the poll took them first).
 //!
 //! Keep-alive: the threadsafe function is created unreferenced, so a forgotten open database does
 //! not keep Node running. [`Pending`] references it while any request is outstanding, so an
@@ -33,46 +32,22 @@
 //! engine's own in `stats().write_stages`): waiting for the pool and parsing (large batches only),
 //! and the delivery of the answer to JS, which waits for the event loop.
 
-use std::ffi::c_void;
-use std::ptr::NonNull;
 use std::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU32, AtomicUsize,
+    AtomicBool, AtomicPtr, AtomicUsize,
     Ordering::{Relaxed, SeqCst},
 };
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Function, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 use wharf_engine::{AckListener, Error as EngineError, LatencyHistogram, WriteResult};
 
-/// Numbers per answer in the shared memory's answer slots: the request id; the counts of a
-/// write (inserted, replaced, unchanged, deleted, skipped, errors; 0 for requests without a
-/// result); and -1, or the index `d` of its details in [`Completions::take_details`]:
-/// `details[2d]` is null for a success or the `WHARF_…` code of a failure, `details[2d + 1]` the
-/// failure's message, or the whole result as JSON when it has more than counts (`first_error`,
-/// `generated_keys`, `document_errors`).
-///
-/// Numbers in shared memory, not an object per answer nor an array: building either natively
-/// costs ~100 ns per value on the JS thread, and even a typed array per delivery ~1 µs.
-const ANSWER_FIELDS: usize = 8;
-
-/// Answers one [`Completions::deliver`] writes at most.
-const ANSWER_SLOTS: usize = 512;
-
-/// Request ids one `insertEach` call carries at most, in the shared memory's outbox.
-const OUTBOX_SLOTS: usize = 4096;
-
-/// The shared memory's 32-bit words (mirrored in `src/binding.ts`).
-const SEALED_WORD: usize = 0;
-const POLLING_WORD: usize = 1;
-/// Bytes before the answer slots: four words.
-const WORDS_BYTES: usize = 16;
-const OUTBOX_OFFSET: usize = WORDS_BYTES + ANSWER_SLOTS * ANSWER_FIELDS * 8;
-
-/// The largest emptied answer list kept for reuse.
-const SPARE_ANSWERS: usize = 4096;
+use crate::shared_memory::{
+    MemoryHold, SharedMemory, ANSWER_COUNTS, ANSWER_COUNTS_FIELD, ANSWER_DETAILS_FIELD, ANSWER_FIELDS, ANSWER_ID_FIELD,
+    ANSWER_SLOTS, OUTBOX_SLOTS, SEALED_WORD,
+};
 
 struct Answer {
     id: u32,
@@ -80,26 +55,32 @@ struct Answer {
     answered: Option<Instant>,
     code: Option<&'static str>,
     text: String,
-    counts: [f64; 6],
+    /// In the order of [`ANSWER_COUNTS`].
+    counts: [f64; ANSWER_COUNTS.len()],
 }
 
 /// Its value is a doorbell: the answers wait in [`Pending::listed`].
 type Tsfn = ThreadsafeFunction<(), (), (), Status, false, true>;
 
-/// The completion channel of one database.
-#[derive(Clone)]
+/// The completion channel of one database. Owned by the JS thread (the open task, then the
+/// `NativeDatabase`), and dropped there: dropping it detaches the shared memory.
 pub struct Completions {
     tsfn: Arc<Tsfn>,
     pending: Arc<Pending>,
+    /// Keeps the shared memory alive; dropped after every copy of its address is cleared.
+    hold: Option<MemoryHold>,
 }
 
 impl Completions {
-    /// Builds the channel on the JS thread from the doorbell callback JS handed to `open`.
-    pub fn new(doorbell: &Function<'_, (), ()>) -> napi::Result<Completions> {
+    /// Builds the channel on the JS thread from the doorbell callback and the shared memory (a
+    /// `Uint8Array` over a `SharedArrayBuffer`, see `shared_memory.rs`) JS handed to `open`.
+    pub fn new(env: &Env, doorbell: &Function<'_, (), ()>, memory: &Unknown<'_>) -> napi::Result<Completions> {
+        let (memory, hold) = SharedMemory::attach(env, memory)?;
         let pending = Arc::new(Pending::default());
+        pending.listed.lock().unwrap().memory = Some(memory);
         let tsfn = doorbell.build_threadsafe_function::<()>().weak::<true>().build_callback(|_| Ok(()))?;
         pending.raw.store(tsfn.raw(), Relaxed);
-        Ok(Completions { tsfn: Arc::new(tsfn), pending })
+        Ok(Completions { tsfn: Arc::new(tsfn), pending, hold: Some(hold) })
     }
 
     /// Registers request `id` (on the JS thread) and returns the handle that answers it.
@@ -117,15 +98,6 @@ impl Completions {
         EachReply { ids, tsfn: Some(self.tsfn.clone()), pending: self.pending.clone() }
     }
 
-    /// The shared memory as a JS `ArrayBuffer`. Once per database: V8 allows one `ArrayBuffer`
-    /// per external memory block.
-    pub fn shared_memory(&self, env: &Env) -> napi::Result<sys::napi_value> {
-        if self.pending.exposed.swap(true, Relaxed) {
-            return Err(napi::Error::from_reason("the shared memory is exposed already"));
-        }
-        self.pending.memory.expose(env, self.pending.clone())
-    }
-
     /// On the JS thread: writes up to [`ANSWER_SLOTS`] answers listed so far into the shared
     /// memory; returns how many.
     pub fn deliver(&self, env: &Env) -> u32 {
@@ -138,7 +110,9 @@ impl Completions {
         if n > OUTBOX_SLOTS {
             return Err(EngineError::invalid(format!("{n} request ids, the outbox holds {OUTBOX_SLOTS}")));
         }
-        Ok(unsafe { self.pending.memory.outbox() }[..n].to_vec())
+        let memory = self.pending.listed.lock().unwrap().memory;
+        // Attached while `self` lives; only this thread touches the outbox, inside this call.
+        Ok(memory.map_or_else(Vec::new, |m| unsafe { m.outbox() }[..n].to_vec()))
     }
 
     /// The details of the answers [`Completions::deliver`] wrote last (see [`ANSWER_FIELDS`]).
@@ -157,6 +131,14 @@ impl Completions {
         for (name, h) in [("poolWait", &s.pool_wait), ("parse", &s.parse), ("delivery", &s.delivery)] {
             engine_stages[name] = serde_json::to_value(h.summary()).unwrap_or_default();
         }
+    }
+}
+
+impl Drop for Completions {
+    fn drop(&mut self) {
+        // Under the list's lock: no thread is sealing into the memory, and none will.
+        self.pending.listed.lock().unwrap().memory = None;
+        drop(self.hold.take());
     }
 }
 
@@ -191,11 +173,13 @@ struct BindingStages {
     delivery: LatencyHistogram,
 }
 
-/// Answers listed and not yet delivered, and how many were listed ever.
+/// Answers listed and not yet delivered, how many were listed ever, and where to seal them.
 #[derive(Default)]
 struct Listed {
     answers: Vec<Answer>,
     total: u64,
+    /// `None` once the [`Completions`] are dropped: then nothing is sealed any more.
+    memory: Option<SharedMemory>,
 }
 
 /// Outstanding requests of one database, counted on the JS thread, and answers sent but not yet
@@ -206,18 +190,12 @@ struct Pending {
     raw: AtomicPtr<sys::napi_threadsafe_function__>,
     stages: BindingStages,
     listed: Mutex<Listed>,
-    /// The list `deliver` emptied last, kept for its capacity: a list grown from empty for every
-    /// group cost the committer a reallocation every few answers.
-    spare: Mutex<Vec<Answer>>,
     /// The committer is sending a batch, and seals it at the end.
     acknowledging: AtomicBool,
     /// The doorbell rang and JS has not taken answers since.
     rung: AtomicBool,
     /// The details of the answers delivered last (JS thread).
     details: Mutex<Vec<Option<String>>>,
-    memory: SharedMemory,
-    /// `memory` was handed to JS.
-    exposed: AtomicBool,
 }
 
 impl Pending {
@@ -254,11 +232,13 @@ impl Pending {
     /// Publishes the count of answers listed, then rings the doorbell unless JS polls, has
     /// taken them already, or has a ring to answer still.
     fn seal_listed(&self, listed: std::sync::MutexGuard<'_, Listed>, tsfn: &Tsfn) {
-        // The low 32 bits: JS compares counts by their difference.
-        self.memory.word(SEALED_WORD).store(listed.total as u32, SeqCst);
+        let Some(memory) = listed.memory else { return };
+        // The low 32 bits: JS compares counts by their difference. Under the lock that keeps
+        // the memory attached.
+        memory.word(SEALED_WORD).store(listed.total as u32, SeqCst);
         let waiting = !listed.answers.is_empty();
         drop(listed);
-        if waiting && self.memory.word(POLLING_WORD).load(SeqCst) == 0 && !self.rung.swap(true, SeqCst) {
+        if waiting && !self.rung.swap(true, SeqCst) {
             // Non-blocking: the queue is unbounded, and the committer must never wait on JS.
             let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
@@ -268,29 +248,30 @@ impl Pending {
     fn deliver(&self, env: &Env) -> u32 {
         // Before taking: a seal after this rings again (at worst once for answers taken here).
         self.rung.store(false, SeqCst);
-        let mut answers = std::mem::take(&mut *self.spare.lock().unwrap());
-        {
+        let (answers, memory) = {
             let mut listed = self.listed.lock().unwrap();
-            if listed.answers.len() <= ANSWER_SLOTS {
-                std::mem::swap(&mut answers, &mut listed.answers);
+            let answers = if listed.answers.len() <= ANSWER_SLOTS {
+                std::mem::take(&mut listed.answers)
             } else {
-                answers.extend(listed.answers.drain(..ANSWER_SLOTS));
-            }
-        }
+                listed.answers.drain(..ANSWER_SLOTS).collect()
+            };
+            (answers, listed.memory)
+        };
+        let Some(memory) = memory else { return 0 };
         let n = answers.len();
         self.end(env, n);
         let now = Instant::now();
         let mut details = self.details.lock().unwrap();
         details.clear();
         // Only this thread touches the slots, and only inside calls from JS.
-        let slots = unsafe { self.memory.slots() };
-        for (a, slot) in answers.drain(..).zip(slots.chunks_exact_mut(ANSWER_FIELDS)) {
+        let slots = unsafe { memory.slots() };
+        for (a, slot) in answers.into_iter().zip(slots.chunks_exact_mut(ANSWER_FIELDS)) {
             if let Some(answered) = a.answered {
                 self.stages.delivery.record(now - answered);
             }
-            slot[0] = a.id as f64;
-            slot[1..7].copy_from_slice(&a.counts);
-            slot[7] = if a.code.is_none() && a.text.is_empty() {
+            slot[ANSWER_ID_FIELD] = a.id as f64;
+            slot[ANSWER_COUNTS_FIELD..ANSWER_DETAILS_FIELD].copy_from_slice(&a.counts);
+            slot[ANSWER_DETAILS_FIELD] = if a.code.is_none() && a.text.is_empty() {
                 -1.0
             } else {
                 details.push(a.code.map(String::from));
@@ -298,86 +279,7 @@ impl Pending {
                 (details.len() / 2 - 1) as f64
             };
         }
-        if answers.capacity() <= SPARE_ANSWERS {
-            *self.spare.lock().unwrap() = answers;
-        }
         n as u32
-    }
-}
-
-/// Memory JS and the binding share, for the life of both: four 32-bit words (the sealed count
-/// and the polling flag; see the module docs), then [`ANSWER_SLOTS`] answers of
-/// [`ANSWER_FIELDS`] numbers, then the outbox: [`OUTBOX_SLOTS`] request ids JS writes for
-/// `insertEach` (a typed array per call had cost ~0.5 µs). Allocated by the binding; the
-/// `ArrayBuffer` JS holds keeps the [`Pending`] that owns it alive.
-struct SharedMemory {
-    block: NonNull<u64>,
-}
-
-const SHARED_BYTES: usize = OUTBOX_OFFSET + OUTBOX_SLOTS * 4;
-
-// The words are accessed atomically only; the slots and the outbox by the JS thread only.
-unsafe impl Send for SharedMemory {}
-unsafe impl Sync for SharedMemory {}
-
-impl Default for SharedMemory {
-    fn default() -> Self {
-        let block: Box<[u64]> = vec![0u64; SHARED_BYTES / 8].into_boxed_slice();
-        SharedMemory { block: NonNull::new(Box::into_raw(block).cast::<u64>()).expect("a boxed slice is never null") }
-    }
-}
-
-impl Drop for SharedMemory {
-    fn drop(&mut self) {
-        let slice = std::ptr::slice_from_raw_parts_mut(self.block.as_ptr(), SHARED_BYTES / 8);
-        drop(unsafe { Box::from_raw(slice) });
-    }
-}
-
-impl SharedMemory {
-    fn word(&self, i: usize) -> &AtomicU32 {
-        debug_assert!(i < WORDS_BYTES / 4);
-        unsafe { &*self.block.as_ptr().cast::<AtomicU32>().add(i) }
-    }
-
-    /// # Safety
-    /// On the JS thread only, and not while JS could read them (inside a call from JS).
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn slots(&self) -> &mut [f64] {
-        let first = self.block.as_ptr().cast::<u8>().add(WORDS_BYTES).cast::<f64>();
-        std::slice::from_raw_parts_mut(first, ANSWER_SLOTS * ANSWER_FIELDS)
-    }
-
-    /// # Safety
-    /// On the JS thread only, inside a call from JS.
-    unsafe fn outbox(&self) -> &[u32] {
-        let first = self.block.as_ptr().cast::<u8>().add(OUTBOX_OFFSET).cast::<u32>();
-        std::slice::from_raw_parts(first, OUTBOX_SLOTS)
-    }
-
-    /// An `ArrayBuffer` over the memory that keeps `owner` alive until it is collected.
-    fn expose(&self, env: &Env, owner: Arc<Pending>) -> napi::Result<sys::napi_value> {
-        unsafe extern "C" fn release(_env: sys::napi_env, _data: *mut c_void, hint: *mut c_void) {
-            drop(unsafe { Arc::from_raw(hint as *const Pending) });
-        }
-        let hint = Arc::into_raw(owner) as *mut c_void;
-        let mut buffer = std::ptr::null_mut();
-        let status = unsafe {
-            sys::napi_create_external_arraybuffer(
-                env.raw(),
-                self.block.as_ptr().cast(),
-                SHARED_BYTES,
-                Some(release),
-                hint,
-                &mut buffer,
-            )
-        };
-        if status != sys::Status::napi_ok {
-            drop(unsafe { Arc::from_raw(hint as *const Pending) });
-            // A runtime without external buffers (Electron) would copy: JS would never see a seal.
-            return Err(napi::Error::from_reason(format!("external ArrayBuffers are needed (napi status {status})")));
-        }
-        Ok(buffer)
     }
 }
 
@@ -388,6 +290,7 @@ impl Answer {
     }
 
     fn write(id: u32, result: WriteResult, answered: Instant) -> Answer {
+        // In the order of `ANSWER_COUNTS`.
         let counts =
             [result.inserted, result.replaced, result.unchanged, result.deleted, result.skipped, result.errors]
                 .map(|n| n as f64);

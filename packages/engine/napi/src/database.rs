@@ -84,11 +84,19 @@ impl NativeDatabase {
 #[napi]
 impl NativeDatabase {
     /// Opens (and recovers) the database on the libuv pool. `doorbell` is called when answers
-    /// to this database's callback-style requests wait and JS is not polling for them; see
-    /// `completion.rs`.
+    /// to this database's callback-style requests wait;
+    /// `sharedMemory` is a `Uint8Array` over a `SharedArrayBuffer` of the layout's
+    /// `sharedBytes`, where they are sealed and delivered (`completion.rs`, `shared_memory.rs`).
     #[napi(ts_return_type = "Promise<NativeDatabase>")]
-    pub fn open(dir: String, options: OpenOptions, doorbell: Function<'_, (), ()>) -> Result<AsyncTask<Open>> {
-        let completions = Completions::new(&doorbell).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
+    pub fn open(
+        env: Env,
+        dir: String,
+        options: OpenOptions,
+        doorbell: Function<'_, (), ()>,
+        shared_memory: Unknown<'_>,
+    ) -> Result<AsyncTask<Open>> {
+        let completions =
+            Completions::new(&env, &doorbell, &shared_memory).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
         Ok(AsyncTask::new(Open { dir, options: options.to_engine(), completions: Some(completions) }))
     }
 
@@ -131,14 +139,6 @@ impl NativeDatabase {
     #[napi]
     pub fn list_tables(&self) -> Result<String> {
         Ok(serde_json::to_string(&self.live()?.db.list_tables()).unwrap_or_default())
-    }
-
-    /// The memory JS shares with the binding: the count of answers sealed, the polling flag and
-    /// the answer slots (see `completion.rs`). Once per database.
-    #[napi(ts_return_type = "ArrayBuffer")]
-    pub fn shared_memory(&self, env: Env) -> Result<Unknown<'_>> {
-        let buffer = self.completions.shared_memory(&env).map_err(|e| to_napi(crate::error::invalid(e.reason)))?;
-        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), buffer) })
     }
 
     /// Writes up to `ANSWER_SLOTS` answers listed so far into the shared memory; returns how

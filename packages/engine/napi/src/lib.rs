@@ -19,10 +19,12 @@ mod database;
 mod error;
 mod index;
 mod sequencer;
+mod shared_memory;
 mod table;
 mod tasks;
 
 pub use database::{NativeDatabase, OpenOptions};
+pub use shared_memory::{shared_memory_layout, SharedMemoryLayout};
 
 #[global_allocator]
 static ALLOCATOR: alloc::SplitAllocator = alloc::SplitAllocator;
