@@ -62,7 +62,7 @@ export class Database {
 
   /** A snapshot of the engine's counters. */
   stats(): EngineStats {
-    return statsFromJson(this.#handle.call((native) => native.stats()));
+    return { ...statsFromJson(this.#handle.call((native) => native.stats())), ...this.#handle.answerCounts() };
   }
 
   /** What the open did differently from what it was asked (see `EngineStats.openNotes`). */

@@ -87,6 +87,9 @@ export class Handle {
   #durableWaiting = 0;
   #spinDeadline = 0;
   #spinning = false;
+  /** Answers taken by the poll, and by the doorbell's callback (`stats()`). */
+  #answersPolled = 0;
+  #answersOnDoorbell = 0;
   #batch: InsertBatch | undefined;
   /** Documents at which `insertOne` sends its batch before the end of the tick. */
   #chunkDocs = FIRST_CHUNK_DOCS;
@@ -106,7 +109,7 @@ export class Handle {
   static async open(dir: string, native: NativeOpenOptions, options: HandleOptions): Promise<Handle> {
     try {
       const handle = new Handle(options);
-      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#drain, handle.#memory.bytes);
+      handle.#native = await binding().NativeDatabase.open(dir, native, handle.#onDoorbell, handle.#memory.bytes);
       return handle;
     } catch (error) {
       throw toWharfError(error);
@@ -235,14 +238,12 @@ export class Handle {
   /**
    * Keeps the event loop polling while durable requests are unanswered, for up to `spinWaitUs`
    * after the last was sent. Otherwise the thread sleeps in epoll while the committer
-   * fdatasyncs, and waking it costs 25–75 µs on a VM, more under load: a third of a fast
-   * fdatasync, on every write of a lone hard writer, and on every group of concurrent ones
-   * (64 writers: 305 µs a group polling, 360 sleeping).
+   * fdatasyncs, and waking it costs a sizeable part of a fast fdatasync, on every write of a
+   * lone hard writer and on every group of concurrent ones.
    *
    * Each turn of the loop (a `setImmediate`) busy-waits up to `POLL_SLICE_MS` for the engine to
-   * seal answers, then yields, so timers and I/O still run: a bare `setImmediate` chain
-   * turned the loop every microsecond or two, and its allocations cost 20 scavenges per 1000
-   * inserts. Sealed answers are those of groups whose acknowledgements are all sent, so the
+   * seal answers, then yields, so timers and I/O still run; a bare `setImmediate` chain would
+   * turn the loop so often that its allocations keep the young generation collecting. Sealed answers are those of groups whose acknowledgements are all sent, so the
    * writers of one group resume together and their next writes make one group again.
    */
   #pollUntilAnswered(): void {
@@ -266,9 +267,9 @@ export class Handle {
       // scheduler was seen to leave both threads on one CPU for ms while the other idled.
       this.#native.yieldCpu();
     }
-    // Taken here rather than by the doorbell on the loop's next turn: that turn (an epoll, an
-    // eventfd read, the dispatch) cost a lone hard writer ~5 µs per write.
-    if (this.#sealedWaiting()) this.#drain();
+    // Taken here rather than by the doorbell on the loop's next turn, which would add an epoll,
+    // an eventfd read and a dispatch to every answer.
+    if (this.#sealedWaiting()) this.#answersPolled += this.#drain();
     setImmediate(this.#poll);
   };
 
@@ -277,19 +278,30 @@ export class Handle {
     return ((Atomics.load(this.#memory.words, this.#sealedWord) - this.#delivered) | 0) > 0;
   }
 
+  readonly #onDoorbell = (): void => {
+    this.#answersOnDoorbell += this.#drain();
+  };
+
+  /** How the answers reached JS so far: by the poll, or on the doorbell. */
+  answerCounts(): { answersPolled: number; answersOnDoorbell: number } {
+    return { answersPolled: this.#answersPolled, answersOnDoorbell: this.#answersOnDoorbell };
+  }
+
   /**
-   * Takes every answer listed (the doorbell's callback too) and settles their promises. Their
-   * continuations all run in the microtask checkpoint after it, so writers answered together
-   * send their next writes in one tick.
+   * Takes every answer listed and settles their promises; returns how many. Their continuations
+   * all run in the microtask checkpoint after it, so writers answered together send their next
+   * writes in one tick.
    */
-  readonly #drain = (): void => {
+  #drain(): number {
+    let taken = 0;
     for (;;) {
       const n = this.#native.deliverAnswers();
       this.#delivered = (this.#delivered + n) | 0;
       this.#settle(n);
-      if (n < this.#memory.layout.answerSlots) return;
+      taken += n;
+      if (n < this.#memory.layout.answerSlots) return taken;
     }
-  };
+  }
 
   /**
    * Runs a native read on the thread pool (JSON text) and parses it; native errors become

@@ -40,8 +40,8 @@ export interface OpenOptions {
   /**
    * While hard writes or a `sync()` are unanswered, the event loop keeps polling for their answers
    * for up to this many microseconds after the last was sent, instead of sleeping (default 1000;
-   * 0: sleep at once). Waking a sleeping thread costs 25–75 µs on a VM, more under load; polling
-   * costs CPU while the disk syncs.
+   * 0: sleep at once). Waking a sleeping thread costs a sizeable part of a fast fdatasync;
+   * polling costs CPU while the disk syncs.
    */
   spinWaitUs?: number;
   /**

@@ -7,8 +7,8 @@ export const SERVER_GROUP_COMMIT_WINDOW_MS = 20;
 /**
  * See `spinWaitUs` in @wharf/engine. Polling pays when the waiting thread acts next; here the
  * next to act is the client, whose process needs the CPU the poll would take (the official driver
- * spends ~300 µs of CPU per query). In five A/B runs of packages/bench/src/goals/server.ts, one driver's hard
- * inserts took 6.3–14.3× the raw fdatasync loop with a 1 ms poll and 4.8–9.4× without.
+ * spends a lot of CPU per query): in the server bench (packages/bench/src/goals/server.ts) a
+ * driver's sequential hard inserts are slower with the poll than without.
  */
 export const SERVER_SPIN_WAIT_US = 0;
 

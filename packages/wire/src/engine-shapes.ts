@@ -101,6 +101,9 @@ export interface EngineStats {
   openNotes: string[];
   /** Where the time of each write (insert, delete) went since open, stage by stage. */
   writeStages: WriteStages;
+  /** Answers JS took while polling for them (`spinWaitUs`), and on the doorbell (the thread woken). */
+  answersPolled: number;
+  answersOnDoorbell: number;
 }
 
 /**
