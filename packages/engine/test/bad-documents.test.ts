@@ -61,8 +61,8 @@ describe('bad documents', () => {
 
   it('fails a JSON array that cannot be split as a whole', async () => {
     const t = await table();
-    await expect(t.insertJsonArray('[{"id":1}, {')).rejects.toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
-    await expect(t.insertJsonArray('{"id":1}')).rejects.toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
+    await expect(t.insertJsonArray('[{"id":1}, {')).rejects.toMatchObject({ code: 'WHARF_ERR_MALFORMED_JSON' });
+    await expect(t.insertJsonArray('{"id":1}')).rejects.toMatchObject({ code: 'WHARF_ERR_MALFORMED_JSON' });
     expect(await t.count()).toBe(0);
   });
 

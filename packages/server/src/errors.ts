@@ -78,14 +78,3 @@ export function fromEngineError(err: unknown, context: { table?: string; index?:
       return new WharfServerError(code, [message], { cause: err });
   }
 }
-
-/**
- * Like fromEngineError, for bulk inserts: a batch the engine's parser can't read at all (not one
- * bad document: those come back in document_errors) is WHARF_ERR_MALFORMED_JSON.
- */
-export function fromInsertError(err: unknown, table: string): WharfServerError {
-  if (engineCodeOf(err) === 'WHARF_ERR_INVALID_ARGUMENT' && /^invalid JSON/i.test((err as Error).message)) {
-    return new WharfServerError('WHARF_ERR_MALFORMED_JSON', [(err as Error).message], { cause: err });
-  }
-  return fromEngineError(err, { table });
-}

@@ -238,11 +238,11 @@ export const errorCatalogue = {
     fix: 'See /openapi.json for the route.',
   },
   WHARF_ERR_MALFORMED_JSON: {
-    layers: ['server'],
+    layers: ['engine', 'server'],
     meaning: 'A request body or a whole batch is not JSON (one bad document is a document error instead).',
     message: 'Malformed JSON: %s',
     status: 400,
-    reql: null,
+    reql: 'QUERY_LOGIC',
     exit: failed,
     retryable: false,
     fix: 'Send valid JSON (or NDJSON with one document per line).',

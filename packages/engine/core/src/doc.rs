@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::key::Key;
 
 /// A stored document: its JSON text as given, shared between the memtable, runs' readers and
@@ -73,7 +73,10 @@ impl PreparedDocs {
             }
             DocFormat::JsonArray => {
                 let items: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(|e| {
-                    Error::invalid(format!("invalid JSON array at line {} column {}: {e}", e.line(), e.column()))
+                    Error::new(
+                        ErrorCode::MalformedJson,
+                        format!("invalid JSON array at line {} column {}: {e}", e.line(), e.column()),
+                    )
                 })?;
                 for (index, item) in items.into_iter().enumerate() {
                     docs.push(prepare_one(index as u64, item.get().as_bytes(), primary_key));

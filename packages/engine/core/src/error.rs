@@ -11,6 +11,9 @@ use std::fmt;
 pub enum ErrorCode {
     /// A caller passed a bad argument (a bad table name, key, option or document batch).
     InvalidArgument,
+    /// A batch that cannot be read as documents at all: a JSON array that does not parse (one bad
+    /// document is a document error of its write instead).
+    MalformedJson,
     /// The named table does not exist.
     TableNotFound,
     /// A table with that name already exists.
@@ -37,8 +40,9 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in declaration order (the binding exports it as `errorCodes()`).
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::InvalidArgument,
+        ErrorCode::MalformedJson,
         ErrorCode::TableNotFound,
         ErrorCode::TableExists,
         ErrorCode::IndexNotFound,
@@ -55,6 +59,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidArgument => "WHARF_ERR_INVALID_ARGUMENT",
+            ErrorCode::MalformedJson => "WHARF_ERR_MALFORMED_JSON",
             ErrorCode::TableNotFound => "WHARF_ERR_TABLE_NOT_FOUND",
             ErrorCode::TableExists => "WHARF_ERR_TABLE_EXISTS",
             ErrorCode::IndexNotFound => "WHARF_ERR_INDEX_NOT_FOUND",
@@ -148,6 +153,7 @@ mod tests {
         for code in ErrorCode::ALL {
             match code {
                 ErrorCode::InvalidArgument
+                | ErrorCode::MalformedJson
                 | ErrorCode::TableNotFound
                 | ErrorCode::TableExists
                 | ErrorCode::IndexNotFound

@@ -21,7 +21,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { WebSocket } from 'ws';
 import { describeTooDeep, findTooDeep } from '../depth.js';
-import { type ErrorCode, engineCodeOf, fromEngineError, fromInsertError, WharfServerError } from '../errors.js';
+import { type ErrorCode, engineCodeOf, fromEngineError, WharfServerError } from '../errors.js';
 import { MAX_DOCUMENT_DEPTH } from '../limits.js';
 import { checkTableName } from '../names.js';
 
@@ -160,8 +160,7 @@ export class IngestConnection {
       (msg) => this.send(msg),
       (err: unknown) => {
         app.wharf.counters.wsErrors++;
-        const e =
-          header.type === 'insert' ? fromInsertError(err, header.table) : fromEngineError(err, { table: tableName });
+        const e = fromEngineError(err, { table: tableName });
         this.send({ type: 'error', id: header.id, code: e.code, message: e.message });
       },
     );

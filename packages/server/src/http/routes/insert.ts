@@ -8,7 +8,7 @@
 import type { WriteOptions, WriteResult } from '@wharf/engine';
 import type { FastifyInstance } from 'fastify';
 import { describeTooDeep, findTooDeep } from '../../depth.js';
-import { fromInsertError, WharfServerError } from '../../errors.js';
+import { fromEngineError, WharfServerError } from '../../errors.js';
 import { MAX_DOCUMENT_DEPTH } from '../../limits.js';
 import { errorResponses } from '../schemas/index.js';
 
@@ -105,7 +105,7 @@ export default async function insertRoute(app: FastifyInstance): Promise<void> {
         else op = t.insertJsonArray(body, opts);
         result = await app.wharf.writes.track(op);
       } catch (err) {
-        throw fromInsertError(err, table);
+        throw fromEngineError(err, { table });
       }
       app.wharf.counters.httpInsertBatches++;
       app.wharf.counters.documentsInserted += result.inserted;
