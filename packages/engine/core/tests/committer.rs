@@ -11,7 +11,7 @@ use support::driven::*;
 use support::*;
 use wharf_engine::io::{CrashMode, SimVfs};
 use wharf_engine::testing::SyncPoint;
-use wharf_engine::{DocFormat, Durability, ErrorCode, Options, PreparedDocs, WriteOptions, WriteResult};
+use wharf_engine::{DocFormat, Durability, ErrorCode, Options, PreparedDocs, Stats, WriteOptions, WriteResult};
 
 fn parse(ndjson: &str) -> PreparedDocs {
     PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap()
@@ -51,6 +51,12 @@ fn cohort_of(d: &Driven, first: u64, n: u64) {
     assert!(results.len() == n as usize && results.iter().all(|r| r.inserted == 1), "{results:?}");
 }
 
+/// Groups and fdatasyncs since `before`, with the stats now (for the assertion's message).
+fn groups_and_fdatasyncs_since(d: &Driven, before: &Stats) -> ((u64, u64), Stats) {
+    let after = d.db.stats();
+    ((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), after)
+}
+
 fn close(d: Driven) {
     d.gate.release_all();
     d.db.close().unwrap();
@@ -82,8 +88,8 @@ fn writers_queued_behind_the_committer_share_one_group_and_one_fdatasync() {
     for rx in &answers {
         assert_eq!(answer(rx, "a hard insert").unwrap().inserted, 1);
     }
-    let after = d.db.stats();
-    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1), "{after:?}");
+    let (counts, after) = groups_and_fdatasyncs_since(&d, &before);
+    assert_eq!(counts, (1, 1), "{after:?}");
     assert_eq!(after.max_group_ops, 16);
     close(d);
 }
@@ -118,8 +124,8 @@ fn a_cohort_arriving_in_parts_is_applied_as_it_arrives_and_committed_as_one_grou
         let results = answer(rx, "a part").unwrap();
         assert!(results.len() == 16 && results.iter().all(|r| r.inserted == 1), "{results:?}");
     }
-    let after = d.db.stats();
-    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1), "{after:?}");
+    let (counts, after) = groups_and_fdatasyncs_since(&d, &before);
+    assert_eq!(counts, (1, 1), "{after:?}");
     close(d);
 }
 
@@ -143,8 +149,8 @@ fn a_gathering_committer_takes_the_rest_of_the_cohort_when_it_is_all_queued() {
     for rx in std::iter::once(&first).chain(&rest) {
         assert_eq!(answer(rx, "a write of the cohort").unwrap().inserted, 1);
     }
-    let after = d.db.stats();
-    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1), "{after:?}");
+    let (counts, after) = groups_and_fdatasyncs_since(&d, &before);
+    assert_eq!(counts, (1, 1), "{after:?}");
     let seen = d.gate.take_seen();
     assert_eq!(seen.iter().filter(|p| **p == SyncPoint::Gathering).count(), 1, "one wait took all seven: {seen:?}");
     close(d);
@@ -168,8 +174,8 @@ fn a_gathering_group_commits_what_it_has_once_the_gap_passes() {
     assert!(lone.try_recv().is_err(), "the clock has not moved: the group is still open");
     d.clock.advance(window / 8);
     assert_eq!(answer(&lone, "the lone write").unwrap().inserted, 1);
-    let after = d.db.stats();
-    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (1, 1), "{after:?}");
+    let (counts, after) = groups_and_fdatasyncs_since(&d, &before);
+    assert_eq!(counts, (1, 1), "{after:?}");
     close(d);
 }
 
@@ -184,8 +190,8 @@ fn a_lone_writer_never_gathers() {
     for k in 0..20 {
         insert(&d.db, "t", &doc(k, 10), Durability::Hard).unwrap();
     }
-    let after = d.db.stats();
-    assert_eq!((after.groups - before.groups, after.fdatasyncs - before.fdatasyncs), (20, 20));
+    let (counts, after) = groups_and_fdatasyncs_since(&d, &before);
+    assert_eq!(counts, (20, 20), "{after:?}");
     let seen = d.gate.take_seen();
     assert!(!seen.contains(&SyncPoint::Gathering), "{seen:?}");
     close(d);
