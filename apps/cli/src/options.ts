@@ -43,6 +43,8 @@ export interface ImportOptions {
   progress: 'auto' | 'bar' | 'lines' | 'none';
   /** Secondary indexes built after the load. */
   indexes: IndexOption[];
+  /** The embedded engine's memory budget (MiB); undefined: the engine's default. */
+  memoryBudgetMb?: number;
 }
 
 export interface GenOptions {
@@ -215,6 +217,14 @@ export const importCommand: CommandDef<ImportOptions> = {
       arg: '<format>',
       description:
         "Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte ('[' is a JSON array, '{' NDJSON); required for standard input that starts otherwise.",
+    },
+    {
+      flag: 'memory-budget-mb',
+      key: 'memoryBudgetMb',
+      arg: '<mib>',
+      parse: parseIntStrict(4),
+      description:
+        "embedded: target only: the engine's memory for memtables and the block cache, in MiB (the engine's default: 256). The import's own memory stays bounded by its batches in flight, whatever the input's size.",
     },
     {
       flag: 'batch-size',

@@ -97,6 +97,14 @@ export class LatencyRecorder {
     this.#intervalDocs += count;
   }
 
+  /** Records `count` documents handed over together at `startMs` (one block) and acknowledged at `ackMs`. */
+  recordSame(startMs: number, count: number, ackMs: number): void {
+    const interval = this.#interval;
+    const us = clampUs(ackMs - startMs);
+    for (let i = 0; i < count; i++) interval.record(us);
+    this.#intervalDocs += count;
+  }
+
   recordBatch(ms: number): void {
     this.batches.record(clampUs(ms));
   }

@@ -55,9 +55,14 @@ export class EmbeddedTarget implements Target {
   #dir: string | null;
   #db: EngineDatabase | null;
   #owned: boolean;
+  readonly #options: Record<string, unknown> | undefined;
 
-  /** A directory to open (and close at the end), or a Database the caller opened and keeps. */
-  constructor(dirOrDb: string | EngineDatabase) {
+  /**
+   * A directory to open (and close at the end) with the engine's `Database.open` options (e.g.
+   * `memoryBudget`), or a Database the caller opened and keeps.
+   */
+  constructor(dirOrDb: string | EngineDatabase, options?: Record<string, unknown>) {
+    this.#options = options;
     if (typeof dirOrDb === 'string') {
       this.#dir = dirOrDb;
       this.#db = null;
@@ -79,7 +84,7 @@ export class EmbeddedTarget implements Target {
   async open(): Promise<void> {
     if (this.#db) return;
     const { Database } = await loadEngine();
-    this.#db = await Database.open(this.#dir!);
+    this.#db = await Database.open(this.#dir!, this.#options);
   }
 
   async ensureTable(table: string, primaryKey: string): Promise<void> {
