@@ -364,6 +364,7 @@ export function positionOf(payload: Buffer, seg: BlockSegment, k: number): { lin
   // The payload holds the input's bytes one for one (only commas became blanks).
   const inputStart = seg.offset - lastTextEnd(payload, seg) + seg.byteStart;
   if (seg.endOfDoc === 'value') return { line, offset: inputStart + lineOf(payload, seg, k)[1] - seg.byteStart };
+  lineOf(payload, seg, k); // builds seg.lineStarts
   const next = seg.lineStarts![k + 1]!;
   return { line, offset: inputStart + next - seg.byteStart };
 }
