@@ -89,6 +89,42 @@ describe('pushBlock', () => {
     expect(marks.at(-1)).toMatchObject({ seq: 30, line: 30, offset: inp.buf.length });
   });
 
+  it('cuts a block where a batch is full (batchSize); each batch ends just past a document', async () => {
+    const target = await EngineTarget.create();
+    const errors: DocumentError[] = [];
+    const highs: { seq: number; line?: number; offset?: number }[] = [];
+    const loader = createLoader({
+      target,
+      table: 't',
+      flushMs: 0,
+      batchSize: 7,
+      onDocumentError: (e) => errors.push(e),
+      onDispatch: (h) => highs.push(h),
+    });
+    const lines = Array.from({ length: 30 }, (_, i) => `{"id":${i}}`);
+    lines[19] = '{"id":3}';
+    const inp = input(lines);
+    loader.pushBlock(...inp.block(0, 30));
+    // A JSON array, one element per line: `{"id":100} ,` … with the commas made blanks.
+    const arr = `[\n${Array.from({ length: 9 }, (_, i) => `{"id":${100 + i}}`).join(',\n')}\n]`;
+    const from = arr.indexOf('{');
+    const to = arr.lastIndexOf('}') + 1;
+    loader.pushBlock(Buffer.from(arr.slice(from, to).replace(/,\n/g, ' \n')), 9, {
+      line: 2,
+      offset: to,
+      endOfDoc: 'value',
+    });
+    const summary = await loader.end();
+    expect(target.calls.map((c) => c.count)).toEqual([7, 7, 7, 7, 7, 4]);
+    expect(errors).toMatchObject([{ seq: 19, line: 20, offset: inp.endOf(20), kind: 'conflict' }]);
+    expect(summary.documents).toMatchObject({ read: 39, written: 38, rejected: 1, missing: 0 });
+    expect(highs.slice(0, 4)).toEqual([7, 14, 21, 28].map((n) => ({ seq: n, line: n, offset: inp.endOf(n) })));
+    // 30 + 5 = 35: the fifth batch ends after the array's fifth element, on line 6.
+    const fifthEnd = arr.indexOf('{"id":105}');
+    expect(highs[4]).toEqual({ seq: 35, line: 6, offset: arr.lastIndexOf('}', fifthEnd) + 1 });
+    expect(highs[5]).toEqual({ seq: 39, line: 10, offset: to });
+  });
+
   it('JSON-array blocks: elements on one line (lineStep 0) with offsets just past each element', async () => {
     const target = await EngineTarget.create();
     const errors: DocumentError[] = [];
