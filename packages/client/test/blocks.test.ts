@@ -156,7 +156,7 @@ describe('pushBlock', () => {
     const loader = createLoader({
       target,
       table: 't',
-      retry: { baseMs: 1 },
+      retry: { minDelayMs: 1, maxDelayMs: 2 },
       onDocumentError: (e) => errors.push(e),
     });
     const [b1, n1, m1] = inp.block(0, 12);

@@ -39,6 +39,60 @@ function isWs(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/**
+ * Finds the end of the object starting at chunk[i] ('{'): the index just past its '}', or -1 when
+ * the block path leaves it to the byte-by-byte scanner (a newline in it, the chunk's end, nesting
+ * deeper than FAST_DEPTH, a mismatched bracket). Only locals: this is the import's hot loop.
+ */
+function scanObject(chunk: Buffer, i: number, n: number, closers: Uint8Array): number {
+  let depth = 1;
+  closers[0] = 0x7d;
+  let inString = false;
+  for (let j = i + 1; j < n; j++) {
+    const b = chunk[j]!;
+    if (inString) {
+      if (b === 0x22) inString = false;
+      else if (b === 0x5c) {
+        if (chunk[++j] === NL) return -1;
+      } else if (b === NL) return -1;
+      continue;
+    }
+    if (b === 0x22) inString = true;
+    else if (b === 0x7b || b === 0x5b) {
+      if (depth === FAST_DEPTH) return -1;
+      closers[depth++] = b + 2; // '{' → '}', '[' → ']'
+    } else if (b === 0x7d || b === 0x5d) {
+      if (closers[--depth] !== b) return -1;
+      if (depth === 0) return j + 1;
+    } else if (b === NL) return -1;
+  }
+  return -1;
+}
+
+/**
+ * Hands over the elements [blockStart, lastEnd) of a chunk as one block: copied, with the commas
+ * between them made blanks (one element per line) or newlines (all on one line).
+ */
+function flushBlock(
+  chunk: Buffer,
+  blockStart: number,
+  lastEnd: number,
+  commas: Int32Array,
+  ncommas: number,
+  lineStep: number,
+  docs: number,
+  line: number,
+  base: number,
+  emitBlock: EmitBlock,
+): boolean {
+  const bytes = Buffer.allocUnsafe(lastEnd - blockStart);
+  chunk.copy(bytes, 0, blockStart, lastEnd);
+  const sep = lineStep === 0 ? NL : SPACE;
+  // (a comma after the last element is not in the block)
+  for (let k = 0; k < ncommas && commas[k]! < lastEnd; k++) bytes[commas[k]! - blockStart] = sep;
+  return emitBlock(bytes, docs, line, base + lastEnd, lineStep === 0 ? 0 : 1, 'value') !== false;
+}
+
 export class JsonArrayError extends Error {
   constructor(
     message: string,
@@ -110,29 +164,28 @@ export class JsonArrayParser implements FormatParser {
     return emitBlock(Buffer.from(encoded), 1, line, endOffset, 1, 'value');
   }
 
+  #paused = false;
+
+  /** One step of the byte-by-byte scanner from chunk[i]: up to the end of one element (or of the chunk). */
+  #oneStep(chunk: Buffer, i: number, emit: Emit, emitBlock: EmitBlock): number {
+    return this.#feedRecords(chunk.subarray(i), (doc, line, endOffset, error, raw) => {
+      const go =
+        doc === null ? emit(null, line, endOffset, error, raw) : this.#elementBlock(doc, line, endOffset, emit, emitBlock);
+      if (go === false) this.#paused = true;
+      return false;
+    });
+  }
+
   #feedBlocks(chunk: Buffer, emit: Emit, emitBlock: EmitBlock): number {
     const n = chunk.length;
     const base = this.#offset;
-    let i = 0;
-    let paused = false;
-    // One step of the byte-by-byte scanner from `i`: up to the end of one element (or of the chunk).
-    const oneStep = () => {
-      this.#offset = base + i;
-      const used = this.#feedRecords(chunk.subarray(i), (doc, line, endOffset, error, raw) => {
-        const go =
-          doc === null
-            ? emit(null, line, endOffset, error, raw)
-            : this.#elementBlock(doc, line, endOffset, emit, emitBlock);
-        if (go === false) paused = true;
-        return false;
-      });
-      i += used;
-    };
     const closers = this.#closers;
+    const max = this.#max;
     let commas = this.#commas;
+    let i = 0;
     let line = this.#line;
     let state = this.#state;
-    // The block being gathered: [blockStart, lastEnd) of the chunk.
+    // The block being gathered: elements [blockStart, lastEnd) of the chunk, the commas between them.
     let docs = 0;
     let blockStart = 0;
     let blockLine = 0;
@@ -140,30 +193,28 @@ export class JsonArrayParser implements FormatParser {
     let lineStep = -1;
     let ncommas = 0;
     let sepLines = 0; // newlines since the last element's end
-    const flush = (): boolean => {
-      if (docs === 0) return true;
-      const bytes = Buffer.allocUnsafe(lastEnd - blockStart);
-      chunk.copy(bytes, 0, blockStart, lastEnd);
-      const sep = lineStep === 0 ? NL : SPACE;
-      // (a comma after the last element is not in the block)
-      for (let k = 0; k < ncommas && commas[k]! < lastEnd; k++) bytes[commas[k]! - blockStart] = sep;
-      const go = emitBlock(bytes, docs, blockLine, base + lastEnd, lineStep === 0 ? 0 : 1, 'value');
-      docs = 0;
-      ncommas = 0;
-      return go !== false;
-    };
-    while (i < n && !paused) {
+    let paused = false;
+    this.#paused = false;
+    while (i < n) {
       if (state !== S.AfterValue && state !== S.BeforeValue) {
-        if (!flush()) {
-          paused = true;
-          break;
+        // Outside the array's elements (or inside one carried over): the byte-by-byte scanner.
+        if (docs > 0) {
+          paused = !flushBlock(chunk, blockStart, lastEnd, commas, ncommas, lineStep, docs, blockLine, base, emitBlock);
+          docs = 0;
+          ncommas = 0;
+          if (paused) break;
         }
         this.#line = line;
         this.#state = state;
-        oneStep();
+        this.#offset = base + i;
+        i += this.#oneStep(chunk, i, emit, emitBlock);
         line = this.#line;
         state = this.#state;
         sepLines = 0;
+        if (this.#paused) {
+          paused = true;
+          break;
+        }
         continue;
       }
       const c = chunk[i]!;
@@ -188,79 +239,47 @@ export class JsonArrayParser implements FormatParser {
           }
           state = S.BeforeValue;
           i++;
-          continue;
-        }
-        state = S.Done; // ']' (or an error the byte-by-byte scanner reports)
-        if (c !== 0x5d) {
-          state = S.AfterValue;
-          if (!flush()) {
-            paused = true;
-            break;
+        } else if (c === 0x5d) {
+          state = S.Done;
+          i++;
+        } else {
+          // Not ',' or ']': the byte-by-byte scanner reports it (after the block so far).
+          if (docs > 0) {
+            paused = !flushBlock(chunk, blockStart, lastEnd, commas, ncommas, lineStep, docs, blockLine, base, emitBlock);
+            docs = 0;
+            ncommas = 0;
           }
           this.#line = line;
           this.#state = state;
-          oneStep(); // throws
-          continue;
+          this.#offset = base + i;
+          this.#oneStep(chunk, i, emit, emitBlock); // throws
         }
-        i++;
         continue;
       }
       // BeforeValue: an element starts at i.
-      if (c !== 0x7b) {
-        state = S.BeforeValue;
-        if (!flush()) {
-          paused = true;
-          break;
+      const end = c === 0x7b ? scanObject(chunk, i, n, closers) : -1;
+      const fits = docs === 0 || (lineStep === -1 ? sepLines <= 1 : sepLines === lineStep);
+      if (end === -1 || !fits || end - i > max) {
+        // Not for this block: the block so far goes first.
+        if (docs > 0) {
+          paused = !flushBlock(chunk, blockStart, lastEnd, commas, ncommas, lineStep, docs, blockLine, base, emitBlock);
+          docs = 0;
+          ncommas = 0;
+          if (paused) break; // resumes before this element
         }
-        this.#line = line;
-        this.#state = state;
-        oneStep();
-        line = this.#line;
-        state = this.#state;
-        sepLines = 0;
-        continue;
-      }
-      // Scan the object: strings, escapes, nesting; give up on anything unusual.
-      let depth = 1;
-      closers[0] = 0x7d;
-      let inString = false;
-      let end = -1;
-      let j = i + 1;
-      for (; j < n; j++) {
-        const b = chunk[j]!;
-        if (inString) {
-          if (b === 0x22) inString = false;
-          else if (b === 0x5c) {
-            if (chunk[++j] === NL) break;
-          } else if (b === NL) break;
-          continue;
-        }
-        if (b === 0x22) inString = true;
-        else if (b === 0x7b || b === 0x5b) {
-          if (depth === FAST_DEPTH) break;
-          closers[depth++] = b + 2; // '{' → '}', '[' → ']'
-        } else if (b === 0x7d || b === 0x5d) {
-          if (closers[--depth] !== b) break;
-          if (depth === 0) {
-            end = j + 1;
-            break;
-          }
-        } else if (b === NL) break;
-      }
-      const fitsBlock = docs === 0 || (lineStep === -1 ? sepLines <= 1 : sepLines === lineStep);
-      if (end === -1 || !fitsBlock || end - i > this.#max) {
-        // Not for the block path (or not within this block): the block so far goes first.
-        if (!flush()) {
-          paused = true; // resumes before this element
-          break;
-        }
-        if (end === -1 || end - i > this.#max) {
+        if (end === -1 || end - i > max) {
+          // Not for the block path at all: a non-object, a multi-line element, one cut by the chunk's end…
           this.#line = line;
           this.#state = S.BeforeValue;
-          oneStep();
+          this.#offset = base + i;
+          i += this.#oneStep(chunk, i, emit, emitBlock);
           line = this.#line;
           state = this.#state;
           sepLines = 0;
+          if (this.#paused) {
+            paused = true;
+            break;
+          }
           continue;
         }
       }
@@ -276,7 +295,8 @@ export class JsonArrayParser implements FormatParser {
       state = S.AfterValue;
       i = end;
     }
-    if (!paused && !flush()) paused = true;
+    if (docs > 0 && !paused)
+      paused = !flushBlock(chunk, blockStart, lastEnd, commas, ncommas, lineStep, docs, blockLine, base, emitBlock);
     this.#line = line;
     this.#state = state;
     this.#offset = base + i;
