@@ -92,6 +92,40 @@ describe('wharf import: formats', () => {
     });
   });
 
+  it('JSON arrays in blocks: rejects by line, one element per line or all on one line', async () => {
+    const elements = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, s: `a,]}"${i}` }));
+    elements[1234] = JSON.stringify({ id: 7 }); // a conflict
+    elements[2500] = '"not an object"';
+    for (const [name, text, lineOf] of [
+      ['lines', `[\n${elements.join(',\n')}\n]\n`, (i: number) => i + 2],
+      ['one', `[${elements.join(',')}]`, () => 1],
+    ] as const) {
+      const file = join(cwd, `arr-${name}.json`);
+      writeFileSync(file, text);
+      const data = join(cwd, `data-arr-${name}`);
+      const rejects = join(cwd, `arr-${name}.rejects`);
+      const report = join(cwd, `arr-${name}.report.json`);
+      const r = await wharfImport(
+        file,
+        'a',
+        `embedded:${data}`,
+        ['--rejects', rejects, '--report', report, '--memory-budget-mb', '16', '--batch-size', '700'],
+        { cwd },
+      );
+      expect(r.code, r.stdout + r.stderr).toBe(3);
+      const rep = JSON.parse(readFileSync(report, 'utf8'));
+      expect(rep.documents).toEqual({ read: 3000, written: 2998, rejected: 2, present: 0, missing: 0 });
+      expect(rep.latencyMs.count).toBe(2999); // every element sent (the non-object was not)
+      expect(rep.batches).toBe(5); // 700 documents a batch
+      expect(rep.engine.memoryBudget).toBe(16 << 20);
+      expect(readNdjson(rejects).map((e) => [e.line, e.kind, e.raw])).toEqual([
+        [lineOf(1234), 'conflict', '{"id":7}'],
+        [lineOf(2500), 'invalid', '"not an object"'],
+      ]);
+      expect(await countOf(data, 'a')).toBe(2998);
+    }
+  });
+
   it('imports CSV with a header, typed columns on request, from standard input too', async () => {
     const csv = 'id,name,age,member\n1,Ada,36,true\n2,"Hopper, Grace",85,false\n3,Alan,41,\n';
     const data = join(cwd, 'data-csv');
