@@ -6,8 +6,8 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyOf, readCheckpoint } from '@wharf/cli';
-import { CheckpointWriter } from '../../apps/cli/src/commands/import/resume.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CheckpointWriter } from '../../apps/cli/src/commands/import/resume.js';
 import { until } from '../helpers/until.js';
 import { start, tempDir, wharf, withDb } from './helpers.js';
 

@@ -69,7 +69,8 @@ describe('pushBlock', () => {
       flushMs: 0,
       batchBytes: 100,
       onDocumentError: (e) => errors.push(e),
-      onDispatch: (h) => marks.push({ seq: h.seq, line: h.line, offset: h.offset, written: 0, rejected: 0, present: 0 }),
+      onDispatch: (h) =>
+        marks.push({ seq: h.seq, line: h.line, offset: h.offset, written: 0, rejected: 0, present: 0 }),
     });
     const lines = Array.from({ length: 30 }, (_, i) => `{"id":${i},"pad":"${'p'.repeat(i % 7)}"}`);
     lines[12] = `{"id":12,"big":"${'b'.repeat(300)}"}`; // larger than the target takes

@@ -16,21 +16,24 @@ describe('CountHistogram', () => {
       fc.constantFrom(1, 2047, 2048, 4095, 4096, 2 ** 31, 3_600_000_000),
     );
     fc.assert(
-      fc.property(fc.array(fc.tuple(value, fc.integer({ min: 1, max: 50 })), { minLength: 1, maxLength: 40 }), (items) => {
-        const node = createHistogram({ lowest: 1, highest: 3_600_000_000, figures: 3 });
-        const ours = new CountHistogram();
-        const half = new CountHistogram();
-        items.forEach(([v, n], i) => {
-          for (let k = 0; k < n; k++) node.record(v);
-          (i % 2 ? half : ours).record(v, n);
-        });
-        ours.add(half);
-        expect(ours.count).toBe(node.count);
-        expect(ours.max).toBe(node.max);
-        expect(ours.min).toBe(node.min);
-        for (const p of [1, 50, 90, 99, 99.9, 100]) expect(ours.percentile(p)).toBe(node.percentile(p));
-        expect(Math.abs(ours.mean - node.mean) / node.mean).toBeLessThan(0.002);
-      }),
+      fc.property(
+        fc.array(fc.tuple(value, fc.integer({ min: 1, max: 50 })), { minLength: 1, maxLength: 40 }),
+        (items) => {
+          const node = createHistogram({ lowest: 1, highest: 3_600_000_000, figures: 3 });
+          const ours = new CountHistogram();
+          const half = new CountHistogram();
+          items.forEach(([v, n], i) => {
+            for (let k = 0; k < n; k++) node.record(v);
+            (i % 2 ? half : ours).record(v, n);
+          });
+          ours.add(half);
+          expect(ours.count).toBe(node.count);
+          expect(ours.max).toBe(node.max);
+          expect(ours.min).toBe(node.min);
+          for (const p of [1, 50, 90, 99, 99.9, 100]) expect(ours.percentile(p)).toBe(node.percentile(p));
+          expect(Math.abs(ours.mean - node.mean) / node.mean).toBeLessThan(0.002);
+        },
+      ),
       { numRuns: 200 },
     );
   });

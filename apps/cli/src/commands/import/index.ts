@@ -374,7 +374,15 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
               pushBlock(head, headDocs, line, replayUntil, lineStep, endOfDoc, true);
               ok =
                 headDocs >= docs ||
-                pushBlock(bytes.subarray(nl + 1), docs - headDocs, line + headDocs * lineStep, endOffset, lineStep, endOfDoc, false);
+                pushBlock(
+                  bytes.subarray(nl + 1),
+                  docs - headDocs,
+                  line + headDocs * lineStep,
+                  endOffset,
+                  lineStep,
+                  endOfDoc,
+                  false,
+                );
             }
           }
           if (!ok) mustWait = true;

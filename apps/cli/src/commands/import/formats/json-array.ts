@@ -145,13 +145,7 @@ export class JsonArrayParser implements FormatParser {
   }
 
   /** An element the byte-by-byte scanner produced, handed over as a block of one. */
-  #elementBlock(
-    doc: unknown,
-    line: number,
-    endOffset: number,
-    emit: Emit,
-    emitBlock: EmitBlock,
-  ): boolean | void {
+  #elementBlock(doc: unknown, line: number, endOffset: number, emit: Emit, emitBlock: EmitBlock): boolean | void {
     if (doc instanceof Uint8Array) return emitBlock(doc as Buffer, 1, line, endOffset, 1, 'value');
     // A multi-line element: on one line for the engine.
     const text = doc as string;
@@ -170,7 +164,9 @@ export class JsonArrayParser implements FormatParser {
   #oneStep(chunk: Buffer, i: number, emit: Emit, emitBlock: EmitBlock): number {
     return this.#feedRecords(chunk.subarray(i), (doc, line, endOffset, error, raw) => {
       const go =
-        doc === null ? emit(null, line, endOffset, error, raw) : this.#elementBlock(doc, line, endOffset, emit, emitBlock);
+        doc === null
+          ? emit(null, line, endOffset, error, raw)
+          : this.#elementBlock(doc, line, endOffset, emit, emitBlock);
       if (go === false) this.#paused = true;
       return false;
     });
@@ -245,7 +241,18 @@ export class JsonArrayParser implements FormatParser {
         } else {
           // Not ',' or ']': the byte-by-byte scanner reports it (after the block so far).
           if (docs > 0) {
-            paused = !flushBlock(chunk, blockStart, lastEnd, commas, ncommas, lineStep, docs, blockLine, base, emitBlock);
+            paused = !flushBlock(
+              chunk,
+              blockStart,
+              lastEnd,
+              commas,
+              ncommas,
+              lineStep,
+              docs,
+              blockLine,
+              base,
+              emitBlock,
+            );
             docs = 0;
             ncommas = 0;
           }

@@ -7,7 +7,14 @@
  * are not documents, and around a line too long); per line, only its end is found and its first
  * byte looked at. A line cut by the chunk's end is carried and handed over as a block of one.
  */
-import { DEFAULT_MAX_RECORD_BYTES, type Emit, type EmitBlock, type FormatParser, START, type StartAt } from './types.js';
+import {
+  DEFAULT_MAX_RECORD_BYTES,
+  type Emit,
+  type EmitBlock,
+  type FormatParser,
+  START,
+  type StartAt,
+} from './types.js';
 
 const NL = 0x0a;
 const CR = 0x0d;
