@@ -424,18 +424,27 @@ class LoaderImpl implements Loader {
     // a block larger than a batch or than the target takes is cut at line ends.
     if (this.#format !== 'ndjson' || bytes.length + 1 > Math.min(this.#o.batchBytes, this.#maxPayload - 1))
       return this.#pushLines(bytes, docs, pos);
-    // A block that would take the open batch past batchSize documents is cut where the batch is
-    // full: only the lines up to the cut are looked at.
+    return this.#appendInBatches(bytes, docs, pos);
+  }
+
+  /**
+   * A block that would take the open batch past batchSize documents is cut where the batch is
+   * full: only the lines up to the cut are looked at.
+   */
+  #appendInBatches(bytes: Uint8Array, docs: number, pos: BlockPosition): boolean {
     let rest = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let left = docs;
     let line = pos.line;
-    let restStart = pos.offset - rest.length; // the input offset of rest[0]
+    // The input offset of rest[0]: the block's offset is where its last document ends.
+    let end = rest.length;
+    if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
+    let restStart = pos.offset - end;
     for (;;) {
       const room = this.#o.batchSize - (this.#builder instanceof BlockBatchBuilder ? this.#builder.count : 0);
       if (left <= room) return this.#appendBlock(rest, left, { ...pos, line });
       let cut = 0;
       for (let k = 0; k < room; k++) cut = rest.indexOf(0x0a, cut) + 1;
-      let end = cut;
+      end = cut;
       if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
       this.#appendBlock(rest.subarray(0, cut), room, { ...pos, line, offset: restStart + end });
       rest = rest.subarray(cut);
@@ -483,7 +492,7 @@ class LoaderImpl implements Loader {
     let first = 0; // the first line of the piece being gathered
     const flush = (end: number) => {
       if (end > first) {
-        writable = this.#appendBlock(buf.subarray(starts[first]!, starts[end]!), end - first, {
+        writable = this.#appendInBatches(buf.subarray(starts[first]!, starts[end]!), end - first, {
           ...pos,
           line: pos.line + first * pos.lineStep,
           offset: offsetOf(end - 1),

@@ -68,6 +68,7 @@ describe('pushBlock', () => {
       table: 't',
       flushMs: 0,
       batchBytes: 100,
+      batchSize: 3,
       onDocumentError: (e) => errors.push(e),
       onDispatch: (h) =>
         marks.push({ seq: h.seq, line: h.line, offset: h.offset, written: 0, rejected: 0, present: 0 }),
@@ -83,7 +84,10 @@ describe('pushBlock', () => {
       { seq: 20, line: 21, offset: inp.endOf(21), kind: 'conflict', raw: '{"id":5}' },
     ]);
     expect(summary.documents).toMatchObject({ read: 30, written: 28, rejected: 2, missing: 0 });
-    for (const c of target.calls) expect(Buffer.byteLength(c.payload)).toBeLessThanOrEqual(100 + 40);
+    for (const c of target.calls) {
+      expect(Buffer.byteLength(c.payload)).toBeLessThanOrEqual(100 + 40);
+      expect(c.count).toBeLessThanOrEqual(3);
+    }
     expect(target.calls.length).toBeGreaterThan(5);
     // Each batch ends at a line end: the high-water marks are offsets just past a line.
     for (const m of marks) expect(m.offset).toBe(inp.endOf(m.line!));
