@@ -442,8 +442,14 @@ class LoaderImpl implements Loader {
     for (;;) {
       const room = this.#o.batchSize - (this.#builder instanceof BlockBatchBuilder ? this.#builder.count : 0);
       if (left <= room) return this.#appendBlock(rest, left, { ...pos, line });
+      // Past the room-th line: counted from the start, or back from the end when that is nearer.
       let cut = 0;
-      for (let k = 0; k < room; k++) cut = rest.indexOf(0x0a, cut) + 1;
+      if (room <= left - room) for (let k = 0; k < room; k++) cut = rest.indexOf(0x0a, cut) + 1;
+      else {
+        let nl = rest[rest.length - 1] === 0x0a ? rest.length - 1 : rest.length; // ends the last line
+        for (let k = room; k < left; k++) nl = rest.lastIndexOf(0x0a, nl - 1);
+        cut = nl + 1;
+      }
       end = cut;
       if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
       this.#appendBlock(rest.subarray(0, cut), room, { ...pos, line, offset: restStart + end });
