@@ -3,7 +3,8 @@
  * For every document (or bad record) it calls `emit` once, in input order, with the record's
  * first line (1-based) and the byte offset just past it: resuming at that offset continues with
  * the next record. When `emit` returns false the parser stops after that record and `feed`
- * returns the bytes it consumed: the caller waits (backpressure), then feeds the rest.
+ * returns the bytes it consumed: the caller waits (backpressure), then feeds the rest. A chunk's
+ * memory is read into again once the next chunk has been fed: a parser copies what it keeps.
  *
  * Given an `EmitBlock` as well, a parser that can (NDJSON, JSON array) hands over runs of whole
  * records at once instead ("blocks", e.g. a chunk cut after its last newline): no per-record call
