@@ -460,12 +460,12 @@ impl Run {
         (!self.blocks.is_empty()).then_some(&self.last_key)
     }
 
-    /// True when `key` lies between the run's first and last keys.
     /// The run's first and last keys; `None` for a run with no entries.
     pub fn key_range(&self) -> Option<(Key, Key)> {
         self.first_keys.first().map(|first| (first.clone(), self.last_key.clone()))
     }
 
+    /// True when `key` lies between the run's first and last keys.
     pub fn spans(&self, key: &Key) -> bool {
         !self.blocks.is_empty() && *key >= self.first_keys[0] && *key <= self.last_key
     }
