@@ -55,6 +55,14 @@ fn load(docs: &[String], settled: impl Fn(&Stats) -> bool) -> (Stats, u64) {
     let before = process_wchar();
     let db = Database::open(dir.path(), options()).unwrap();
     create(&db, "t");
+    insert_all(&db, docs);
+    wait_until("the background work the test waits for", || settled(&db.stats()));
+    db.close().unwrap();
+    let stats = db.stats();
+    (stats, process_wchar() - before)
+}
+
+fn insert_all(db: &Database, docs: &[String]) {
     for batch in docs.chunks(BATCH) {
         let docs = PreparedDocs::parse(batch.join("\n").as_bytes(), DocFormat::Ndjson, "id").unwrap();
         let r = wait(|done| {
@@ -64,10 +72,6 @@ fn load(docs: &[String], settled: impl Fn(&Stats) -> bool) -> (Stats, u64) {
         assert_eq!(r.errors, 0, "{:?}", r.first_error);
     }
     wait(|done| db.sync(done)).unwrap();
-    wait_until("the background work the test waits for", || settled(&db.stats()));
-    db.close().unwrap();
-    let stats = db.stats();
-    (stats, process_wchar() - before)
 }
 
 fn documents(n: u64) -> Vec<String> {
@@ -112,6 +116,27 @@ fn a_bulk_load_in_key_order_into_an_empty_table_writes_each_byte_at_most_twice()
     let per_byte = (s.bytes_written_journal + s.bytes_written_flushes + s.bytes_written_merges) as f64 / loaded as f64;
     assert!((per_byte - s.bytes_written_per_byte_loaded).abs() < 1e-9, "{s:?}");
     assert!(per_byte <= 2.0, "{per_byte:.3} bytes written per byte loaded: {s:?}");
+}
+
+#[test]
+fn runs_in_key_order_stay_unmerged_after_a_reopen() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let docs = documents(40_000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), options()).unwrap();
+    create(&db, "t");
+    insert_all(&db, &docs[..30_000]);
+    db.close().unwrap();
+    let first = db.stats();
+    assert!(first.runs >= 4 && first.merges == 0, "{first:?}");
+    // The open reads each run's key range from its file: the runs are still one sorted run, and
+    // the load goes on in key order without a merge.
+    let db = Database::open(dir.path(), options()).unwrap();
+    insert_all(&db, &docs[30_000..]);
+    db.close().unwrap();
+    let s = db.stats();
+    assert!(s.checkpoints >= 1, "{s:?}");
+    assert_eq!((s.merges, s.bytes_written_merges), (0, 0), "{s:?}");
 }
 
 #[test]
