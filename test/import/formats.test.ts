@@ -70,6 +70,18 @@ describe('wharf import: formats', () => {
     expect(typeof report.zeroIntervals).toBe('number');
     expect(typeof report.engine.fdatasyncs).toBe('number');
     expect(typeof report.engine.groups).toBe('number');
+    // Bytes written per byte loaded, taken after the engine's close: its final checkpoint wrote
+    // the documents (too few for one during the load) as a run.
+    expect(report.engine.bytesLoaded).toBeGreaterThan(3000 * 300);
+    expect(report.engine.bytesWrittenFlushes).toBeGreaterThan(0);
+    expect(report.engine.bytesWrittenPerByteLoaded).toBeCloseTo(
+      (report.engine.bytesWrittenJournal + report.engine.bytesWrittenFlushes + report.engine.bytesWrittenMerges) /
+        report.engine.bytesLoaded,
+      9,
+    );
+    expect(r.stdout).toMatch(
+      /bytes written per byte loaded \d+\.\d\d \(journal \d+\.\d\d, runs \d+\.\d\d, merges 0\.00; goal for a bulk load into an empty table ≤ 2\)/,
+    );
     const html = readFileSync(join(cwd, 'a.html'), 'utf8');
     expect(html).toContain('uPlot');
     expect(html).not.toMatch(/<script[^>]+src=/); // self-contained

@@ -1012,19 +1012,20 @@ class LoaderImpl implements Loader {
             : new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', (err as Error).message, { cause: err });
       }
     }
+    if (this.#ownsTarget && this.#target) {
+      try {
+        await this.#target.close();
+      } catch (err) {
+        syncError ??= err;
+      }
+    }
+    // After the close: the engine's final checkpoint is part of what the load wrote.
     let engine: TargetStats | null = null;
     if (targetUsable) {
       try {
         engine = (await this.#target!.stats?.()) ?? null;
       } catch {
         engine = null;
-      }
-    }
-    if (this.#ownsTarget && this.#target) {
-      try {
-        await this.#target.close();
-      } catch (err) {
-        syncError ??= err;
       }
     }
     const summary = this.#summary(end, finalSyncMs, engine);

@@ -34,6 +34,30 @@ function delta(a: EngineStats, b: EngineStats): Record<string, number> {
   return out;
 }
 
+/**
+ * Bytes the engine wrote per document byte it loaded, by kind (`bytesWritten*` of its stats),
+ * the close's final checkpoint included.
+ */
+export interface WrittenPerLoaded {
+  loaded: number;
+  journal: number;
+  flushes: number;
+  merges: number;
+  other: number;
+  perByte: number;
+}
+
+function writtenOf(s: EngineStats): WrittenPerLoaded {
+  return {
+    loaded: s.bytesLoaded,
+    journal: s.bytesWrittenJournal,
+    flushes: s.bytesWrittenFlushes,
+    merges: s.bytesWrittenMerges,
+    other: s.bytesWrittenOther,
+    perByte: s.bytesWrittenPerByteLoaded,
+  };
+}
+
 let settleMs = 0;
 let spinWaitUs: number | undefined;
 
@@ -247,8 +271,11 @@ async function bulk(dir: string, docs: number, batch: number, inflight: number, 
   const c0 = now();
   await db.close();
   const closeMs = now() - c0;
+  // After close: the final checkpoint wrote the last memtable as a run.
+  const s2 = statsOf(db);
   return {
     scenario: 'bulk',
+    written: writtenOf(s2),
     docs,
     batch,
     inflight,
