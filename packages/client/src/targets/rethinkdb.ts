@@ -5,10 +5,16 @@
  * `r.db(db).table(t).insert(r.json(text), {durability, conflict})`, so the driver never builds
  * a term per document.
  *
+ * The target takes NDJSON payloads: the batch's lines joined with commas inside `[` `]` are the
+ * JSON array text, with no document parsed or checked in this process (a check per document
+ * here costs the load more than the whole query). A line that is not JSON, or a blank one, fails
+ * the whole query on either server (`Failed to parse … as JSON`) before anything is written; only
+ * then are the lines checked here, the bad ones reported by line (`document_errors`) and the
+ * others sent again. JSON that is not an object is that document's error on both servers.
+ *
  * A real RethinkDB reports only `errors` and `first_error` for a batch, not which documents
  * failed: the loader then reports those errors against the batch's input range ('unattributed').
  */
-import { LoaderError } from '../errors.js';
 import type { IndexSpec, WriteResult } from '../types.js';
 import type { InsertOptions, Payload, Target, TargetSpec } from './target.js';
 
@@ -28,9 +34,61 @@ const TRANSIENT = new Set([
   'ReqlTimeoutError',
 ]);
 
+const EMPTY_RESULT: WriteResult = { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 };
+
+/**
+ * NDJSON text as the text of a JSON array: its newlines become commas (one native pass). Null
+ * when there is no document. A blank line makes an empty element, which fails the query like a
+ * bad line does (`checkLines` then drops it).
+ */
+export function arrayOfLines(ndjson: string): string | null {
+  let end = ndjson.length;
+  while (end > 0 && isSpace(ndjson.charCodeAt(end - 1))) end--;
+  if (end === 0) return null;
+  return `[${(end === ndjson.length ? ndjson : ndjson.slice(0, end)).replaceAll('\n', ',')}]`;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x0a || c === 0x0d || c === 0x20 || c === 0x09;
+}
+
+/**
+ * Each line of an NDJSON batch checked in this process: the JSON objects, and an error for
+ * every other non-blank line with its 0-based line (blank lines count, as the engine counts them).
+ */
+export function checkLines(ndjson: string): {
+  good: string[];
+  errors: { index: number; message: string }[];
+  blank: boolean;
+} {
+  const good: string[] = [];
+  const errors: { index: number; message: string }[] = [];
+  let blank = false;
+  const lines = ndjson.split('\n');
+  // The text after the last newline is a line only when it holds something.
+  if (lines.length > 1 && lines[lines.length - 1]!.trim() === '') lines.pop();
+  lines.forEach((line, index) => {
+    if (line.trim() === '') {
+      blank = true;
+      return;
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(line);
+    } catch (err) {
+      errors.push({ index, message: `invalid JSON: ${(err as Error).message}` });
+      return;
+    }
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+      errors.push({ index, message: 'a document must be a JSON object' });
+    else good.push(line);
+  });
+  return { good, errors, blank };
+}
+
 export class RethinkdbTarget implements Target {
   readonly kind = 'rethinkdb' as const;
-  readonly payloadFormat = 'json' as const;
+  readonly payloadFormat = 'ndjson' as const;
   readonly url: string;
   #spec: Spec;
   #r: R | null = null;
@@ -99,13 +157,30 @@ export class RethinkdbTarget implements Target {
   }
 
   async insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {
-    if (payload.format !== 'json')
-      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', 'rethinkdb target takes JSON-array payloads');
-    const text = payload.bytes.toString('utf8');
-    const res = await this.#run((r) =>
-      r.db(this.#spec.db).table(table).insert(r.json(text), { durability: opts.durability, conflict: opts.conflict }),
-    );
-    return res as WriteResult;
+    const options = { durability: opts.durability, conflict: opts.conflict };
+    const send = (text: string) =>
+      this.#run((r) => r.db(this.#spec.db).table(table).insert(r.json(text), options)) as Promise<WriteResult>;
+    if (payload.format === 'json') return send(payload.bytes.toString('utf8'));
+    const ndjson = payload.bytes.toString('utf8');
+    const text = arrayOfLines(ndjson);
+    if (text === null) return { ...EMPTY_RESULT };
+    try {
+      return await send(text);
+    } catch (err) {
+      if (this.isTransient(err)) throw err;
+      // Nothing was written. If some lines are not JSON objects, report them by line and send
+      // the rest; otherwise the error is not about the documents (a missing table…): rethrow.
+      const checked = checkLines(ndjson);
+      if (checked.errors.length === 0 && !checked.blank) throw err;
+      const res: WriteResult =
+        checked.good.length > 0 ? await send(`[${checked.good.join(',')}]`) : { ...EMPTY_RESULT };
+      return {
+        ...res,
+        errors: res.errors + checked.errors.length,
+        first_error: res.first_error ?? checked.errors[0]?.message,
+        document_errors: [...checked.errors, ...(res.document_errors ?? [])],
+      };
+    }
   }
 
   async sync(table: string): Promise<void> {
