@@ -2,8 +2,10 @@
  * `rethinkdb://[user:pass@]host[:port][,host2…]/db` through the official `rethinkdb` driver:
  * the same code loads Wharf's driver port or a real RethinkDB cluster. One connection per
  * concurrent batch, spread round-robin over the hosts given. Each batch is one query,
- * `r.db(db).table(t).insert(r.json(text), {durability, conflict})`, so the driver never builds
- * a term per document.
+ * `r.db(db).table(t).insert(r.json(r.binary(bytes).coerceTo('string')), {durability, conflict})`,
+ * so the driver never builds a term per document, and the text travels as base64: as a string
+ * it would be escaped by the driver and unescaped by the server quote by quote, which cost both
+ * ends more CPU than the base64 (RethinkDB 2.4 and Wharf's driver port both take it).
  *
  * The target takes NDJSON payloads: the batch's lines joined with commas inside `[` `]` are the
  * JSON array text, with no document parsed or checked in this process (a check per document
@@ -37,15 +39,20 @@ const TRANSIENT = new Set([
 const EMPTY_RESULT: WriteResult = { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 };
 
 /**
- * NDJSON text as the text of a JSON array: its newlines become commas (one native pass). Null
+ * NDJSON as the bytes of a JSON array: `[`, the lines with their newlines made commas, `]`. Null
  * when there is no document. A blank line makes an empty element, which fails the query like a
  * bad line does (`checkLines` then drops it).
  */
-export function arrayOfLines(ndjson: string): string | null {
+export function arrayOfLines(ndjson: Buffer): Buffer | null {
   let end = ndjson.length;
-  while (end > 0 && isSpace(ndjson.charCodeAt(end - 1))) end--;
+  while (end > 0 && isSpace(ndjson[end - 1] as number)) end--;
   if (end === 0) return null;
-  return `[${(end === ndjson.length ? ndjson : ndjson.slice(0, end)).replaceAll('\n', ',')}]`;
+  const out = Buffer.allocUnsafe(end + 2);
+  out[0] = 0x5b;
+  ndjson.copy(out, 1, 0, end);
+  out[end + 1] = 0x5d;
+  for (let i = out.indexOf(0x0a, 1); i !== -1; i = out.indexOf(0x0a, i + 1)) out[i] = 0x2c;
+  return out;
 }
 
 function isSpace(c: number): boolean {
@@ -158,19 +165,19 @@ export class RethinkdbTarget implements Target {
 
   async insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {
     const options = { durability: opts.durability, conflict: opts.conflict };
-    const send = (text: string) =>
-      this.#run((r) => r.db(this.#spec.db).table(table).insert(r.json(text), options)) as Promise<WriteResult>;
+    const send = (json: R) =>
+      this.#run((r) => r.db(this.#spec.db).table(table).insert(r.json(json), options)) as Promise<WriteResult>;
     if (payload.format === 'json') return send(payload.bytes.toString('utf8'));
-    const ndjson = payload.bytes.toString('utf8');
-    const text = arrayOfLines(ndjson);
-    if (text === null) return { ...EMPTY_RESULT };
+    const array = arrayOfLines(payload.bytes);
+    if (array === null) return { ...EMPTY_RESULT };
     try {
-      return await send(text);
+      // The text as base64 (r.binary), so the driver need not escape every quote of it.
+      return await send(this.#r.binary(array).coerceTo('string'));
     } catch (err) {
       if (this.isTransient(err)) throw err;
       // Nothing was written. If some lines are not JSON objects, report them by line and send
       // the rest; otherwise the error is not about the documents (a missing table…): rethrow.
-      const checked = checkLines(ndjson);
+      const checked = checkLines(payload.bytes.toString('utf8'));
       if (checked.errors.length === 0 && !checked.blank) throw err;
       const res: WriteResult =
         checked.good.length > 0 ? await send(`[${checked.good.join(',')}]`) : { ...EMPTY_RESULT };
