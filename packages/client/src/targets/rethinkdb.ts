@@ -167,12 +167,14 @@ export class RethinkdbTarget implements Target {
     const options = { durability: opts.durability, conflict: opts.conflict };
     const send = (json: R) =>
       this.#run((r) => r.db(this.#spec.db).table(table).insert(r.json(json), options)) as Promise<WriteResult>;
-    if (payload.format === 'json') return send(payload.bytes.toString('utf8'));
+    // The text as base64 (r.binary), so the driver need not escape every quote of it.
+    const sendBytes = (bytes: Buffer) => send(this.#r.binary(bytes).coerceTo('string'));
+    // A JSON array laid out by the loader (whose documents it checked one by one).
+    if (payload.format === 'json') return sendBytes(payload.bytes);
     const array = arrayOfLines(payload.bytes);
     if (array === null) return { ...EMPTY_RESULT };
     try {
-      // The text as base64 (r.binary), so the driver need not escape every quote of it.
-      return await send(this.#r.binary(array).coerceTo('string'));
+      return await sendBytes(array);
     } catch (err) {
       if (this.isTransient(err)) throw err;
       // Nothing was written. If some lines are not JSON objects, report them by line and send
