@@ -52,4 +52,19 @@ describe('findTooDeep', () => {
     expect(findTooDeep(Buffer.from(nested(129)), 128, false)).toEqual({ index: 0, unit: 'element' });
     expect(findTooDeep(Buffer.from(`{"x":1}\n\n${nested(10_000)}`), 128, true)).toEqual({ index: 2, unit: 'line' });
   });
+
+  it('looks past a line whose brackets sit in strings, to the deep line after it', () => {
+    // Line 0 holds 300 opening brackets, all inside a string: more than the limit, 1 level deep.
+    const brackets = JSON.stringify({ s: '{['.repeat(150) });
+    const nested = `${'['.repeat(129)}${']'.repeat(129)}`;
+    expect(findTooDeep(Buffer.from(`${brackets}\n{"a":${nested}}\n`), 128, true)).toEqual({ index: 1, unit: 'line' });
+    expect(findTooDeep(Buffer.from(`${brackets}\n${brackets}\n`), 128, true)).toBeNull();
+    // A Uint8Array view into a larger buffer is read at its own offset.
+    const whole = Buffer.from(`${nested}\n{"b":1}\n`);
+    expect(findTooDeep(new Uint8Array(whole.buffer, whole.byteOffset + 259, 8), 128, true)).toBeNull();
+    expect(findTooDeep(new Uint8Array(whole.buffer, whole.byteOffset, 259), 128, true)).toEqual({
+      index: 0,
+      unit: 'line',
+    });
+  });
 });

@@ -137,6 +137,7 @@ export const SUPPORTED: Readonly<Record<number, Spec>> = {
   [T.DESC]: { min: 1, max: 1 },
   [T.DEFAULT]: { min: 2, max: 2 },
   [T.JSON]: { min: 1, max: 1 },
+  [T.COERCE_TO]: { min: 2, max: 2 },
   [T.ISO8601]: { min: 1, max: 1, optargs: ['default_timezone'] },
   [T.EPOCH_TIME]: { min: 1, max: 1 },
   [T.TO_EPOCH_TIME]: { min: 1, max: 1 },

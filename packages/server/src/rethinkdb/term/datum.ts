@@ -32,6 +32,11 @@ export function isTime(v: unknown): v is TimeDatum {
   return isObject(v) && field(v, '$reql_type$') === 'TIME';
 }
 
+/** `{"$reql_type$": "BINARY", "data": BASE64}`: bytes, as the drivers' r.binary sends them. */
+export function isBinary(v: unknown): v is DatumObject & { data: string } {
+  return isObject(v) && field(v, '$reql_type$') === 'BINARY' && typeof field(v, 'data') === 'string';
+}
+
 // ---- user data never meets JS prototypes ----
 //
 // Field names are user data: `constructor`, `toString`, `__proto__` are keys like any other.

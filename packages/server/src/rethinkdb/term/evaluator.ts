@@ -28,6 +28,7 @@ import {
   datumsEqual,
   datumTypeName,
   field,
+  isBinary,
   isObject,
   isPlainObject,
   isTime,
@@ -683,6 +684,18 @@ export class Evaluator {
         if (nestingDepth(parsed, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH)
           throw resourceLimit(tooDeepMessage('The JSON text given to r.json'));
         return parsed;
+      }
+      case T.COERCE_TO: {
+        // Only to 'string' from a string or BINARY (its bytes as UTF-8): what a loader sends as
+        // r.json(r.binary(BYTES).coerceTo('string')). Other conversions are not supported.
+        const v = await this.evalDatum(a[0] as Node, env);
+        const to = await this.evalDatum(a[1] as Node, env);
+        if (typeof to !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(to)}.`);
+        if (to.toLowerCase() === 'string') {
+          if (typeof v === 'string') return v;
+          if (isBinary(v)) return Buffer.from(v.data, 'base64').toString('utf8');
+        }
+        throw queryLogic(`Wharf does not support COERCE_TO from ${datumTypeName(v)} to ${to.toUpperCase()}.`);
       }
       case T.ISO8601: {
         const text = await this.string(a[0] as Node, env);

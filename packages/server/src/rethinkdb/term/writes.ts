@@ -18,6 +18,7 @@ import {
   datumsEqual,
   datumTypeName,
   field,
+  isBinary,
   isPlainObject,
   MAX_DOCUMENT_DEPTH,
   nestingDepth,
@@ -123,6 +124,34 @@ function firstNonSpace(text: string): string {
   return m ? m[0] : '';
 }
 
+/** JSON whitespace: space, tab, line feed, carriage return. */
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+/**
+ * The JSON text of `r.json(ARG)` for the bulk path, as one array (an object is wrapped), or null
+ * when ARG is not a literal the engine can take as it is: a string, or
+ * `r.binary(BYTES).coerceTo('string')` with BYTES as the query's base64 (decoded, never made a
+ * string). Anything else goes through the evaluator.
+ */
+function bulkText(arg: Node | undefined): string | Buffer | null {
+  if (arg?.kind === 'datum' && typeof arg.value === 'string') {
+    const first = firstNonSpace(arg.value);
+    if (first === '[') return arg.value;
+    return first === '{' ? `[${arg.value}]` : null;
+  }
+  if (arg?.kind !== 'term' || arg.type !== T.COERCE_TO) return null;
+  const [binary, type] = arg.args;
+  if (type?.kind !== 'datum' || typeof type.value !== 'string' || type.value.toLowerCase() !== 'string') return null;
+  if (binary?.kind !== 'datum' || !isBinary(binary.value)) return null;
+  const bytes = Buffer.from(binary.value.data, 'base64');
+  let i = 0;
+  while (i < bytes.length && isJsonSpace(bytes[i] as number)) i++;
+  if (bytes[i] === 0x5b) return bytes;
+  return bytes[i] === 0x7b ? Buffer.concat([Buffer.from('['), bytes, Buffer.from(']')]) : null;
+}
+
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
   const k = field(doc, pk);
   return typeof k === 'string' || typeof k === 'number' ? k : undefined;
@@ -158,26 +187,22 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   }
   const conflictOpt = typeof conflict === 'string' ? { conflict } : {};
 
-  // Bulk path: insert(r.json("<text>")) hands the text to the engine's parser unchanged.
+  // Bulk path: insert(r.json(TEXT)) hands the text to the engine's parser unchanged. TEXT is a
+  // string, or r.binary(BYTES).coerceTo('string'): base64 in the query, so that neither end
+  // escapes and unescapes every quote of the documents (what a client loading a file sends).
   const docsNode = node.args[1] as Node;
   if (typeof conflict === 'string' && returnChanges === false && docsNode.kind === 'term' && docsNode.type === T.JSON) {
-    const arg = docsNode.args[0];
-    if (arg?.kind === 'datum' && typeof arg.value === 'string') {
-      const first = firstNonSpace(arg.value);
-      if (first === '[' || first === '{') {
-        const text = first === '[' ? arg.value : `[${arg.value}]`;
-        const result = new ResultBuilder(false);
-        try {
-          result.add(
-            await durableWrite(ev, durability, (d) =>
-              t.engine.insertJsonArray(text, { ...conflictOpt, durability: d }),
-            ),
-          );
-        } catch (err) {
-          throw ev.engineError(err, t);
-        }
-        return result.build();
+    const text = bulkText(docsNode.args[0]);
+    if (text !== null) {
+      const result = new ResultBuilder(false);
+      try {
+        result.add(
+          await durableWrite(ev, durability, (d) => t.engine.insertJsonArray(text, { ...conflictOpt, durability: d })),
+        );
+      } catch (err) {
+        throw ev.engineError(err, t);
       }
+      return result.build();
     }
   }
 

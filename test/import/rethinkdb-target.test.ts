@@ -1,0 +1,141 @@
+/**
+ * The rethinkdb:// target's NDJSON payloads (packages/client/src/targets/rethinkdb.ts): a batch's
+ * lines go out as one `r.json` array text with no document parsed in the client; a batch with bad
+ * lines fails whole on the server, and only then are its lines checked, the bad ones reported by
+ * line and the rest written once. Against Wharf's driver port (a server in this process) and, when
+ * env RETHINKDB_BIN names a RethinkDB 2.4 binary, against a real RethinkDB started on free ports.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, connect as netConnect } from 'node:net';
+import { join } from 'node:path';
+import { createLoader, createTarget, type DocumentError } from '@wharf/client';
+import type { ServerHandle } from '@wharf/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
+import { startTestServer, tempDir } from './helpers.js';
+
+const tmp = tempDir('wharf-rethinkdb-target-');
+let server: ServerHandle;
+let rethinkdb: { proc: ChildProcess; port: number } | null = null;
+const RETHINKDB_BIN = process.env.RETHINKDB_BIN;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = netConnect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+beforeAll(async () => {
+  server = await startTestServer(join(tmp.dir, 'server-data'));
+  if (RETHINKDB_BIN) {
+    const [port, cluster] = [await freePort(), await freePort()];
+    const args = ['--bind', '127.0.0.1', '--driver-port', String(port), '--cluster-port', String(cluster)];
+    const proc = spawn(RETHINKDB_BIN, [...args, '--no-http-admin', '--directory', join(tmp.dir, 'rethinkdb-data')], {
+      stdio: 'ignore',
+    });
+    rethinkdb = { proc, port };
+    await until('RethinkDB accepts connections', () => accepts(port), 100);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  if (rethinkdb) {
+    const exited = once(rethinkdb.proc, 'exit');
+    rethinkdb.proc.kill('SIGTERM');
+    await exited;
+  }
+  tmp.cleanup();
+});
+
+const servers: [name: string, port: () => number, present: boolean][] = [
+  ['Wharf driver port', () => server.driver!.port, true],
+  ['RethinkDB (RETHINKDB_BIN)', () => rethinkdb!.port, !!RETHINKDB_BIN],
+];
+if (!RETHINKDB_BIN)
+  console.warn('rethinkdb-target.test: RETHINKDB_BIN is not set, the real RethinkDB cases are skipped');
+
+/** Documents in test.`table`, counted through the official driver. */
+async function count(port: number, table: string): Promise<number> {
+  const { default: r } = await import('rethinkdb');
+  const conn = await r.connect({ host: '127.0.0.1', port, db: 'test' });
+  try {
+    return (await r.table(table).count().run(conn)) as number;
+  } finally {
+    await conn.close();
+  }
+}
+
+describe.each(servers)('rethinkdb:// target, NDJSON payloads, %s', (_name, port, present) => {
+  const url = () => `rethinkdb://admin@127.0.0.1:${port()}/test`;
+  it.skipIf(!present)('sends a batch as one array text and reports each bad line by its index', async () => {
+    const target = await createTarget(url());
+    expect(target.payloadFormat).toBe('ndjson');
+    await target.open({ concurrency: 1 });
+    try {
+      await target.ensureTable('lines', 'id');
+      const opts = { durability: 'soft', conflict: 'error' } as const;
+      const clean = Buffer.from('{"id":1,"tags":["a","b"]}\r\n{"id":2,"s":"x\\ny"}\n{"id":3}\n');
+      expect(await target.insert('lines', { format: 'ndjson', bytes: clean, count: 3 }, opts)).toMatchObject({
+        inserted: 3,
+        errors: 0,
+      });
+      // Line 1 is not JSON, line 3 is blank, line 4 not an object, line 6 a duplicate of id 1.
+      const mixed = Buffer.from('{"id":4}\n{"id": \n{"id":5}\n\n[1,2]\n{"id":6}\n{"id":1}\n');
+      const res = await target.insert('lines', { format: 'ndjson', bytes: mixed, count: 6 }, opts);
+      expect(res).toMatchObject({ inserted: 3, errors: 3 });
+      expect(res.document_errors).toEqual([
+        { index: 1, message: expect.stringMatching(/^invalid JSON/) },
+        { index: 4, message: 'a document must be a JSON object' },
+      ]);
+      expect(res.first_error).toMatch(/Duplicate primary key/);
+      expect(await count(port(), 'lines')).toBe(6);
+      // Valid JSON that is not an object, alone in a batch of good lines.
+      const scalar = Buffer.from('{"id":7}\n5\n{"id":8}\n');
+      const scalarRes = await target.insert('lines', { format: 'ndjson', bytes: scalar, count: 3 }, opts);
+      expect(scalarRes).toMatchObject({ inserted: 2, errors: 1 });
+      expect(await count(port(), 'lines')).toBe(8);
+      // An error that is not about the documents is the caller's, not a document error.
+      await expect(
+        target.insert('no_such_table', { format: 'ndjson', bytes: Buffer.from('{"id":1}\n'), count: 1 }, opts),
+      ).rejects.toThrow(/no_such_table/);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it.skipIf(!present)('through the loader: rejects carry their input lines, everything else is written', async () => {
+    const target = await createTarget(url());
+    const rejects: DocumentError[] = [];
+    const loader = createLoader({
+      target,
+      table: 'loaded',
+      batchSize: 100,
+      concurrency: 2,
+      onDocumentError: (e) => rejects.push(e),
+    });
+    for (let i = 0; i < 1000; i++) {
+      const line = i === 250 ? '{"id": oops}' : JSON.stringify({ id: i, v: `value ${i}`, tags: [i, `t${i}`] });
+      await loader.write(Buffer.from(line), { line: i + 1 });
+    }
+    const summary = await loader.end();
+    expect(summary.documents).toMatchObject({ read: 1000, written: 999, rejected: 1, missing: 0 });
+    expect(rejects).toEqual([expect.objectContaining({ line: 251, kind: 'invalid', raw: '{"id": oops}' })]);
+    expect(await count(port(), 'loaded')).toBe(999);
+  });
+});
