@@ -371,8 +371,9 @@ class LoaderImpl implements Loader {
     const t = options.target ?? DEFAULT_TARGET;
     this.#ownsTarget = typeof t === 'string';
     this.#targetName = typeof t === 'string' ? redact(t) : t.url;
-    // Checked now, so a bad target string fails createLoader() itself.
-    this.#format = typeof t === 'string' ? (parseTarget(t).kind === 'rethinkdb' ? 'json' : 'ndjson') : t.payloadFormat;
+    // Checked now, so a bad target string fails createLoader() itself. Every built-in target takes NDJSON.
+    if (typeof t === 'string') parseTarget(t);
+    this.#format = typeof t === 'string' ? 'ndjson' : t.payloadFormat;
     this.#ready = this.#open(t);
     this.#ready.catch((err) => this.#fail(err));
   }
