@@ -60,7 +60,7 @@ describe('a scenario whose reference is missing', () => {
     expect(missingFor('kv', { installed: () => true, repo: undefined })).toMatch(
       /^needs a clone of the Wharf repository and cargo/,
     );
-    expect(missingFor('bulk', { installed: () => true })).toMatch(/npx wharf bench bulk/);
+    expect(missingFor('import', { installed: () => true })).toMatch(/npx wharf bench import/);
   });
   it('limit needs nothing but Node; every scenario runs when everything is there', () => {
     expect(missingFor('limit', { installed: none })).toBeUndefined();

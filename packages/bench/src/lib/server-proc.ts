@@ -3,7 +3,7 @@
 // the driver port or the wharf:// ingest path.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { FROM_SOURCE_TREE, NODE_FLAGS } from './child.js';
@@ -99,4 +99,15 @@ export function procRssBytes(pid: number | undefined): number | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Bytes of run files a stopped server's close left beyond the `runBytes` it reported before it:
+ * the run its final checkpoint wrote (a merge the close abandons leaves no file).
+ */
+export function closeRunBytes(data: string, runBytesBefore: number): number {
+  const onDisk = readdirSync(data)
+    .filter((name) => /^run-\d+\.wrun$/.test(name))
+    .reduce((sum, name) => sum + statSync(join(data, name)).size, 0);
+  return Math.max(0, onDisk - runBytesBefore);
 }

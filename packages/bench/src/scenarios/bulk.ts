@@ -4,29 +4,21 @@
 //
 //   Wharf embedded       table.insertNdjson, 10k-line batches, 4 in flight, soft + one db.sync()
 //                        (lib/engine-worker.ts bulk; the final sync is timed apart)
-//   wharf import wharf:// the CLI (apps/cli) against a fresh server process: batched soft writes over
-//                        the ws ingest path + final sync (from its --report: wall, finalSyncMs)
-//   wharf import rethinkdb:// the same over the server's driver port (official rethinkdb driver)
 //   better-sqlite3       WAL, synchronous=FULL, one transaction (lib/sqlite-worker.ts bulk)
 //   PostgreSQL COPY      COPY FROM a server-side file into (id text primary key, doc jsonb), when installed
 //
-// Each Wharf row also reports the bytes the engine wrote (journal, runs, merges) per document byte
-// loaded, against the goal ≤ 2× (issue 31), the close's final checkpoint included: embedded from
-// its stats after close; the server rows from /api/stats before the server stops plus the run
-// file its close leaves.
+// The Wharf row also reports the bytes the engine wrote (journal, runs, merges) per document byte
+// loaded, against the goal ≤ 2×, the close's final checkpoint included (its stats after close).
+// `wharf import` over the network is the `import` scenario's.
 //
 // Blocks (seed 002): Wharf embedded (one block per soft insert, one at a time, then sync), the
 // seed's own loop `r.table(t).insert(r.json(BLOCK), {durability:'soft'})` through the driver to a
 // Wharf server (then r.table(t).sync()), and better-sqlite3 (one transaction).
 
-import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EngineStats } from '@wharf/engine';
-import { docLines } from '../lib/docs.js';
 import type { WrittenPerLoaded } from '../lib/engine-worker.js';
 import { interleave, type Step } from '../lib/interleave.js';
-import { startServerProc } from '../lib/server-proc.js';
 import { median, pairRatios } from '../lib/stats.js';
 import { fmtMs, fmtRate } from '../lib/table.js';
 import { type BenchContext, engineWorker, type Row, type ScenarioResult, sqliteWorker, worker } from './common.js';
@@ -51,100 +43,12 @@ interface BlockSample {
   sync_ms?: number;
 }
 
-function runCli(ctx: BenchContext, args: string[]): Promise<void> {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [ctx.cliBin!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    p.on('error', rej);
-    p.on('close', (code) =>
-      code === 0 ? res() : rej(new Error(`wharf ${args.join(' ')} exited ${code}:\n${err.slice(-2000)}`)),
-    );
-  });
-}
-
-/**
- * Bytes of run files a stopped server's close left beyond the `runBytes` it reported before it:
- * the run its final checkpoint wrote (a merge the close abandons leaves no file).
- */
-function closeRunBytes(data: string, runBytesBefore: number): number {
-  const onDisk = readdirSync(data)
-    .filter((name) => /^run-\d+\.wrun$/.test(name))
-    .reduce((sum, name) => sum + statSync(join(data, name)).size, 0);
-  return Math.max(0, onDisk - runBytesBefore);
-}
-
-/** `wharf import FILE` against a fresh server process over `scheme`. */
-async function cliImport(
-  ctx: BenchContext,
-  file: string,
-  docs: number,
-  scheme: 'wharf' | 'rethinkdb',
-): Promise<BulkSample> {
-  const data = join(ctx.dir, `srv-${scheme}`);
-  rmSync(data, { recursive: true, force: true });
-  const server = await startServerProc(data);
-  const report = join(ctx.dir, `import-${scheme}.json`);
-  let stopped = false;
-  try {
-    const target =
-      scheme === 'wharf'
-        ? `wharf://127.0.0.1:${server.httpPort}`
-        : `rethinkdb://admin@127.0.0.1:${server.driverPort}/test`;
-    await runCli(ctx, [
-      'import',
-      file,
-      '--table',
-      'bulk',
-      '--target',
-      target,
-      '--report',
-      report,
-      '--checkpoint',
-      join(ctx.dir, `import-${scheme}.checkpoint`),
-      '--progress',
-      'none',
-    ]);
-    const r = JSON.parse(readFileSync(report, 'utf8')) as {
-      documents: { written: number };
-      wallSeconds: number;
-      docsPerSec: number;
-      finalSyncMs: number | null;
-    };
-    if (r.documents.written !== docs)
-      throw new Error(`wharf import over ${scheme}:// wrote ${r.documents.written} of ${docs}`);
-    // The server's counters, read before it stops; the run its close's checkpoint writes (the
-    // last memtable) is then counted from the files it leaves (see `closeRunBytes`).
-    const e = (await (await fetch(`${server.url}/api/stats`)).json()).engine as EngineStats;
-    stopped = true;
-    await server.stop();
-    const flushes = e.bytesWrittenFlushes + closeRunBytes(data, e.runBytes);
-    const written: WrittenPerLoaded = {
-      loaded: e.bytesLoaded,
-      journal: e.bytesWrittenJournal,
-      flushes,
-      merges: e.bytesWrittenMerges,
-      other: e.bytesWrittenOther,
-      perByte: (e.bytesWrittenJournal + flushes + e.bytesWrittenMerges) / e.bytesLoaded,
-    };
-    return { docs_per_s: r.docsPerSec, total_ms: r.wallSeconds * 1000, sync_ms: r.finalSyncMs ?? undefined, written };
-  } finally {
-    if (!stopped) await server.stop();
-    rmSync(data, { recursive: true, force: true });
-    rmSync(join(ctx.dir, `import-${scheme}.checkpoint`), { force: true });
-  }
-}
-
 export async function bulk(ctx: BenchContext, opts: { docs?: number; blocks?: number }): Promise<ScenarioResult> {
   const docs = opts.docs ?? (ctx.quick ? 100_000 : 1_000_000);
   const blocks = opts.blocks ?? (ctx.quick ? 100 : 10_000);
   const pg = await ctx.postgres();
   const fileDir = join(ctx.dir, 'bulk-input');
   mkdirSync(fileDir, { recursive: true });
-  const ndjson = join(fileDir, 'docs.ndjson');
-  const parts: string[] = [];
-  for (const { line } of docLines(docs)) parts.push(`${line}\n`);
-  writeFileSync(ndjson, parts.join(''));
   const copyFile = join(fileDir, 'docs.copy');
   if (pg) {
     await worker(ctx, ['copy-file', '--file', copyFile, '--docs', String(docs)]);
@@ -160,8 +64,6 @@ export async function bulk(ctx: BenchContext, opts: { docs?: number; blocks?: nu
       name: 'wharf-embedded',
       run: () => engineWorker<BulkSample>(ctx, ['bulk', '--dir', join(ctx.dir, 'bulk'), '--docs', String(docs)]),
     },
-    { name: 'import-wharf', run: () => cliImport(ctx, ndjson, docs, 'wharf') },
-    { name: 'import-rethinkdb', run: () => cliImport(ctx, ndjson, docs, 'rethinkdb') },
   ];
   if (pg)
     steps.push({
@@ -190,14 +92,10 @@ export async function bulk(ctx: BenchContext, opts: { docs?: number; blocks?: nu
   const labels: Record<string, string> = {
     sqlite: 'better-sqlite3, one transaction (WAL, FULL)',
     'wharf-embedded': 'Wharf embedded NDJSON, soft + final sync',
-    'import-wharf': 'wharf import over wharf:// (server)',
-    'import-rethinkdb': 'wharf import over rethinkdb:// (server driver port)',
     'postgres-copy': `PostgreSQL ${pg?.version ?? ''} COPY (jsonb), one transaction`,
   };
   const goals: Record<string, [string, number]> = {
     'wharf-embedded': ['≥ 2.5× (engine issue)', 2.5],
-    'import-wharf': ['≥ 1.0× (server issue)', 1.0],
-    'import-rethinkdb': ['≥ 0.5× (server issue)', 0.5],
   };
   const rows: Row[] = [];
   const barX: number[] = [];
@@ -222,7 +120,7 @@ export async function bulk(ctx: BenchContext, opts: { docs?: number; blocks?: nu
     barX.push(++i);
     barY.push(Math.round(median(rate)));
   }
-  // Bytes written per byte loaded (journal + runs + merges), per Wharf row.
+  // Bytes written per byte loaded (journal + runs + merges) by the Wharf row.
   for (const [name, xs] of Object.entries(r)) {
     const ws = xs.map((s) => s.written).filter((w): w is WrittenPerLoaded => w !== undefined && w.loaded > 0);
     if (ws.length === 0) continue;

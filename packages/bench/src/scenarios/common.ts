@@ -11,7 +11,7 @@ import { findPostgres, PG_MISSING, type PgCluster, startPostgres } from './postg
 export interface BenchContext {
   /** the Wharf repository this package runs from, or undefined in an npm install */
   repo?: string;
-  /** the `wharf` command's entry file (the CLI passes it; the bulk scenario runs `wharf import`) */
+  /** the `wharf` command's entry file (the CLI passes it; the import scenario runs `wharf import`) */
   cliBin?: string;
   /** scratch directory for data (on the disk being measured) */
   dir: string;

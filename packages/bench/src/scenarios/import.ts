@@ -20,6 +20,7 @@
 
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { EngineStats } from '@wharf/engine';
 import { type CliImportRun, cliImport } from '../lib/cli-import.js';
 import { docLines } from '../lib/docs.js';
 import { interleave, type Step } from '../lib/interleave.js';
@@ -31,7 +32,7 @@ import {
   rethinkdbImport,
   startRethinkdb,
 } from '../lib/rethinkdb-proc.js';
-import { startServerProc } from '../lib/server-proc.js';
+import { closeRunBytes, startServerProc } from '../lib/server-proc.js';
 import { median, pairRatios } from '../lib/stats.js';
 import { fmtMs, fmtRate } from '../lib/table.js';
 import { type BenchContext, duckdbWorker, engineWorker, isInstalled, type Row, type ScenarioResult } from './common.js';
@@ -42,7 +43,7 @@ interface Sample {
   job_ms: number;
   process_ms?: number;
   peak_rss_mb?: number;
-  /** journal + runs + merges ÷ document bytes loaded (the engine's counters, embedded imports) */
+  /** journal + runs + merges ÷ document bytes loaded (the engine's counters; the server's for network imports) */
   written_per_loaded?: number;
 }
 
@@ -110,14 +111,24 @@ export async function importScenario(ctx: BenchContext, opts: { docs?: number })
     const data = join(scratch, `server-${scheme}`);
     rmSync(data, { recursive: true, force: true });
     const server = await startServerProc(data);
+    let stopped = false;
     try {
       const target =
         scheme === 'wharf'
           ? `wharf://127.0.0.1:${server.httpPort}`
           : `rethinkdb://admin@127.0.0.1:${server.driverPort}/test`;
-      return fromReport(await cliImport(cli, scratch, { file: inputs.ndjson, table: `net_${scheme}`, target, docs }));
-    } finally {
+      const sample = fromReport(
+        await cliImport(cli, scratch, { file: inputs.ndjson, table: `net_${scheme}`, target, docs }),
+      );
+      // The server's counters before it stops, plus the run its close's checkpoint leaves.
+      const e = ((await (await fetch(`${server.url}/api/stats`)).json()) as { engine: EngineStats }).engine;
+      stopped = true;
       await server.stop();
+      const runs = e.bytesWrittenFlushes + closeRunBytes(data, e.runBytes);
+      sample.written_per_loaded = (e.bytesWrittenJournal + runs + e.bytesWrittenMerges) / e.bytesLoaded;
+      return sample;
+    } finally {
+      if (!stopped) await server.stop();
       rmSync(data, { recursive: true, force: true });
     }
   };
@@ -215,8 +226,8 @@ export async function importScenario(ctx: BenchContext, opts: { docs?: number })
     });
   }
 
-  // Bytes written per byte loaded by each embedded import: a bulk load into an empty table.
-  for (const name of ['import-ndjson', 'import-csv', 'import-array']) {
+  // Bytes written per byte loaded by each import: a bulk load into an empty table.
+  for (const name of ['import-ndjson', 'import-csv', 'import-array', 'import-wharf', 'import-rethinkdb']) {
     const per = (r[name] ?? []).map((s) => s.written_per_loaded).filter((x): x is number => x !== undefined);
     if (!per.length) continue;
     const m = median(per);

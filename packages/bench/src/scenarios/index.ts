@@ -33,7 +33,7 @@ const NEEDS: Record<ScenarioName, { modules?: string[]; cargo?: boolean; cli?: b
   limit: {},
   'group-commit': { modules: ['@wharf/engine'] },
   seed000: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'] },
-  bulk: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'], cli: true },
+  bulk: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'] },
   import: { modules: ['@wharf/engine'], cli: true },
   sustained: { modules: ['@wharf/engine', '@wharf/server'] },
   kv: { modules: ['@wharf/engine'], cargo: true },
@@ -74,7 +74,7 @@ export interface BenchSuiteOptions {
   /** kv: puts through the Rust core (default 100M, quick 10M) and the JS API (10M, quick 1M) */
   kvPuts?: number;
   kvJsPuts?: number;
-  /** the `wharf` command's entry file, for the scenarios that run `wharf import` (bulk) */
+  /** the `wharf` command's entry file, for the scenarios that run `wharf import` (import) */
   cliBin?: string;
   /** 'node': the Node fdatasync loop as the reference even where the Rust example can be built */
   fsyncLoop?: 'rust' | 'node';

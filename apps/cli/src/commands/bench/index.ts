@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import type { BenchOptions } from '../../options.js';
 
-/** This command's own entry file: the bulk scenario runs `wharf import` through it. */
+/** This command's own entry file: the import scenario runs `wharf import` through it. */
 const WHARF_BIN = fileURLToPath(new URL('../../../bin/wharf.mjs', import.meta.url));
 
 export async function runBench(
