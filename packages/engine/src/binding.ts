@@ -4,6 +4,7 @@
  */
 import type { Conflict, Durability } from '@wharf/wire';
 import { loadNative } from './native.ts';
+import type { CsvBatch } from './csv.ts';
 import type { OpenOptions } from './options.ts';
 
 export type { Conflict, Durability };
@@ -140,6 +141,16 @@ export interface Binding {
     ): Promise<NativeDatabase>;
   };
   sharedMemoryLayout(): SharedMemoryLayout;
+  /** `napi/src/csv.rs`; `csv.ts` validates the arguments. */
+  csvToNdjson(
+    input: Buffer,
+    delimiter: number,
+    quoting: boolean,
+    newline: number,
+    columns: { name: string; kind: string }[] | null,
+    stripBom: boolean,
+    atEnd: boolean,
+  ): CsvBatch;
 }
 
 /** The counts of a `WriteResult`, each at its own field of an answer. */

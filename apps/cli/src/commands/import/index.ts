@@ -25,6 +25,7 @@ import { writeChart } from './chart.js';
 import {
   CsvError,
   CsvParser,
+  loadNativeCsv,
   detectFormat,
   type Emit,
   type Format,
@@ -114,6 +115,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   const source = openInput(o.file, io.stdin);
   const head = await source.head();
   const format = detectFormat(source.path, head, o.format);
+  // CSV through @wharf/engine's transcoder when it is installed (csv-parse otherwise).
+  if (format === 'csv' || format === 'tsv') await loadNativeCsv();
 
   // ── checkpoint ────────────────────────────────────────────────────────────────────────────
   const checkpointPath = o.dryRun
