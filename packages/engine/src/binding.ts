@@ -150,6 +150,7 @@ export interface Binding {
     columns: { name: string; kind: string }[] | null,
     stripBom: boolean,
     atEnd: boolean,
+    maxRecordBytes: number,
   ): CsvBatch;
 }
 

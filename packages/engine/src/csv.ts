@@ -34,6 +34,8 @@ export interface CsvToNdjsonOptions {
   stripBom?: boolean;
   /** The input ends here: its last record may lack a line ending; default false (it is left over). */
   atEnd?: boolean;
+  /** A record whose text is longer is a reject (`record longer than N bytes`); default 64 MiB. */
+  maxRecordBytes?: number;
 }
 
 export interface CsvRecordError {
@@ -67,6 +69,9 @@ export interface CsvBatch {
   headerLine: number;
 }
 
+/** The default of `maxRecordBytes`, the CLI's limit on a record too. */
+export const DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
 /** Document bounds of a rejected record in `CsvBatch.records`. */
 export const CSV_REJECT = 0xffffffff;
 
@@ -81,6 +86,9 @@ export function csvToNdjson(input: Uint8Array, options: CsvToNdjsonOptions = {})
   const delimiter = options.delimiter ?? ',';
   if (delimiter.length !== 1 || delimiter.charCodeAt(0) > 0x7f)
     throw new TypeError(`csvToNdjson: delimiter must be one ASCII character, got ${JSON.stringify(delimiter)}`);
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+  if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 0)
+    throw new TypeError(`csvToNdjson: maxRecordBytes must be a non-negative integer, got ${maxRecordBytes}`);
   const newline = NEWLINE_CODE[options.newline ?? 'detect'];
   if (newline === undefined)
     throw new TypeError(`csvToNdjson: newline must be lf, crlf, cr or detect, got ${JSON.stringify(options.newline)}`);
@@ -102,5 +110,6 @@ export function csvToNdjson(input: Uint8Array, options: CsvToNdjsonOptions = {})
     columns ? columns.map((c) => ({ name: c.name, kind: c.type })) : null,
     options.stripBom ?? false,
     options.atEnd ?? false,
+    maxRecordBytes,
   );
 }

@@ -155,6 +155,9 @@ pub struct Header {
 /// Byte-order mark at the start of a UTF-8 file.
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// How much of a too-long record a reject shows.
+pub const RAW_HEAD_BYTES: usize = 200;
+
 /// The largest input one call takes: offsets are `u32`.
 pub const MAX_INPUT_BYTES: usize = u32::MAX as usize;
 
@@ -221,11 +224,12 @@ enum Next {
     /// Only empty lines (`taken` bytes, `lines` line breaks): no record.
     Empty { taken: usize, lines: u32 },
     /// A record, its fields in `fields`/`ends`.
-    Record { taken: usize, first_line: u32, lines: u32, body: (usize, usize) },
+    /// `utf8`: the record's text is valid UTF-8 (so is each field then).
+    Record { taken: usize, first_line: u32, lines: u32, body: (usize, usize), utf8: bool },
 }
 
 /// The next record of `input`, checked against csv-parse's quoting rules; `Err`: a quoting error
-/// at that many lines into `input`.
+/// in the record that starts that many lines into `input`.
 fn next_record(
     rdr: &mut Reader,
     input: &[u8],
@@ -245,7 +249,9 @@ fn next_record(
     let raw = &input[..taken];
     let nl = dialect.newline.byte();
     let lead = raw.iter().position(|&c| c != nl).unwrap_or(raw.len());
-    let lines = count_lines(raw, dialect.newline);
+    let quoted = dialect.quoting && memchr::memchr(b'"', raw).is_some();
+    // Without quotes, a record's only line break is its own (if it has one).
+    let lines = if quoted || lead > 0 { count_lines(raw, dialect.newline) } else { u32::from(raw.last() == Some(&nl)) };
     let (start, end) = body(raw, lead, dialect.newline);
     // Empty lines; with CRLF, a `\r\n` line is one too (csv-core ends records at the `\n`).
     if start == end && (lead == raw.len() || dialect.newline == Newline::CrLf) {
@@ -254,17 +260,20 @@ fn next_record(
     let first_line = count_lines(&raw[..lead], dialect.newline);
     if dialect.newline == Newline::CrLf && raw.ends_with(b"\r\n") {
         // The `\r` of the record's `\r\n` ends its last field (as data, to csv-core).
-        if let (Some(last), Some(b'\r')) = (ends.last_mut(), fields.last()) {
-            *last -= 1;
+        let previous = if ends.len() >= 2 { ends[ends.len() - 2] } else { 0 };
+        if let Some(last) = ends.last_mut() {
+            if *last > previous && fields[*last - 1] == b'\r' {
+                *last -= 1;
+            }
         }
     }
     let text = &raw[start..end];
-    if dialect.quoting && memchr::memchr(b'"', text).is_some() {
-        if let Some((at, message)) = check_quotes(text, dialect.delimiter) {
-            return Err((first_line + count_lines(&text[..at], dialect.newline), message));
+    if quoted {
+        if let Some(message) = check_quotes(text, dialect.delimiter) {
+            return Err((first_line, message));
         }
     }
-    Ok(Next::Record { taken, first_line, lines, body: (start, end) })
+    Ok(Next::Record { taken, first_line, lines, body: (start, end), utf8: std::str::from_utf8(text).is_ok() })
 }
 
 /// The bounds of the record's text in `raw`: without the empty lines before it (`lead` bytes) and
@@ -280,9 +289,9 @@ fn body(raw: &[u8], lead: usize, newline: Newline) -> (usize, usize) {
     (lead, end)
 }
 
-/// csv-parse's quoting rules on one record's text (`body`, which holds a quote): the offset of
-/// the first violation and its message.
-fn check_quotes(body: &[u8], delimiter: u8) -> Option<(usize, String)> {
+/// csv-parse's quoting rules on one record's text (`body`, which holds a quote): the first
+/// violation's message.
+fn check_quotes(body: &[u8], delimiter: u8) -> Option<String> {
     let mut i = 0;
     let mut field = 0; // csv-parse counts fields from 0 in its messages
     let mut field_start = true;
@@ -290,13 +299,10 @@ fn check_quotes(body: &[u8], delimiter: u8) -> Option<(usize, String)> {
         let c = body[i];
         if field_start && c == b'"' {
             // A quoted field: up to its closing quote.
-            let open = i;
             i += 1;
             loop {
                 match memchr::memchr(b'"', &body[i..]) {
-                    None => {
-                        return Some((open, "Quote Not Closed: the parsing is finished with an opening quote".into()));
-                    }
+                    None => return Some("Quote Not Closed: the parsing is finished with an opening quote".into()),
                     Some(q) => {
                         i += q + 1;
                         if body.get(i) == Some(&b'"') {
@@ -314,23 +320,17 @@ fn check_quotes(body: &[u8], delimiter: u8) -> Option<(usize, String)> {
                     field += 1;
                 }
                 Some(&c) => {
-                    return Some((
-                        i,
-                        format!(
-                            "Invalid Closing Quote: got {} instead of delimiter, record delimiter or end of input",
-                            serde_json::to_string(&char_at(body, i, c)).unwrap_or_default()
-                        ),
+                    return Some(format!(
+                        "Invalid Closing Quote: got {} instead of delimiter, record delimiter or end of input",
+                        serde_json::to_string(&char_at(body, i, c)).unwrap_or_default()
                     ))
                 }
             }
         } else if c == b'"' {
             let start = body[..i].iter().rposition(|&b| b == delimiter).map_or(0, |p| p + 1);
-            return Some((
-                i,
-                format!(
-                    "Invalid Opening Quote: a quote is found on field {field}, value is {}",
-                    serde_json::to_string(&String::from_utf8_lossy(&body[start..i])).unwrap_or_default()
-                ),
+            return Some(format!(
+                "Invalid Opening Quote: a quote is found on field {field}, value is {}",
+                serde_json::to_string(&String::from_utf8_lossy(&body[start..i])).unwrap_or_default()
             ));
         } else {
             if c == delimiter {
@@ -423,17 +423,27 @@ fn keys(columns: &[Column]) -> Vec<Vec<u8>> {
 /// into NDJSON documents keyed by `columns`. With `at_end`, the input's last record may lack its
 /// line ending and a quote still open at the end is an error; without, an unfinished last record
 /// is left for the next call (`consumed` stops before it).
-pub fn transcode(input: &[u8], dialect: Dialect, columns: &[Column], at_end: bool) -> Transcoded {
+/// A record whose text is longer than `max_record_bytes` is a reject (its raw text cut to 200
+/// bytes), as the caller rejects one it cannot hold whole.
+pub fn transcode(
+    input: &[u8],
+    dialect: Dialect,
+    columns: &[Column],
+    at_end: bool,
+    max_record_bytes: usize,
+) -> Transcoded {
     assert!(input.len() <= MAX_INPUT_BYTES, "transcode takes at most 4 GiB at a time");
     let keys = keys(columns);
-    let mut out = Transcoded { ndjson: Vec::with_capacity(input.len() + input.len() / 2), ..Default::default() };
+    // Room for every record's keys and punctuation: one realloc of a large block costs more.
+    let per_record: usize = keys.iter().map(|k| k.len() + 3).sum::<usize>() + 2;
+    let estimate = input.len() + (count_lines(input, dialect.newline) as usize + 1) * per_record;
+    let mut out = Transcoded { ndjson: Vec::with_capacity(estimate), ..Default::default() };
     let mut rdr = reader(dialect);
     let (mut fields, mut ends) = (vec![0; 4096], vec![0; columns.len().max(1) * 2]);
     let mut pos = 0;
     let mut line = 0u32;
-    let mut value = Vec::new();
     while pos < input.len() {
-        let (taken, first_line, lines, (start, end)) =
+        let (taken, first_line, lines, (start, end), utf8) =
             match next_record(&mut rdr, &input[pos..], dialect, at_end, &mut fields, &mut ends) {
                 Err((at, message)) => {
                     out.syntax_error = Some(SyntaxError { line: line + at, message });
@@ -447,7 +457,9 @@ pub fn transcode(input: &[u8], dialect: Dialect, columns: &[Column], at_end: boo
                     out.lines = line;
                     continue;
                 }
-                Ok(Next::Record { taken, first_line, lines, body }) => (taken, line + first_line, lines, body),
+                Ok(Next::Record { taken, first_line, lines, body, utf8 }) => {
+                    (taken, line + first_line, lines, body, utf8)
+                }
             };
         let text = &input[pos + start..pos + end];
         pos += taken;
@@ -456,10 +468,17 @@ pub fn transcode(input: &[u8], dialect: Dialect, columns: &[Column], at_end: boo
         let reject =
             |message: String| RecordError { record: index, message, raw: String::from_utf8_lossy(text).into_owned() };
         let doc_start = out.ndjson.len();
-        let result = if ends.len() != columns.len() {
+        let result = if text.len() > max_record_bytes {
+            let head = String::from_utf8_lossy(&text[..text.len().min(RAW_HEAD_BYTES)]);
+            Err(RecordError {
+                record: index,
+                message: format!("record longer than {max_record_bytes} bytes"),
+                raw: format!("{head}…"),
+            })
+        } else if ends.len() != columns.len() {
             Err(reject(format!("{} fields, the header has {}", ends.len(), columns.len())))
         } else {
-            write_document(&mut out.ndjson, &fields, &ends, columns, &keys, &mut value).map_err(reject)
+            write_document(&mut out.ndjson, &fields, &ends, columns, &keys, utf8).map_err(reject)
         };
         match result {
             Ok(()) => {
@@ -490,7 +509,7 @@ fn write_document(
     ends: &[usize],
     columns: &[Column],
     keys: &[Vec<u8>],
-    value: &mut Vec<u8>,
+    utf8: bool,
 ) -> Result<(), String> {
     ndjson.push(b'{');
     let mut first = true;
@@ -498,23 +517,27 @@ fn write_document(
     for (i, &end) in ends.iter().enumerate() {
         let bytes = &fields[start..end];
         start = end;
-        let text = match std::str::from_utf8(bytes) {
-            Ok(s) => std::borrow::Cow::Borrowed(s),
-            Err(_) => String::from_utf8_lossy(bytes),
+        let text = if utf8 {
+            // SAFETY: the record's text is valid UTF-8 (checked by the caller), and a field is a
+            // piece of it cut at ASCII bytes (delimiters, quotes), so it is valid UTF-8 too.
+            std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            String::from_utf8_lossy(bytes)
         };
-        value.clear();
-        let column = &columns[i];
-        convert(&text, column.kind, value)
-            .map_err(|m| format!("column {}: {m}", serde_json::to_string(&column.name).unwrap_or_default()))?;
-        if value.is_empty() {
-            continue; // dropped
-        }
+        let mark = ndjson.len();
         if !first {
             ndjson.push(b',');
         }
-        first = false;
         ndjson.extend_from_slice(&keys[i]);
-        ndjson.extend_from_slice(value);
+        let value_start = ndjson.len();
+        let column = &columns[i];
+        convert(&text, column.kind, ndjson)
+            .map_err(|m| format!("column {}: {m}", serde_json::to_string(&column.name).unwrap_or_default()))?;
+        if ndjson.len() == value_start {
+            ndjson.truncate(mark); // an empty cell: no field
+            continue;
+        }
+        first = false;
     }
     ndjson.push(b'}');
     Ok(())
@@ -580,11 +603,12 @@ fn is_json_number(s: &[u8]) -> bool {
 /// The JSON text JS writes for the number `s` denotes (`JSON.stringify(Number(s))`), or `None` when
 /// it is not finite. `s` matches [`is_json_number`].
 fn write_number(s: &str, out: &mut Vec<u8>) -> bool {
-    let b = s.as_bytes();
-    let digits = if b[0] == b'-' { &b[1..] } else { b };
-    // A plain integer of at most 15 digits is exact in a double and written as it is (but `-0`).
-    if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
-        out.extend_from_slice(if digits == b"0" { b"0" } else { b });
+    if s == "-0" {
+        out.push(b'0');
+        return true;
+    }
+    if is_js_canonical(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
         return true;
     }
     match s.parse::<f64>() {
@@ -596,12 +620,42 @@ fn write_number(s: &str, out: &mut Vec<u8>) -> bool {
     }
 }
 
+/// Whether JS writes the number `s` (which matches [`is_json_number`], and is not `-0`) as `s`
+/// itself: no exponent, at most 15 significant digits (a double tells all such decimals apart, so
+/// none shorter denotes the same number), no trailing zero in the fraction, and not below 1e-6
+/// (which JS writes with an exponent).
+fn is_js_canonical(s: &[u8]) -> bool {
+    let digits = if s[0] == b'-' { &s[1..] } else { s };
+    if digits.iter().any(|&c| c == b'e' || c == b'E') {
+        return false;
+    }
+    let (int, frac) = match memchr::memchr(b'.', digits) {
+        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+        None => (digits, &digits[digits.len()..]),
+    };
+    if frac.last() == Some(&b'0') {
+        return false;
+    }
+    let significant = if int == b"0" {
+        let zeros = frac.iter().take_while(|&&c| c == b'0').count();
+        if zeros > 5 || (frac.is_empty() && s[0] == b'-') {
+            return false;
+        }
+        frac.len() - zeros
+    } else {
+        int.len() + frac.len()
+    };
+    significant <= 15
+}
+
 fn write_string(s: &str, out: &mut Vec<u8>) {
     serde_json::to_writer(out, s).expect("a string encodes");
 }
 
-/// One cell to its JSON text in `out` (left empty: the field is dropped), or a reject's message.
+/// One cell to its JSON text appended to `out` (nothing: the field is dropped), or a reject's
+/// message.
 fn convert(value: &str, kind: ColumnType, out: &mut Vec<u8>) -> Result<(), String> {
+    let base = out.len();
     match kind {
         ColumnType::String => write_string(value, out),
         ColumnType::Auto => match value {
@@ -609,7 +663,7 @@ fn convert(value: &str, kind: ColumnType, out: &mut Vec<u8>) -> Result<(), Strin
             "true" | "false" | "null" => out.extend_from_slice(value.as_bytes()),
             _ => {
                 if !(is_json_number(value.as_bytes()) && write_number(value, out)) {
-                    out.clear();
+                    out.truncate(base);
                     write_string(value, out);
                 }
             }
@@ -714,7 +768,7 @@ mod tests {
     #[test]
     fn records_with_lines_offsets_and_rejects() {
         let input = b"1,Ada,36\n\n2,\"Grace\nHopper\",85\n3,only-two\n4,\"Alan, \"\"T\"\"\",41\n";
-        let t = transcode(input, CSV, &strings(&["id", "name", "age"]), true);
+        let t = transcode(input, CSV, &strings(&["id", "name", "age"]), true, usize::MAX);
         assert_eq!(
             docs(&t),
             vec![
@@ -736,17 +790,17 @@ mod tests {
     fn an_unfinished_record_is_left_for_the_next_call() {
         let cols = strings(&["a", "b"]);
         let input = b"1,2\n3,\"x\ny";
-        let t = transcode(input, CSV, &cols, false);
+        let t = transcode(input, CSV, &cols, false, usize::MAX);
         assert_eq!(docs(&t), vec![(0, r#"{"a":"1","b":"2"}"#.to_string())]);
         assert_eq!((t.consumed, t.lines), (4, 1));
         // No line ending at the very end: without at_end it may continue; with it, it is whole.
-        let t = transcode(b"1,2", CSV, &cols, false);
+        let t = transcode(b"1,2", CSV, &cols, false, usize::MAX);
         assert_eq!((t.records.len(), t.consumed), (0, 0));
-        let t = transcode(b"1,2", CSV, &cols, true);
+        let t = transcode(b"1,2", CSV, &cols, true, usize::MAX);
         assert_eq!(docs(&t), vec![(0, r#"{"a":"1","b":"2"}"#.to_string())]);
         assert_eq!(t.consumed, 3);
         // Trailing empty lines are taken, with their line breaks.
-        let t = transcode(b"1,2\n\n\n", CSV, &cols, true);
+        let t = transcode(b"1,2\n\n\n", CSV, &cols, true, usize::MAX);
         assert_eq!((t.records.len(), t.consumed, t.lines), (1, 6, 3));
     }
 
@@ -758,7 +812,7 @@ mod tests {
         assert_eq!(detect_newline(b"a,b\r1", true), Some(Newline::Cr));
         assert_eq!(detect_newline(b"a,b\r", true), None);
         let input = b"1,2\r\n\r\n\"x\r\ny\",\"4\"\r\n5,\r\n";
-        let t = transcode(input, CRLF, &cols, false);
+        let t = transcode(input, CRLF, &cols, false, usize::MAX);
         assert_eq!(
             docs(&t),
             vec![
@@ -769,38 +823,38 @@ mod tests {
         );
         assert_eq!((t.consumed, t.lines), (input.len(), 5));
         // With `\n` detected, a `\r` before it is data (and a `\r\n` line a one-field record).
-        let t = transcode(b"1,2\r\n\r\n", CSV, &cols, true);
+        let t = transcode(b"1,2\r\n\r\n", CSV, &cols, true, usize::MAX);
         assert_eq!(
             docs(&t),
             vec![(0, r#"{"a":"1","b":"2\r"}"#.to_string()), (1, "! 1 fields, the header has 2".into())]
         );
         let cr = Dialect { newline: Newline::Cr, ..CSV };
-        let t = transcode(b"1,2\r\r3,4\r", cr, &cols, true);
+        let t = transcode(b"1,2\r\r3,4\r", cr, &cols, true, usize::MAX);
         assert_eq!(docs(&t), vec![(0, r#"{"a":"1","b":"2"}"#.to_string()), (2, r#"{"a":"3","b":"4"}"#.to_string())]);
     }
 
     #[test]
     fn quoting_errors_stop_with_their_line() {
         let cols = strings(&["a", "b"]);
-        let t = transcode(b"1,2\n3,\"4\n\n5", CSV, &cols, true);
+        let t = transcode(b"1,2\n3,\"4\n\n5", CSV, &cols, true, usize::MAX);
         assert_eq!(t.records.len(), 1);
         let e = t.syntax_error.unwrap();
         assert!(e.message.starts_with("Quote Not Closed"), "{e:?}");
         assert_eq!(e.line, 1);
-        let t = transcode(b"1,2\n3,\"4\"x\n", CSV, &cols, true);
+        let t = transcode(b"1,2\n3,\"4\"x\n", CSV, &cols, true, usize::MAX);
         let e = t.syntax_error.unwrap();
         assert!(e.message.starts_with("Invalid Closing Quote: got \"x\""), "{e:?}");
         assert_eq!((e.line, t.records.len(), t.consumed), (1, 1, 4));
-        let t = transcode(b"1,2\n3,\"a\nb\"\n5,x\"y\n", CSV, &cols, true);
+        let t = transcode(b"1,2\n3,\"a\nb\"\n5,x\"y\n", CSV, &cols, true, usize::MAX);
         let e = t.syntax_error.unwrap();
         assert!(e.message.starts_with("Invalid Opening Quote: a quote is found on field 1"), "{e:?}");
         assert_eq!((e.line, t.records.len()), (3, 2));
         // Without at_end an open quote is an unfinished record, not an error.
-        let t = transcode(b"1,\"2\n", CSV, &cols, false);
+        let t = transcode(b"1,\"2\n", CSV, &cols, false, usize::MAX);
         assert!(t.syntax_error.is_none());
         assert_eq!(t.consumed, 0);
         // TSV: a quote is text.
-        let t = transcode(b"\"x\ty\n", TSV, &cols, true);
+        let t = transcode(b"\"x\ty\n", TSV, &cols, true, usize::MAX);
         assert_eq!(docs(&t), vec![(0, r#"{"a":"\"x","b":"y"}"#.to_string())]);
     }
 
@@ -815,8 +869,13 @@ mod tests {
             ("f", ColumnType::Auto),
             ("g", ColumnType::Auto),
         ]);
-        let t =
-            transcode(b"1,true,,x,-2.5e3,null,1.50\n-0,01,1e400,12345678901234567890,0.1,\"\",-\n", CSV, &auto, true);
+        let t = transcode(
+            b"1,true,,x,-2.5e3,null,1.50\n-0,01,1e400,12345678901234567890,0.1,\"\",-\n",
+            CSV,
+            &auto,
+            true,
+            usize::MAX,
+        );
         assert_eq!(
             docs(&t),
             vec![
@@ -836,6 +895,7 @@ mod tests {
             CSV,
             &typed,
             true,
+            usize::MAX,
         );
         assert_eq!(
             docs(&t),
@@ -858,8 +918,24 @@ mod tests {
         assert!(read_header(b"id,na", CSV, true, false).unwrap().is_none());
         assert!(read_header(b"", CSV, true, true).unwrap().is_none());
         assert!(read_header(b"a,\"b", CSV, true, true).is_err());
-        let t = transcode(b"\xFFx,\"\x01\"\n", CSV, &strings(&["a", "b"]), true);
+        let t = transcode(b"\xFFx,\"\x01\"\n", CSV, &strings(&["a", "b"]), true, usize::MAX);
         assert_eq!(docs(&t), vec![(0, "{\"a\":\"\u{FFFD}x\",\"b\":\"\\u0001\"}".to_string())]);
+    }
+
+    #[test]
+    fn a_record_longer_than_the_limit_is_a_reject() {
+        let cols = strings(&["a", "b"]);
+        let input = format!("1,x\n2,\"{}\"\n3,z\n", "y\n".repeat(150));
+        let t = transcode(input.as_bytes(), CSV, &cols, true, 50);
+        assert_eq!(
+            docs(&t),
+            vec![
+                (0, r#"{"a":"1","b":"x"}"#.to_string()),
+                (1, "! record longer than 50 bytes".to_string()),
+                (152, r#"{"a":"3","b":"z"}"#.to_string())
+            ]
+        );
+        assert_eq!(t.errors[0].raw, format!("2,\"{}…", &"y\n".repeat(150)[..197]));
     }
 
     #[test]
@@ -870,7 +946,7 @@ mod tests {
         let long = "y".repeat(100_000);
         let row: Vec<&str> = (0..n).map(|_| long.as_str()).collect();
         let input = format!("{}\n", row.join(","));
-        let t = transcode(input.as_bytes(), CSV, &columns, true);
+        let t = transcode(input.as_bytes(), CSV, &columns, true, usize::MAX);
         assert_eq!(t.records.len(), 1);
         assert!(t.errors.is_empty());
         let (a, b) = t.records[0].doc.unwrap();

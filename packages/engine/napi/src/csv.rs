@@ -61,6 +61,7 @@ pub fn csv_to_ndjson(
     columns: Option<Vec<CsvColumn>>,
     strip_bom: bool,
     at_end: bool,
+    max_record_bytes: f64,
 ) -> Result<CsvBatch> {
     let delimiter = u8::try_from(delimiter)
         .ok()
@@ -107,7 +108,7 @@ pub fn csv_to_ndjson(
             None => Err(invalid(format!("csvToNdjson: column {:?} has an unknown type {:?}", c.name, c.kind))),
         })
         .collect::<Result<Vec<_>>>()?;
-    let t = csv::transcode(&input, dialect, &columns, at_end);
+    let t = csv::transcode(&input, dialect, &columns, at_end, max_record_bytes as usize);
     let mut records = Vec::with_capacity(t.records.len() * 4);
     for r in &t.records {
         let (a, b) = r.doc.unwrap_or((u32::MAX, u32::MAX));

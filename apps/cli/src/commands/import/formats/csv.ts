@@ -120,6 +120,15 @@ interface CsvRecord {
   raw: string;
 }
 
+/** A record located in the input by this parser (csv-parse's line count and `raw` are off with CRLF). */
+interface LocatedRecord {
+  record: string[];
+  line: number;
+  endOffset: number;
+  /** Its text without the empty lines before it and its line ending. */
+  body: string;
+}
+
 interface CsvApi {
   parse(buf: Buffer | undefined, end: boolean, push: (r: CsvRecord) => void, close: () => void): Error | undefined;
 }
@@ -130,10 +139,12 @@ class CsvParseParser implements FormatParser {
   #columns: Column[] | null;
   readonly #types: CsvTypes;
   readonly #baseOffset: number;
-  readonly #baseLine: number;
-  #pending: CsvRecord[] = [];
+  #pending: LocatedRecord[] = [];
   #next = 0; // index of the next pending record to emit
-  #error: Error | null = null;
+  #error: CsvError | null = null;
+  #window: Buffer = Buffer.alloc(0); // the input from #windowOffset on, not yet taken by a record
+  #windowOffset = 0; // relative to #baseOffset
+  #line: number; // line number at #windowOffset
 
   constructor(opts: CsvOptions, start: StartAt = START) {
     const quoting = opts.delimiter === '\t' ? { quote: false as const } : {};
@@ -153,7 +164,7 @@ class CsvParseParser implements FormatParser {
     this.#types = opts.types;
     this.#columns = opts.header ? columnsOf(opts.header, opts.types) : null;
     this.#baseOffset = start.offset;
-    this.#baseLine = start.line - 1;
+    this.#line = start.line;
   }
 
   /** The header's column names (after the header was read). */
@@ -177,15 +188,50 @@ class CsvParseParser implements FormatParser {
     }
   }
 
-  #record(r: CsvRecord, emit: Emit): boolean | void {
-    const endLine = this.#baseLine + r.info.lines;
-    const endOffset = this.#baseOffset + r.info.bytes;
-    // The record's first line: its end line minus the line breaks inside it (leading blank lines
-    // that csv-parse skipped are part of `raw`, but not of the record).
-    const body = r.raw.replace(/^[\r\n]+/, '').replace(/\r?\n$/, '');
-    let inner = 0;
-    for (let i = body.indexOf('\n'); i !== -1; i = body.indexOf('\n', i + 1)) inner++;
-    const line = endLine - inner;
+  /** Finds the record csv-parse just gave in the input: its first line and its text. */
+  #locate(r: CsvRecord): LocatedRecord {
+    const w = this.#window;
+    const end = r.info.bytes - this.#windowOffset;
+    let start = 0;
+    let line = this.#line;
+    while (start < end && (w[start] === 0x0a || w[start] === 0x0d)) if (w[start++] === 0x0a) line++;
+    let stop = end;
+    if (stop > start && w[stop - 1] === 0x0a) stop--;
+    if (stop > start && w[stop - 1] === 0x0d) stop--;
+    const located = {
+      record: r.record,
+      line,
+      endOffset: this.#baseOffset + r.info.bytes,
+      body: w.toString('utf8', start, stop),
+    };
+    for (let i = w.indexOf(0x0a, start); i !== -1 && i < end; i = w.indexOf(0x0a, i + 1)) line++;
+    this.#line = line;
+    this.#window = w.subarray(end);
+    this.#windowOffset += end;
+    return located;
+  }
+
+  /** A quoting error stops the parse at the first line of the record that holds it. */
+  #failed(err: Error): CsvError {
+    const w = this.#window;
+    let line = this.#line;
+    for (let i = 0; i < w.length && (w[i] === 0x0a || w[i] === 0x0d); i++) if (w[i] === 0x0a) line++;
+    return new CsvError(err.message.replace(/ at line \d+/, ''), line);
+  }
+
+  #parse(chunk: Buffer | undefined): void {
+    if (chunk) this.#window = this.#window.length > 0 ? Buffer.concat([this.#window, chunk]) : Buffer.from(chunk);
+    const err = this.#api.parse(
+      chunk,
+      chunk === undefined,
+      (r) => this.#pending.push(this.#locate(r)),
+      () => {},
+    );
+    if (err) this.#error = this.#failed(err);
+  }
+
+  #record(r: LocatedRecord, emit: Emit): boolean | void {
+    const { line, endOffset, body } = r;
     if (!this.#columns) {
       try {
         this.#columns = columnsOf(r.record, this.#types);
@@ -213,21 +259,11 @@ class CsvParseParser implements FormatParser {
   }
 
   #throwIfFailed(): void {
-    if (!this.#error) return;
-    const lines = (this.#error as { lines?: number }).lines;
-    throw new CsvError(this.#error.message, this.#baseLine + (lines ?? 0));
+    if (this.#error) throw this.#error;
   }
 
   feed(chunk: Buffer, emit: Emit): number {
-    if (chunk.length > 0 && !this.#error) {
-      this.#error =
-        this.#api.parse(
-          chunk,
-          false,
-          (r) => this.#pending.push(r),
-          () => {},
-        ) ?? null;
-    }
+    if (chunk.length > 0 && !this.#error) this.#parse(chunk);
     this.#drain(emit);
     // Records before a syntax error are emitted first; then the error stops the import.
     if (!this.pending) this.#throwIfFailed();
@@ -235,14 +271,7 @@ class CsvParseParser implements FormatParser {
   }
 
   end(emit: Emit): void {
-    if (!this.#error)
-      this.#error =
-        this.#api.parse(
-          undefined,
-          true,
-          (r) => this.#pending.push(r),
-          () => {},
-        ) ?? null;
+    if (!this.#error) this.#parse(undefined);
     this.#drain(emit, true);
     this.#throwIfFailed();
     if (!this.#columns) throw new CsvError('the input has no header line', 1);
@@ -274,6 +303,7 @@ type CsvToNdjson = (
     newline: CsvNewline;
     columns: { name: string; type: ColumnType }[] | null;
     atEnd: boolean;
+    maxRecordBytes: number;
   },
 ) => NativeCsvBatch;
 
@@ -291,7 +321,14 @@ export async function loadNativeCsv(): Promise<boolean> {
       const fn = engine.csvToNdjson;
       if (typeof fn !== 'function') throw new Error('no csvToNdjson');
       // The addon loads on first use: a platform without it fails here, not mid-import.
-      fn(Buffer.alloc(0), { delimiter: ',', quoting: true, newline: 'lf', columns: [], atEnd: true });
+      fn(Buffer.alloc(0), {
+        delimiter: ',',
+        quoting: true,
+        newline: 'lf',
+        columns: [],
+        atEnd: true,
+        maxRecordBytes: 1,
+      });
       nativeCsv = fn;
     } catch {
       nativeCsv = null;
@@ -446,6 +483,7 @@ class NativeCsvParser implements FormatParser {
         newline: this.#newline,
         columns: this.#columns?.map((c) => ({ name: c.name, type: c.type })) ?? null,
         atEnd,
+        maxRecordBytes: this.#max,
       });
       if (batch.syntaxError) this.#error = new CsvError(batch.syntaxError.message, this.#line + batch.syntaxError.line);
       if (!this.#columns) {
@@ -488,10 +526,11 @@ class NativeCsvParser implements FormatParser {
    */
   #wait(): void {
     this.#need = this.#carry.length * 2;
-    if (this.#carry.length <= this.#max) return;
     const nl = this.#newline === 'cr' ? 0x0d : 0x0a;
     let lead = 0;
     while (lead < this.#carry.length && (this.#carry[lead] === nl || this.#carry[lead] === 0x0d)) lead++;
+    // The record's text so far; the line ending still to come is not part of it.
+    if (this.#carry.length - lead <= this.#max) return;
     this.#skipping = {
       line: this.#line + countByte(this.#carry, nl, 0, lead),
       head: `${this.#carry.subarray(lead, lead + 200).toString('utf8')}…`,
