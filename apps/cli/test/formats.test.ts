@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  CsvParser,
   type CsvOptions,
+  CsvParser,
   detectFormat,
   type FormatParser,
   JsonArrayParser,

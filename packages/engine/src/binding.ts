@@ -3,8 +3,8 @@
  * one place that asks for the addon (`native.ts` finds it: a source build or the prebuilt package).
  */
 import type { Conflict, Durability } from '@wharf/wire';
-import { loadNative } from './native.ts';
 import type { CsvBatch } from './csv.ts';
+import { loadNative } from './native.ts';
 import type { OpenOptions } from './options.ts';
 
 export type { Conflict, Durability };
@@ -144,13 +144,15 @@ export interface Binding {
   /** `napi/src/csv.rs`; `csv.ts` validates the arguments. */
   csvToNdjson(
     input: Buffer,
-    delimiter: number,
-    quoting: boolean,
-    newline: number,
     columns: { name: string; kind: string }[] | null,
-    stripBom: boolean,
-    atEnd: boolean,
-    maxRecordBytes: number,
+    options: {
+      delimiter: number;
+      quoting: boolean;
+      newline: number;
+      stripBom: boolean;
+      atEnd: boolean;
+      maxRecordBytes: number;
+    },
   ): CsvBatch;
 }
 

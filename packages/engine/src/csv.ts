@@ -102,14 +102,12 @@ export function csvToNdjson(input: Uint8Array, options: CsvToNdjsonOptions = {})
     });
   }
   const buf = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-  return binding().csvToNdjson(
-    buf,
-    delimiter.charCodeAt(0),
-    options.quoting ?? delimiter !== '\t',
+  return binding().csvToNdjson(buf, columns ? columns.map((c) => ({ name: c.name, kind: c.type })) : null, {
+    delimiter: delimiter.charCodeAt(0),
+    quoting: options.quoting ?? delimiter !== '\t',
     newline,
-    columns ? columns.map((c) => ({ name: c.name, kind: c.type })) : null,
-    options.stripBom ?? false,
-    options.atEnd ?? false,
+    stripBom: options.stripBom ?? false,
+    atEnd: options.atEnd ?? false,
     maxRecordBytes,
-  );
+  });
 }

@@ -1,6 +1,8 @@
 //! `csvToNdjson`: the CSV transcoder of `wharf_engine::csv` for JS, one synchronous call per block
 //! of records. The per-record spans come back as numbers in one `Uint32Array`, not an object per
 //! record (building objects natively costs ~100 ns per value on the JS thread).
+// Everything here is called from JS only; the crate's unit tests do not use it.
+#![cfg_attr(test, allow(dead_code))]
 
 use napi::bindgen_prelude::{Buffer, Uint32Array};
 use napi::{Error, Result, Status};
@@ -49,20 +51,24 @@ fn invalid(message: String) -> Error {
     Error::new(Status::InvalidArg, message)
 }
 
+/// How to read the input (`src/csv.ts` validates and fills in the defaults).
+#[napi(object)]
+pub struct CsvOptions {
+    /// An ASCII byte.
+    pub delimiter: u32,
+    pub quoting: bool,
+    /// 0 `\n`, 1 `\r\n`, 2 `\r`, 3 the one `input`'s first line ends with.
+    pub newline: u32,
+    pub strip_bom: bool,
+    pub at_end: bool,
+    pub max_record_bytes: f64,
+}
+
 /// Converts the whole CSV records of `input` to NDJSON documents keyed by `columns`; without
 /// `columns`, reads the header (the first record, after a BOM when `stripBom`) instead.
-/// `newline`: 0 `\n`, 1 `\r\n`, 2 `\r`, 3 the one `input`'s first line ends with.
 #[napi]
-pub fn csv_to_ndjson(
-    input: Buffer,
-    delimiter: u32,
-    quoting: bool,
-    newline: u32,
-    columns: Option<Vec<CsvColumn>>,
-    strip_bom: bool,
-    at_end: bool,
-    max_record_bytes: f64,
-) -> Result<CsvBatch> {
+pub fn csv_to_ndjson(input: Buffer, columns: Option<Vec<CsvColumn>>, options: CsvOptions) -> Result<CsvBatch> {
+    let CsvOptions { delimiter, quoting, newline, strip_bom, at_end, max_record_bytes } = options;
     let delimiter = u8::try_from(delimiter)
         .ok()
         .filter(u8::is_ascii)

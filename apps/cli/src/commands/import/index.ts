@@ -25,13 +25,13 @@ import { writeChart } from './chart.js';
 import {
   CsvError,
   CsvParser,
-  loadNativeCsv,
   detectFormat,
   type Emit,
   type Format,
   type FormatParser,
   JsonArrayError,
   JsonArrayParser,
+  loadNativeCsv,
   NdjsonParser,
   type StartAt,
 } from './formats/index.js';
