@@ -27,7 +27,7 @@ describe('csvToNdjson', () => {
     const end = csvToNdjson(rest.subarray(batch.consumed), { columns, newline: 'crlf', atEnd: true });
     expect(end.errors[0]?.message).toBe('2 fields, the header has 3');
 
-    const db = await openTemp();
+    const { db } = await openTemp();
     try {
       await db.createTable('people', { primaryKey: 'id' });
       const result = await db.table('people').insertNdjson(batch.ndjson);
