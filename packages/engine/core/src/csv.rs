@@ -276,6 +276,48 @@ fn next_record(
     Ok(Next::Record { taken, first_line, lines, body: (start, end), utf8: std::str::from_utf8(text).is_ok() })
 }
 
+/// A record [`split_plain`] split.
+struct Plain {
+    /// Input bytes it took, its line ending included.
+    taken: usize,
+    /// Line breaks in them (0 or 1).
+    lines: u32,
+    /// The end of its text (without its line ending).
+    text_end: usize,
+}
+
+/// Splits the record at the start of `input` into `ranges` (offsets in `input`) when that is
+/// simple: it holds no quote (or quoting is off), it does not start with an empty line, its
+/// record delimiter is `\n` or `\r\n`. `None`: csv-core's turn ([`next_record`]).
+fn split_plain(input: &[u8], dialect: Dialect, at_end: bool, ranges: &mut Vec<(usize, usize)>) -> Option<Plain> {
+    if dialect.newline == Newline::Cr || *input.first()? == b'\n' {
+        return None;
+    }
+    let (line_end, taken, lines) = match memchr::memchr(b'\n', input) {
+        Some(i) => (i, i + 1, 1),
+        None if at_end => (input.len(), input.len(), 0),
+        None => return None,
+    };
+    let line = &input[..line_end];
+    if dialect.quoting && memchr::memchr(b'"', line).is_some() {
+        return None;
+    }
+    let text_end = if line.last() == Some(&b'\r') { line_end - 1 } else { line_end };
+    // The fields: with `\r\n` a `\r` before the `\n` ends the record; with `\n` it is data.
+    let fields_end = if dialect.newline == Newline::CrLf { text_end } else { line_end };
+    if fields_end == 0 {
+        return None; // an empty `\r\n` line
+    }
+    ranges.clear();
+    let mut start = 0;
+    for d in memchr::memchr_iter(dialect.delimiter, &input[..fields_end]) {
+        ranges.push((start, d));
+        start = d + 1;
+    }
+    ranges.push((start, fields_end));
+    Some(Plain { taken, lines, text_end })
+}
+
 /// The bounds of the record's text in `raw`: without the empty lines before it (`lead` bytes) and
 /// its line ending.
 fn body(raw: &[u8], lead: usize, newline: Newline) -> (usize, usize) {
@@ -440,11 +482,19 @@ pub fn transcode(
     let mut out = Transcoded { ndjson: Vec::with_capacity(estimate), ..Default::default() };
     let mut rdr = reader(dialect);
     let (mut fields, mut ends) = (vec![0; 4096], vec![0; columns.len().max(1) * 2]);
+    let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(columns.len() + 1);
     let mut pos = 0;
     let mut line = 0u32;
     while pos < input.len() {
-        let (taken, first_line, lines, (start, end), utf8) =
-            match next_record(&mut rdr, &input[pos..], dialect, at_end, &mut fields, &mut ends) {
+        // Most records hold no quote and start right after the previous one: split them here,
+        // with no copy; the others go through csv-core.
+        let plain = split_plain(&input[pos..], dialect, at_end, &mut ranges);
+        let (taken, first_line, lines, (start, end), utf8, base) = match plain {
+            Some(p) => {
+                let text = &input[pos..pos + p.text_end];
+                (p.taken, line, p.lines, (0, p.text_end), std::str::from_utf8(text).is_ok(), &input[pos..])
+            }
+            None => match next_record(&mut rdr, &input[pos..], dialect, at_end, &mut fields, &mut ends) {
                 Err((at, message)) => {
                     out.syntax_error = Some(SyntaxError { line: line + at, message });
                     return out;
@@ -458,9 +508,16 @@ pub fn transcode(
                     continue;
                 }
                 Ok(Next::Record { taken, first_line, lines, body, utf8 }) => {
-                    (taken, line + first_line, lines, body, utf8)
+                    ranges.clear();
+                    let mut start = 0;
+                    for &end in &ends {
+                        ranges.push((start, end));
+                        start = end;
+                    }
+                    (taken, line + first_line, lines, body, utf8, &fields[..])
                 }
-            };
+            },
+        };
         let text = &input[pos + start..pos + end];
         pos += taken;
         line += lines;
@@ -475,10 +532,10 @@ pub fn transcode(
                 message: format!("record longer than {max_record_bytes} bytes"),
                 raw: format!("{head}…"),
             })
-        } else if ends.len() != columns.len() {
-            Err(reject(format!("{} fields, the header has {}", ends.len(), columns.len())))
+        } else if ranges.len() != columns.len() {
+            Err(reject(format!("{} fields, the header has {}", ranges.len(), columns.len())))
         } else {
-            write_document(&mut out.ndjson, &fields, &ends, columns, &keys, utf8).map_err(reject)
+            write_document(&mut out.ndjson, base, &ranges, columns, &keys, utf8).map_err(reject)
         };
         match result {
             Ok(()) => {
@@ -505,18 +562,16 @@ pub fn transcode(
 /// Writes one record's document; `Err` is a reject's message.
 fn write_document(
     ndjson: &mut Vec<u8>,
-    fields: &[u8],
-    ends: &[usize],
+    base: &[u8],
+    ranges: &[(usize, usize)],
     columns: &[Column],
     keys: &[Vec<u8>],
     utf8: bool,
 ) -> Result<(), String> {
     ndjson.push(b'{');
     let mut first = true;
-    let mut start = 0;
-    for (i, &end) in ends.iter().enumerate() {
-        let bytes = &fields[start..end];
-        start = end;
+    for (i, &(start, end)) in ranges.iter().enumerate() {
+        let bytes = &base[start..end];
         let text = if utf8 {
             // SAFETY: the record's text is valid UTF-8 (checked by the caller), and a field is a
             // piece of it cut at ASCII bytes (delimiters, quotes), so it is valid UTF-8 too.
