@@ -299,20 +299,23 @@ fn split_plain(input: &[u8], dialect: Dialect, at_end: bool, ranges: &mut Vec<(u
         None => return None,
     };
     let line = &input[..line_end];
-    if dialect.quoting && memchr::memchr(b'"', line).is_some() {
-        return None;
-    }
     let text_end = if line.last() == Some(&b'\r') { line_end - 1 } else { line_end };
     // The fields: with `\r\n` a `\r` before the `\n` ends the record; with `\n` it is data.
     let fields_end = if dialect.newline == Newline::CrLf { text_end } else { line_end };
     if fields_end == 0 {
         return None; // an empty `\r\n` line
     }
+    // One pass for delimiters and quotes (fields are short: a byte loop beats a memchr per field).
+    let quote = if dialect.quoting { b'"' } else { dialect.delimiter };
     ranges.clear();
     let mut start = 0;
-    for d in memchr::memchr_iter(dialect.delimiter, &input[..fields_end]) {
-        ranges.push((start, d));
-        start = d + 1;
+    for (i, &c) in line.iter().enumerate() {
+        if c == dialect.delimiter {
+            ranges.push((start, i));
+            start = i + 1;
+        } else if c == quote {
+            return None;
+        }
     }
     ranges.push((start, fields_end));
     Some(Plain { taken, lines, text_end })
