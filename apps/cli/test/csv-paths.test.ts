@@ -132,6 +132,13 @@ describe('CSV: the native path and csv-parse agree', () => {
 });
 
 describe('CSV: the native path', () => {
+  it('is the default once loaded, for a one-byte delimiter (csv-parse takes the others)', () => {
+    expect(new CsvParser({ delimiter: ',', types: 'none' }).path).toBe('native');
+    expect(new CsvParser({ delimiter: '\t', types: 'none' }).path).toBe('native');
+    expect(new CsvParser({ delimiter: '::', types: 'none' }).path).toBe('csv-parse');
+    expect(new CsvParser({ delimiter: '§', types: 'none' }).path).toBe('csv-parse');
+  });
+
   it('rejects and skips a record longer than the limit, quoted line breaks included', () => {
     const long = `a,b\n1,x\n2,"${'y\n'.repeat(60)}"\n3,z\n`;
     for (const chunk of [1, 7, 1000]) {

@@ -601,7 +601,8 @@ export class CsvParser implements FormatParser {
   readonly path: 'native' | 'csv-parse';
 
   constructor(opts: CsvOptions, start: StartAt = START, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES) {
-    const native = opts.native ?? Boolean(nativeCsv);
+    // The transcoder takes a one-byte delimiter; csv-parse any string.
+    const native = opts.native ?? (Boolean(nativeCsv) && /^[\x00-\x7f]$/.test(opts.delimiter));
     if (native && !nativeCsv) throw new Error('the native CSV transcoder is not loaded (await loadNativeCsv() first)');
     this.#impl = native
       ? new NativeCsvParser(nativeCsv!, opts, start, maxRecordBytes)
