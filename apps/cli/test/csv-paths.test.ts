@@ -66,6 +66,7 @@ describe('CSV: the native path and csv-parse agree', () => {
         ',',
         'header',
       ],
+      ['j:json,k:json\n-0,"[-0.0, 1.50, 1e400, {""a"": 1E2, ""a"": 2}]"\n', ',', 'header'],
       ['a\tb\n"x\ty\n1\t2\t3\n', '\t'],
       ['a;b\n1;"2;3"\n', ';'],
       ['a,b\n1,"2"x\n3,4\n'],

@@ -770,8 +770,10 @@ fn convert(value: &str, kind: ColumnType, out: &mut Vec<u8>) -> Result<(), Strin
     Ok(())
 }
 
-/// Copies a valid JSON text without the white space between tokens (an NDJSON line holds no line
-/// break; white space inside strings is escaped already, as raw control characters are invalid).
+/// Copies a valid JSON text as JS's `JSON.stringify(JSON.parse(text))` writes it: without the
+/// white space between tokens (an NDJSON line holds no line break; inside strings it is escaped
+/// already, as raw control characters are invalid there), numbers as JS writes them (`-0` → `0`,
+/// `1.50` → `1.5`, one too large for a double → `null`).
 fn minify_json(json: &[u8], out: &mut Vec<u8>) {
     let mut in_string = false;
     let mut i = 0;
@@ -788,6 +790,18 @@ fn minify_json(json: &[u8], out: &mut Vec<u8>) {
         } else if c == b'"' {
             in_string = true;
             out.push(c);
+        } else if c == b'-' || c.is_ascii_digit() {
+            let end = json[i..]
+                .iter()
+                .position(|&b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .map_or(json.len(), |n| i + n);
+            // SAFETY: ASCII bytes only.
+            let token = unsafe { std::str::from_utf8_unchecked(&json[i..end]) };
+            if !write_number(token, out) {
+                out.extend_from_slice(b"null");
+            }
+            i = end;
+            continue;
         } else if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
             out.push(c);
         }
@@ -966,6 +980,9 @@ mod tests {
                 (6, r#"! column "n": "1e999" is not a number"#.to_string()),
             ]
         );
+        let json = cols(&[("j", ColumnType::Json)]);
+        let t = transcode(b"\"[-0, 1.50, 1e400, -0.0e1, {\"\"a\"\": 1E2}]\"\n", CSV, &json, true, usize::MAX);
+        assert_eq!(docs(&t), vec![(0, r#"{"j":[0,1.5,null,0,{"a":100}]}"#.to_string())]);
     }
 
     #[test]
