@@ -602,7 +602,8 @@ export class CsvParser implements FormatParser {
 
   constructor(opts: CsvOptions, start: StartAt = START, maxRecordBytes = DEFAULT_MAX_RECORD_BYTES) {
     // The transcoder takes a one-byte delimiter; csv-parse any string.
-    const native = opts.native ?? (Boolean(nativeCsv) && /^[\x00-\x7f]$/.test(opts.delimiter));
+    const native =
+      opts.native ?? (Boolean(nativeCsv) && opts.delimiter.length === 1 && opts.delimiter.charCodeAt(0) < 0x80);
     if (native && !nativeCsv) throw new Error('the native CSV transcoder is not loaded (await loadNativeCsv() first)');
     this.#impl = native
       ? new NativeCsvParser(nativeCsv!, opts, start, maxRecordBytes)
