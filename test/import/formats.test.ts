@@ -70,6 +70,18 @@ describe('wharf import: formats', () => {
     expect(typeof report.zeroIntervals).toBe('number');
     expect(typeof report.engine.fdatasyncs).toBe('number');
     expect(typeof report.engine.groups).toBe('number');
+    // Bytes written per byte loaded, taken after the engine's close: its final checkpoint wrote
+    // the documents (too few for one during the load) as a run.
+    expect(report.engine.bytesLoaded).toBeGreaterThan(3000 * 300);
+    expect(report.engine.bytesWrittenFlushes).toBeGreaterThan(0);
+    expect(report.engine.bytesWrittenPerByteLoaded).toBeCloseTo(
+      (report.engine.bytesWrittenJournal + report.engine.bytesWrittenFlushes + report.engine.bytesWrittenMerges) /
+        report.engine.bytesLoaded,
+      9,
+    );
+    expect(r.stdout).toMatch(
+      /bytes written per byte loaded \d+\.\d\d \(journal \d+\.\d\d, runs \d+\.\d\d, merges 0\.00; goal for a bulk load into an empty table ≤ 2\)/,
+    );
     const html = readFileSync(join(cwd, 'a.html'), 'utf8');
     expect(html).toContain('uPlot');
     expect(html).not.toMatch(/<script[^>]+src=/); // self-contained
@@ -90,6 +102,40 @@ describe('wharf import: formats', () => {
       expect(await db.table('b').count()).toBe(500);
       expect(await db.table('b').get(123)).toEqual(docs[123]);
     });
+  });
+
+  it('JSON arrays in blocks: rejects by line, one element per line or all on one line', async () => {
+    const elements = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ id: i, s: `a,]}"${i}` }));
+    elements[1234] = JSON.stringify({ id: 7 }); // a conflict
+    elements[2500] = '"not an object"';
+    for (const [name, text, lineOf] of [
+      ['lines', `[\n${elements.join(',\n')}\n]\n`, (i: number) => i + 2],
+      ['one', `[${elements.join(',')}]`, () => 1],
+    ] as const) {
+      const file = join(cwd, `arr-${name}.json`);
+      writeFileSync(file, text);
+      const data = join(cwd, `data-arr-${name}`);
+      const rejects = join(cwd, `arr-${name}.rejects`);
+      const report = join(cwd, `arr-${name}.report.json`);
+      const r = await wharfImport(
+        file,
+        'a',
+        `embedded:${data}`,
+        ['--rejects', rejects, '--report', report, '--memory-budget-mb', '16', '--batch-size', '700'],
+        { cwd },
+      );
+      expect(r.code, r.stdout + r.stderr).toBe(3);
+      const rep = JSON.parse(readFileSync(report, 'utf8'));
+      expect(rep.documents).toEqual({ read: 3000, written: 2998, rejected: 2, present: 0, missing: 0 });
+      expect(rep.latencyMs.count).toBe(2999); // every element sent (the non-object was not)
+      expect(rep.batches).toBe(5); // 700 documents a batch
+      expect(rep.engine.memoryBudget).toBe(16 << 20);
+      expect(readNdjson(rejects).map((e) => [e.line, e.kind, e.raw])).toEqual([
+        [lineOf(1234), 'conflict', '{"id":7}'],
+        [lineOf(2500), 'invalid', '"not an object"'],
+      ]);
+      expect(await countOf(data, 'a')).toBe(2998);
+    }
   });
 
   it('imports CSV with a header, typed columns on request, from standard input too', async () => {

@@ -3,10 +3,11 @@
  * then resumed; the table ends with exactly the documents of the input (no duplicates, no gaps)
  * and the rejects file with exactly the bad rows, once each.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keyOf, readCheckpoint } from '@wharf/cli';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CheckpointWriter } from '../../apps/cli/src/commands/import/resume.js';
 import { until } from '../helpers/until.js';
 import { start, tempDir, wharf, withDb } from './helpers.js';
 
@@ -122,5 +123,60 @@ describe('wharf import --resume', () => {
     expect(r3.code, r3.stdout + r3.stderr).toBe(3);
     expect(r3.stdout).toMatch(/already imported completely/);
     expect(await withDb(data, (db) => db.table('r').count())).toBe(N - bad);
+  });
+});
+
+describe('wharf import --resume: the block re-sent across the old high-water mark', () => {
+  it('counts the re-sent documents before the mark as present and loads those after it', async () => {
+    // Lines 1–1500 were imported; the checkpoint says reading resumes after line 500 and that
+    // batches up to line 1500 may have been written (its high-water mark). Lines 1501–3000 are
+    // new. One block holds lines 501–3000: its part up to line 1500 is a replay.
+    const line = (i: number) => (i % 100 === 50 ? `{"id":${i},` : `{"id":${i},"v":"${'x'.repeat(i % 13)}"}`);
+    const text = (from: number, to: number) => {
+      let s = '';
+      for (let i = from; i <= to; i++) s += `${line(i)}\n`;
+      return s;
+    };
+    const file = join(cwd, 'replay.ndjson');
+    writeFileSync(file, text(1, 1500));
+    const data = join(cwd, 'data-replay');
+    const ck = join(cwd, 'replay.checkpoint');
+    const args = ['import', file, '-t', 'p', '--target', `embedded:${data}`, '--checkpoint', ck, '--max-errors', '-1'];
+    const r1 = await wharf(args, { cwd });
+    expect(r1.code, r1.stdout + r1.stderr).toBe(3); // lines 50, 150, … rejected
+    appendFileSync(file, text(1501, 3000));
+
+    const cp = readCheckpoint(ck)!;
+    const endOf = (n: number) => Buffer.byteLength(text(1, n));
+    const writer = new CheckpointWriter(ck);
+    writer.write(
+      {
+        ...cp,
+        complete: false,
+        low: { offset: endOf(500), lastLine: 500, docs: 500, written: 495, rejected: 5, present: 0 },
+        high: { offset: endOf(1500), docs: 1500 },
+      },
+      true,
+    );
+    writer.close();
+
+    const r2 = await wharf([...args, '--resume', '--report', 'replay.json', '--rejects', 'replay-rej.ndjson'], {
+      cwd,
+    });
+    expect(r2.code, r2.stdout + r2.stderr).toBe(3);
+    const report = JSON.parse(readFileSync(join(cwd, 'replay.json'), 'utf8'));
+    // 501–1500: 990 stored ones found present, 10 bad rejected again; 1501–3000: 1485 + 15 bad.
+    expect(report.documents).toEqual({ read: 3000, written: 2970, rejected: 30, present: 990, missing: 0 });
+    expect(report.run).toEqual({ read: 2500, written: 2475, rejected: 25 });
+    expect(report.latencyMs.count).toBe(2500);
+    expect(report.resumed).toMatchObject({ fromOffset: endOf(500), fromLine: 501, resent: 1000 });
+    const rejected = readFileSync(join(cwd, 'replay-rej.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(rejected.map((r) => r.line)).toEqual(Array.from({ length: 25 }, (_, k) => 550 + k * 100));
+    expect(rejected.map((r) => r.offset)).toEqual(Array.from({ length: 25 }, (_, k) => endOf(550 + k * 100)));
+    expect(rejected[0].raw).toBe('{"id":550,');
+    expect(await withDb(data, (db) => db.table('p').count())).toBe(2970);
   });
 });

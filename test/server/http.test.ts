@@ -191,6 +191,17 @@ describe('HTTP API', () => {
     const stats = (await api('GET', '/api/stats')).json;
     expect(stats.engine.fdatasyncs).toBeGreaterThan(0);
     expect(stats.engine.documentsWritten).toBeGreaterThan(0);
+    // Bytes written per byte loaded, passed through: the inserts above were journaled.
+    const e = stats.engine;
+    expect(e.bytesLoaded).toBeGreaterThan(0);
+    expect(e.bytesWrittenJournal).toBeGreaterThan(0);
+    expect(e.bytesWritten).toBe(
+      e.bytesWrittenJournal + e.bytesWrittenFlushes + e.bytesWrittenMerges + e.bytesWrittenOther,
+    );
+    expect(e.bytesWrittenPerByteLoaded).toBeCloseTo(
+      (e.bytesWrittenJournal + e.bytesWrittenFlushes + e.bytesWrittenMerges) / e.bytesLoaded,
+      9,
+    );
     expect(stats.server.httpInsertBatches).toBeGreaterThan(0);
     expect(stats.server.eventLoopDelayMaxMs).toBeGreaterThanOrEqual(stats.server.eventLoopDelayP99Ms);
     expect(stats.server.eventLoopDelayP99Ms).toBeGreaterThan(0);
@@ -204,6 +215,8 @@ describe('HTTP API', () => {
     expect(text).toMatch(/^# TYPE wharf_engine_fdatasyncs_total counter$/m);
     expect(text).toMatch(/^wharf_engine_fdatasyncs_total \d+$/m);
     expect(text).toMatch(/^wharf_server_http_requests_total \d+$/m);
+    expect(text).toMatch(/^wharf_engine_bytes_written_journal_total [1-9]\d*$/m);
+    expect(text).toMatch(/^# TYPE wharf_engine_bytes_written_per_byte_loaded gauge$/m);
     expect(text).toMatch(/^# TYPE wharf_server_event_loop_delay_max_ms gauge$/m);
     expect(text).toMatch(/^wharf_server_gc_major_total \d+$/m);
     // Per-stage write latency: the inserts above were answered by the engine and delivered.

@@ -43,6 +43,8 @@ export interface ImportOptions {
   progress: 'auto' | 'bar' | 'lines' | 'none';
   /** Secondary indexes built after the load. */
   indexes: IndexOption[];
+  /** The embedded engine's memory budget (MiB); undefined: the engine's default. */
+  memoryBudgetMb?: number;
 }
 
 export interface GenOptions {
@@ -215,6 +217,14 @@ export const importCommand: CommandDef<ImportOptions> = {
       arg: '<format>',
       description:
         "Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte ('[' is a JSON array, '{' NDJSON); required for standard input that starts otherwise.",
+    },
+    {
+      flag: 'memory-budget-mb',
+      key: 'memoryBudgetMb',
+      arg: '<mib>',
+      parse: parseIntStrict(4),
+      description:
+        "embedded: target only: the engine's memory for memtables and the block cache, in MiB (the engine's default: 256). The import's own memory stays bounded by its batches in flight, whatever the input's size.",
     },
     {
       flag: 'batch-size',
@@ -499,7 +509,7 @@ export const serveCommand: CommandDef<ServeOptions> = {
 export const benchCommand: CommandDef<BenchOptions> = {
   name: 'bench',
   summary:
-    "Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds' ratios): the fdatasync limit, seed 000's sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, a sustained import, 8-byte key/value puts. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg) is skipped with one line saying what to install (docs/BENCHMARKS.md).",
+    "Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds' ratios): the fdatasync limit, seed 000's sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, `wharf import` against DuckDB and over the network, a sustained import, 8-byte key/value puts. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg, @duckdb/node-api, RethinkDB) is skipped with one line saying what to install (docs/BENCHMARKS.md).",
   argument: {
     name: '<scenario>',
     key: 'scenario',
@@ -511,7 +521,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
       key: 'quick',
       default: false,
       description:
-        'Smaller runs (3 rounds, 100k bulk documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.',
+        'Smaller runs (3 rounds, 100k bulk documents, 200k import documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.',
     },
     {
       flag: 'out',
@@ -562,7 +572,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
       arg: '<n>',
       parse: parseIntStrict(1),
       defaultText: '1000000 (quick: 100000)',
-      description: 'bulk: documents of ~150 B.',
+      description: 'bulk and import: documents of ~150 B.',
     },
     {
       flag: 'blocks',

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type CsvOptions,
@@ -202,5 +203,147 @@ describe('format detection', () => {
     expect(detectFormat(null, b('\n['))).toBe('json');
     expect(detectFormat('x.csv', b('['), 'json')).toBe('json');
     expect(() => detectFormat(null, b('id,name'))).toThrow(/--format/);
+  });
+});
+
+// ── blocks ──────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * The block path (what `wharf import` uses for NDJSON and JSON arrays), expanded back into
+ * records the way the loader finds a document in a block: line k of the block is document k, on
+ * input line `line + k × lineStep`, ending at the offset computed from the block's end offset.
+ */
+function runBlocks(
+  make: (start?: StartAt) => FormatParser,
+  input: string | Buffer,
+  chunk: number,
+  start?: StartAt,
+  pause = false,
+): { recs: Rec[]; blocks: number } {
+  const buf = typeof input === 'string' ? Buffer.from(input) : input;
+  const p = make(start);
+  const out: Rec[] = [];
+  let blocks = 0;
+  const emit = (doc: unknown, line: number, end: number, error?: string, raw?: string) => {
+    const d = doc instanceof Uint8Array ? Buffer.from(doc).toString() : doc;
+    out.push(error ? { doc: d, line, end, error, raw } : { doc: d, line, end });
+    return !pause;
+  };
+  const emitBlock = (
+    bytes: Buffer,
+    docs: number,
+    line: number,
+    end: number,
+    step: 0 | 1,
+    endOfDoc: 'newline' | 'value',
+  ) => {
+    blocks++;
+    const copy = Buffer.from(bytes); // a view of the chunk: copy, as the loader does
+    const lines = copy.toString().split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    expect(lines.length).toBe(docs);
+    const startOffset = end - copy.length;
+    let p = 0;
+    lines.forEach((l, k) => {
+      const lineEnd = p + Buffer.byteLength(l) + 1;
+      const textEnd = p + Buffer.byteLength(l.replace(/[ \t\r\f]+$/, ''));
+      expect(l.trim(), 'no blank line in a block').not.toBe('');
+      const e = k === docs - 1 ? end : startOffset + (endOfDoc === 'newline' ? lineEnd : textEnd);
+      out.push({ doc: l, line: line + k * step, end: e });
+      p = lineEnd;
+    });
+    return !pause;
+  };
+  for (let i = 0; i < buf.length; i += chunk) {
+    const piece = buf.subarray(i, i + chunk);
+    let off = 0;
+    let rounds = 0;
+    do {
+      off += p.feed(piece.subarray(off), emit, emitBlock);
+      if (++rounds > 1e6) throw new Error('no progress');
+    } while (off < piece.length || p.pending);
+  }
+  p.end(emit, emitBlock);
+  return { recs: out, blocks };
+}
+
+/** A record as the engine sees it: surrounding blanks dropped; a multi-line element on one line. */
+function normal(r: Rec): Rec {
+  // A too-long line's text is cut where the parser gave up on it, which depends on the chunking.
+  if (r.error) return { ...r, raw: r.raw?.slice(0, 40) };
+  if (typeof r.doc !== 'string') return r;
+  let doc = r.doc.replace(/^[ \t\r\f]+|[ \t\r\f]+$/g, '');
+  if (doc.includes('\n')) doc = JSON.stringify(JSON.parse(doc));
+  return { ...r, doc };
+}
+
+/** Blocks give the records per-record parsing gives, for every chunking, pausing and resume point. */
+function checkBlocks(make: (start?: StartAt) => FormatParser, input: string, lineAt: (offset: number) => number) {
+  const whole = run(make, input, 1 << 20).map(normal);
+  for (const c of [...CHUNKS, 5, 11]) {
+    expect(runBlocks(make, input, c).recs.map(normal)).toEqual(whole);
+    expect(runBlocks(make, input, c, undefined, true).recs.map(normal)).toEqual(whole);
+  }
+  const buf = Buffer.from(input);
+  whole.forEach((r, i) => {
+    const rest = runBlocks(make, buf.subarray(r.end), 7, { offset: r.end, line: lineAt(r.end), resumed: true });
+    expect(rest.recs.map(normal)).toEqual(whole.slice(i + 1));
+  });
+  return whole;
+}
+
+describe('blocks', () => {
+  it('NDJSON: whole lines per chunk; blank lines, CRLF, a BOM and too-long lines as per record', () => {
+    const input = '\ufeff{"id":1}\n\n{"id":2,"s":"a\\nb"}\r\n   \n\f\n{"id":\n  {"id":4}\n{"id":5}';
+    checkBlocks((s) => new NdjsonParser(s), input, lineAtFn(input));
+    const long = `{"id":1}\n{"x":"${'y'.repeat(100)}"}\n{"id":3}\n{"id":4}\n`;
+    checkBlocks((s) => new NdjsonParser(s, 50), long, lineAtFn(long));
+    // One chunk of 1000 lines is one block, not 1000 calls.
+    const many = Array.from({ length: 1000 }, (_, i) => `{"id":${i}}\n`).join('');
+    expect(runBlocks((s) => new NdjsonParser(s), many, 1 << 20).blocks).toBe(1);
+  });
+
+  it('JSON array: one element per line, all on one line, pretty-printed, non-objects', () => {
+    const perLine = `[\n${Array.from({ length: 50 }, (_, i) => `{"id":${i},"t":["a","b"],"o":{"s":"x,]}\\"y"}}`).join(',\n')}\n]\n`;
+    const oneLine = `[${Array.from({ length: 50 }, (_, i) => `{"id":${i}}`).join(',')}]`;
+    const mixed =
+      '[\n  {"id": 1, "s": "]},\\"{["},\n  {"id": 2,\n   "nested": {"a": [1, {"b": 2}]}},\n  42,\n  "str, with comma",\n  [1,2],\n  {"id": 3}, {"id": 4},\n\n{"id":5}\n]\n';
+    for (const input of [perLine, oneLine, mixed]) checkBlocks((s) => new JsonArrayParser(s), input, lineAtFn(input));
+    expect(runBlocks((s) => new JsonArrayParser(s), perLine, 1 << 20).blocks).toBeLessThanOrEqual(2);
+    expect(runBlocks((s) => new JsonArrayParser(s), oneLine, 1 << 20).blocks).toBeLessThanOrEqual(2);
+    // Broken structures stop the import as on the per-record path.
+    const blocks = (input: string) => runBlocks((s) => new JsonArrayParser(s), input, 3);
+    expect(() => blocks('[{"a":1}\n {"b":2}]')).toThrow(/expected ',' or '\]'.*line 2/);
+    expect(() => blocks('[{"a":[1}]')).toThrow(/mismatched/);
+    expect(() => blocks('[{"a":1},')).toThrow(/closing/);
+    expect(() => blocks('[{"a":1')).toThrow(/inside the element/);
+    expect(blocks(' [ ] ').recs).toEqual([]);
+  });
+
+  it('random documents and layouts: blocks and records agree', () => {
+    const doc = fc.record({
+      id: fc.integer(),
+      s: fc.string({ unit: fc.constantFrom('a', ',', ']', '}', '{', '[', '"', '\\', ' ', 'é') }),
+      a: fc.array(fc.oneof(fc.integer(), fc.constant({ x: [1] })), { maxLength: 3 }),
+    });
+    const element = fc.oneof(
+      { weight: 8, arbitrary: doc.map((d) => JSON.stringify(d)) },
+      { weight: 1, arbitrary: doc.map((d) => JSON.stringify(d, null, 1)) },
+      { weight: 1, arbitrary: fc.constantFrom('1', '"s,]"', '[1,{"a":2}]', 'null') },
+    );
+    const sep = fc.constantFrom(',', ',\n', ' ,\n  ', '\n,', ',\r\n', ',\n\n');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(element, sep), { maxLength: 12 }), (items) => {
+        let text = '[';
+        items.forEach(([e, s], i) => {
+          text += e + (i < items.length - 1 ? s : '');
+        });
+        text += ']\n';
+        checkBlocks((s) => new JsonArrayParser(s), text, lineAtFn(text));
+        const nd = items.map(([e]) => e.replace(/\n/g, ' ')).join('\n');
+        checkBlocks((s) => new NdjsonParser(s), nd, lineAtFn(nd));
+      }),
+      { numRuns: 60 },
+    );
   });
 });

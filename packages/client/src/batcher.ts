@@ -34,10 +34,49 @@ export interface Batch {
   readonly preErrors: DocumentError[];
   /** The first `replayCount` entries are re-sends: a conflict on them means "already stored". */
   replayCount: number;
+  /**
+   * Set for a batch of blocks (`BlockBatchBuilder`): its documents have no entry each, and
+   * `docStart`, `starts`, `lines`, `offsets` are empty; positions come from the segments.
+   */
+  readonly segments?: readonly BlockSegment[];
+}
+
+/**
+ * One block of a block batch (or one document rejected before sending, `docs` 0): a run of
+ * whole NDJSON lines of the payload, one document each, contiguous in the input.
+ */
+export interface BlockSegment {
+  /** Index of its first entry in the batch (entries: documents, and the rejected one). */
+  readonly entry: number;
+  /** Index of its first document among the batch's sent documents (= its payload line). */
+  readonly sent: number;
+  /** Documents sent (0: a rejected record, one entry). */
+  readonly docs: number;
+  /** Its bytes in the payload: [byteStart, byteEnd), ending with '\n'. */
+  readonly byteStart: number;
+  readonly byteEnd: number;
+  /** Input line of its first document (NaN: unknown), and lines from one document to the next (0 or 1). */
+  readonly line: number;
+  readonly lineStep: number;
+  /** Input offset just past its last document (NaN: unknown). */
+  readonly offset: number;
+  /** Where a document's own end offset lies: past its line's newline, or past its JSON text. */
+  readonly endOfDoc: 'newline' | 'value';
+  /** When it was handed over (performance.now() ms): the start of each of its documents' latency. */
+  readonly start: number;
+  /** The block had no final newline; the payload adds one. */
+  readonly appendedNewline?: boolean;
+  /** Payload offset of each of its lines, built the first time a document of it is looked up. */
+  lineStarts?: Uint32Array;
 }
 
 /** The JSON text of sent document `i` of a batch. */
 export function rawOf(batch: Batch, i: number): string {
+  if (batch.segments) {
+    const seg = segmentOf(batch.segments, i);
+    const [start, end] = lineOf(batch.payload, seg, i - seg.sent);
+    return batch.payload.toString('utf8', start, end);
+  }
   const end = batch.docStart[i + 1]! - 1; // minus the '\n' or ',' that follows it
   return batch.payload.toString('utf8', batch.docStart[i]!, end);
 }
@@ -125,11 +164,11 @@ export class BatchBuilder {
   #spare: Buffer[] = [];
   #owned = new WeakSet<ArrayBufferLike>();
 
-  constructor(format: PayloadFormat, maxDocs: number, expectedBytes: number) {
+  constructor(format: PayloadFormat, maxDocs: number, expectedBytes: number, firstSeq = 0) {
     this.format = format;
     this.maxDocs = maxDocs;
     this.#buf = this.#alloc(Math.max(4096, Math.min(expectedBytes, 1 << 20)));
-    this.#reset(0);
+    this.#reset(firstSeq);
   }
 
   #alloc(size: number): Buffer {
@@ -274,3 +313,208 @@ export class BatchBuilder {
     return batch;
   }
 }
+
+// ── blocks ────────────────────────────────────────────────────────────────────────────────────
+
+/** The segment holding sent document `i` (binary search; segments are in payload order). */
+export function segmentOf(segments: readonly BlockSegment[], i: number): BlockSegment {
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (segments[mid]!.sent <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  // Several segments may start at the same sent index (rejected records have no documents).
+  while (lo < segments.length - 1 && segments[lo]!.docs === 0) lo++;
+  return segments[lo]!;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0c || c === 0x0a;
+}
+
+/**
+ * The payload range of document `k` of a segment, trimmed of surrounding whitespace (a JSON
+ * array's element keeps the blank that replaced its comma). Line starts are found once per segment.
+ */
+export function lineOf(payload: Buffer, seg: BlockSegment, k: number): [number, number] {
+  if (!seg.lineStarts) {
+    const starts = new Uint32Array(seg.docs + 1);
+    let p = seg.byteStart;
+    for (let j = 0; j < seg.docs; j++) {
+      starts[j] = p;
+      p = payload.indexOf(NEWLINE, p) + 1;
+    }
+    starts[seg.docs] = seg.byteEnd;
+    seg.lineStarts = starts;
+  }
+  let start = seg.lineStarts[k]!;
+  let end = seg.lineStarts[k + 1]!;
+  while (end > start && isSpace(payload[end - 1]!)) end--;
+  while (start < end && isSpace(payload[start]!)) start++;
+  return [start, end];
+}
+
+/** Input line and end offset of document `k` of a segment (NaN when the segment has none). */
+export function positionOf(payload: Buffer, seg: BlockSegment, k: number): { line: number; offset: number } {
+  const line = seg.line + k * seg.lineStep;
+  if (Number.isNaN(seg.offset)) return { line, offset: Number.NaN };
+  if (seg.docs === 0 || k === seg.docs - 1) return { line, offset: seg.offset };
+  // The payload holds the input's bytes one for one (only commas became blanks).
+  const inputStart = seg.offset - lastTextEnd(payload, seg) + seg.byteStart;
+  if (seg.endOfDoc === 'value') return { line, offset: inputStart + lineOf(payload, seg, k)[1] - seg.byteStart };
+  lineOf(payload, seg, k); // builds seg.lineStarts
+  const next = seg.lineStarts![k + 1]!;
+  return { line, offset: inputStart + next - seg.byteStart };
+}
+
+/** Payload offset where the segment's input range ends (its `offset` maps to this). */
+function lastTextEnd(payload: Buffer, seg: BlockSegment): number {
+  if (seg.endOfDoc === 'value') return lineOf(payload, seg, seg.docs - 1)[1];
+  return seg.byteEnd - (seg.appendedNewline ? 1 : 0);
+}
+
+/**
+ * Builds a batch from blocks: each block's bytes are copied once into the payload, and the batch
+ * keeps one segment per block, not an entry per document.
+ */
+export class BlockBatchBuilder {
+  readonly maxDocs: number;
+  #nextId = 1;
+  #buf: Buffer;
+  #len = 0;
+  #count = 0;
+  #sent = 0;
+  #firstSeq = 0;
+  #replayCount = 0;
+  #segments: BlockSegment[] = [];
+  #preErrors: DocumentError[] = [];
+  #spare: Buffer[] = [];
+  #owned = new WeakSet<ArrayBufferLike>();
+
+  constructor(maxDocs: number, expectedBytes: number, firstSeq: number) {
+    this.maxDocs = maxDocs;
+    this.#buf = this.#alloc(Math.max(4096, Math.min(expectedBytes, 8 << 20)));
+    this.#firstSeq = firstSeq;
+  }
+
+  #alloc(size: number): Buffer {
+    const spare = this.#spare.pop();
+    if (spare && spare.length >= size) return spare;
+    const buf = Buffer.allocUnsafeSlow(size);
+    this.#owned.add(buf.buffer);
+    return buf;
+  }
+
+  recycle(batch: Batch): void {
+    const b = batch.payload;
+    if (this.#spare.length < MAX_SPARE && this.#owned.has(b.buffer))
+      this.#spare.push(Buffer.from(b.buffer, 0, b.buffer.byteLength));
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  get bytes(): number {
+    return this.#len;
+  }
+
+  get firstSeq(): number {
+    return this.#firstSeq;
+  }
+
+  /** Appends a block of `docs` lines (a '\n' is added after the last when it has none). */
+  append(
+    bytes: Uint8Array,
+    docs: number,
+    start: number,
+    line: number,
+    lineStep: number,
+    offset: number,
+    endOfDoc: 'newline' | 'value',
+    replay: boolean,
+  ): void {
+    const size = bytes.length;
+    const need = this.#len + size + 1;
+    if (need > this.#buf.length) {
+      let cap = this.#buf.length * 2;
+      while (cap < need) cap *= 2;
+      const next = this.#alloc(cap);
+      this.#buf.copy(next, 0, 0, this.#len);
+      this.#buf = next;
+    }
+    const byteStart = this.#len;
+    this.#buf.set(bytes, byteStart);
+    this.#len += size;
+    const appendedNewline = size === 0 || bytes[size - 1] !== NEWLINE;
+    if (appendedNewline) this.#buf[this.#len++] = NEWLINE;
+    if (replay && this.#replayCount === this.#count) this.#replayCount += docs;
+    this.#segments.push({
+      entry: this.#count,
+      sent: this.#sent,
+      docs,
+      byteStart,
+      byteEnd: this.#len,
+      line,
+      lineStep,
+      offset,
+      endOfDoc,
+      start,
+      appendedNewline,
+    });
+    this.#count += docs;
+    this.#sent += docs;
+  }
+
+  /** Records a record rejected before sending; it keeps its place in the input order. */
+  reject(err: Omit<DocumentError, 'seq'>, start: number, replay: boolean): void {
+    if (replay && this.#replayCount === this.#count) this.#replayCount++;
+    this.#preErrors.push({ ...err, seq: this.#firstSeq + this.#count });
+    this.#segments.push({
+      entry: this.#count,
+      sent: this.#sent,
+      docs: 0,
+      byteStart: this.#len,
+      byteEnd: this.#len,
+      line: err.line ?? Number.NaN,
+      lineStep: 0,
+      offset: err.offset ?? Number.NaN,
+      endOfDoc: 'newline',
+      start,
+    });
+    this.#count++;
+  }
+
+  seal(): Batch {
+    const batch: Batch = {
+      id: this.#nextId++,
+      format: 'ndjson',
+      firstSeq: this.#firstSeq,
+      count: this.#count,
+      payload: this.#buf.subarray(0, this.#len),
+      sent: this.#sent,
+      docStart: EMPTY_U32,
+      starts: EMPTY_F64,
+      lines: EMPTY_F64,
+      offsets: EMPTY_F64,
+      entryOf: null,
+      preErrors: this.#preErrors,
+      replayCount: this.#replayCount,
+      segments: this.#segments,
+    };
+    this.#buf = this.#alloc(Math.max(4096, this.#len + (this.#len >> 2)));
+    this.#firstSeq += this.#count;
+    this.#len = 0;
+    this.#count = 0;
+    this.#sent = 0;
+    this.#replayCount = 0;
+    this.#segments = [];
+    this.#preErrors = [];
+    return batch;
+  }
+}
+
+const EMPTY_U32 = new Uint32Array(0);
+const EMPTY_F64 = new Float64Array(0);

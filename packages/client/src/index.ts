@@ -7,7 +7,7 @@ export type { LoaderErrorCode } from './errors.js';
 export { errorCode, LoaderError } from './errors.js';
 export { Inflight } from './inflight.js';
 export { aggregateIntervals, LatencyRecorder, latencyOf } from './latency.js';
-export type { Loader, LoaderOptions, LoaderProgress, WriteMeta } from './loader.js';
+export type { BlockMeta, Loader, LoaderOptions, LoaderProgress, WriteMeta } from './loader.js';
 export { checkIndexSpecs, createLoader, resolveLoaderOptions } from './loader.js';
 export type { RetryOptions } from './retry.js';
 export { backoffDelay, DEFAULT_RETRY, withRetry } from './retry.js';

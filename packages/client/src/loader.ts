@@ -15,9 +15,12 @@ import { performance } from 'node:perf_hooks';
 import {
   type Batch,
   BatchBuilder,
+  BlockBatchBuilder,
   type DocumentInput,
   type PayloadFormat,
+  positionOf,
   rawOf,
+  segmentOf,
   toJsonText,
   truncateRaw,
 } from './batcher.js';
@@ -46,6 +49,11 @@ export interface LoaderOptions {
   /** `embedded:DIR` (default `embedded:./wharf-data`), `wharf://host:port`, `rethinkdb://…/db`, or a Target. */
   target?: string | Target;
   table: string;
+  /**
+   * For an `embedded:DIR` target string: the engine's `Database.open` options, e.g.
+   * `{ memoryBudget: 256 << 20 }` (bytes for memtables and the block cache). Ignored otherwise.
+   */
+  engineOptions?: Record<string, unknown>;
   /** Primary key used when the loader creates the table. Default `id`. */
   primaryKey?: string;
   /** Create the table when it does not exist. Default true. */
@@ -115,6 +123,29 @@ export interface WriteMeta extends SourcePosition {
   replay?: boolean;
 }
 
+/**
+ * Where a block (`pushBlock`) came from in the input. Its documents' own positions are computed
+ * from these only when one is reported (a rejected document).
+ */
+export interface BlockMeta {
+  /** 1-based input line of the block's first document. */
+  line?: number;
+  /**
+   * Lines from one document to the next in the input: 1 (one document per line, NDJSON; the
+   * default) or 0 (all on one input line, e.g. a JSON array written on one line).
+   */
+  lineStep?: 0 | 1;
+  /** Input byte offset just past the block's last document: where a resumed read continues. */
+  offset?: number;
+  /**
+   * Where a document's own end offset lies: past its line's newline (NDJSON, the default), or
+   * just past its JSON text (the elements of a JSON array, whose commas became blanks).
+   */
+  endOfDoc?: 'newline' | 'value';
+  /** The block's documents may already be stored (re-sent after a resume): see WriteMeta.replay. */
+  replay?: boolean;
+}
+
 /** A live snapshot for progress displays. */
 export interface LoaderProgress {
   read: number;
@@ -138,6 +169,15 @@ export interface Loader {
    * push. Throws if the loader failed or ended.
    */
   push(doc: DocumentInput, meta?: WriteMeta): boolean;
+  /**
+   * Hands over a block of documents at once: `docs` lines of JSON text, one document per line,
+   * each line ending with '\n' (the last one may lack it), no blank lines, the bytes as they are
+   * in the input (so a document's offset can be computed from the block's). The block is copied;
+   * the loader keeps no entry per document: a rejected document's line, offset and text are found
+   * from the block when the target reports it. All its documents share the block's hand-over
+   * time as the start of their latency. Returns like push().
+   */
+  pushBlock(bytes: Uint8Array, docs: number, meta?: BlockMeta): boolean;
   /**
    * Records a document the caller could not read (a bad CSV row, a non-object array element…):
    * it takes its place in the input order, counts as read and rejected, and is reported through
@@ -257,6 +297,27 @@ export function resolveLoaderOptions(o: LoaderOptions) {
   };
 }
 
+/** Line of the last document of a batch and the input offset just past it (NaN: unknown). */
+function endOf(batch: Batch): { line: number; offset: number } {
+  const segments = batch.segments;
+  if (!segments) return { line: batch.lines[batch.count - 1]!, offset: batch.offsets[batch.count - 1]! };
+  const seg = segments[segments.length - 1]!;
+  return { line: seg.line + Math.max(0, seg.docs - 1) * seg.lineStep, offset: seg.offset };
+}
+
+/** A block's position, defaults applied (NaN: unknown). */
+interface BlockPosition {
+  line: number;
+  lineStep: 0 | 1;
+  offset: number;
+  endOfDoc: 'newline' | 'value';
+  replay: boolean;
+}
+
+function isBlank(c: number): boolean {
+  return c === 0x0a || c === 0x0d || c === 0x20 || c === 0x09 || c === 0x0c;
+}
+
 const EMPTY_RESULT: WriteResult = { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 };
 const num = (x: number): number | undefined => (Number.isNaN(x) ? undefined : x);
 
@@ -271,7 +332,8 @@ class LoaderImpl implements Loader {
   readonly #ownsTarget: boolean;
   readonly #targetName: string;
   readonly #ready: Promise<void>;
-  #builder: BatchBuilder | null = null;
+  /** The open batch: of documents (push) or of blocks (pushBlock). */
+  #builder: BatchBuilder | BlockBatchBuilder | null = null;
   readonly #format: PayloadFormat;
   #maxPayload = Number.POSITIVE_INFINITY;
   readonly #queue: Batch[] = [];
@@ -316,7 +378,7 @@ class LoaderImpl implements Loader {
   }
 
   async #open(t: string | Target): Promise<void> {
-    const target = typeof t === 'string' ? await createTarget(t) : t;
+    const target = typeof t === 'string' ? await createTarget(t, this.#cb.engineOptions) : t;
     this.#target = target;
     this.#maxPayload = target.maxPayloadBytes ?? Number.POSITIVE_INFINITY;
     await target.open({ concurrency: this.#o.concurrency });
@@ -329,11 +391,156 @@ class LoaderImpl implements Loader {
 
   // ── intake ────────────────────────────────────────────────────────────────────────────────
 
+  /** The open batch of documents; an open batch of blocks is closed first. */
   #builderFor(): BatchBuilder {
-    if (!this.#builder) {
-      this.#builder = new BatchBuilder(this.#format, this.#o.batchSize, this.#o.batchBytes);
-    }
+    if (this.#builder instanceof BatchBuilder) return this.#builder;
+    this.#seal();
+    this.#builder = new BatchBuilder(this.#format, this.#o.batchSize, this.#o.batchBytes, this.#seq);
     return this.#builder;
+  }
+
+  /** The open batch of blocks; an open batch of documents is closed first. */
+  #blockBuilderFor(): BlockBatchBuilder {
+    if (this.#builder instanceof BlockBatchBuilder) return this.#builder;
+    this.#seal();
+    this.#builder = new BlockBatchBuilder(this.#o.batchSize, this.#o.batchBytes, this.#seq);
+    return this.#builder;
+  }
+
+  pushBlock(bytes: Uint8Array, docs: number, meta?: BlockMeta): boolean {
+    if (this.#failed) throw this.#failed;
+    if (this.#ended) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'pushBlock() after end()');
+    if (!(Number.isInteger(docs) && docs >= 0))
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `docs must be an integer ≥ 0, got ${String(docs)}`);
+    if (docs === 0) return this.#writable();
+    const pos = {
+      line: meta?.line ?? Number.NaN,
+      lineStep: meta?.lineStep ?? 1,
+      offset: meta?.offset ?? Number.NaN,
+      endOfDoc: meta?.endOfDoc ?? 'newline',
+      replay: meta?.replay === true,
+    };
+    // A JSON-array target validates each document (one bad element fails its whole payload), and
+    // a block larger than a batch or than the target takes is cut at line ends.
+    if (this.#format !== 'ndjson' || bytes.length + 1 > Math.min(this.#o.batchBytes, this.#maxPayload - 1))
+      return this.#pushLines(bytes, docs, pos);
+    return this.#appendInBatches(bytes, docs, pos);
+  }
+
+  /**
+   * A block that would take the open batch past batchSize documents is cut where the batch is
+   * full: only the lines up to the cut are looked at.
+   */
+  #appendInBatches(bytes: Uint8Array, docs: number, pos: BlockPosition): boolean {
+    let rest = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let left = docs;
+    let line = pos.line;
+    // The input offset of rest[0]: the block's offset is where its last document ends.
+    let end = rest.length;
+    if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
+    let restStart = pos.offset - end;
+    for (;;) {
+      const room = this.#o.batchSize - (this.#builder instanceof BlockBatchBuilder ? this.#builder.count : 0);
+      if (left <= room) return this.#appendBlock(rest, left, { ...pos, line });
+      // Past the room-th line: counted from the start, or back from the end when that is nearer.
+      let cut = 0;
+      if (room <= left - room) for (let k = 0; k < room; k++) cut = rest.indexOf(0x0a, cut) + 1;
+      else {
+        let nl = rest[rest.length - 1] === 0x0a ? rest.length - 1 : rest.length; // ends the last line
+        for (let k = room; k < left; k++) nl = rest.lastIndexOf(0x0a, nl - 1);
+        cut = nl + 1;
+      }
+      end = cut;
+      if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
+      this.#appendBlock(rest.subarray(0, cut), room, { ...pos, line, offset: restStart + end });
+      rest = rest.subarray(cut);
+      restStart += cut;
+      left -= room;
+      line += room * pos.lineStep;
+    }
+  }
+
+  #appendBlock(bytes: Uint8Array, docs: number, pos: BlockPosition): boolean {
+    const now = performance.now();
+    if (!this.#latency.started) this.#startClock(now);
+    const b = this.#blockBuilderFor();
+    if (b.count > 0 && b.bytes + bytes.length + 1 > this.#o.batchBytes) this.#seal();
+    const first = b.count === 0;
+    b.append(bytes, docs, now, pos.line, pos.lineStep, pos.offset, pos.endOfDoc, pos.replay);
+    this.#seq += docs;
+    return this.#added(b, first);
+  }
+
+  /**
+   * A block taken line by line: sent as documents (a JSON-array target), or re-cut into blocks of
+   * at most a batch's bytes (a line larger than the target takes is rejected with its position).
+   */
+  #pushLines(bytes: Uint8Array, docs: number, pos: BlockPosition): boolean {
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const limit = Math.min(this.#o.batchBytes, this.#maxPayload - 1);
+    // Line k of the block is [starts[k], starts[k + 1]).
+    const starts = new Uint32Array(docs + 1);
+    for (let k = 1, p = 0; k < docs; k++) {
+      p = buf.indexOf(0x0a, p) + 1;
+      starts[k] = p > 0 ? p : buf.length;
+    }
+    starts[docs] = buf.length;
+    const textEnd = (k: number): number => {
+      let e = starts[k + 1]!;
+      while (e > starts[k]! && isBlank(buf[e - 1]!)) e--;
+      return e;
+    };
+    const docEnd = (k: number): number => (pos.endOfDoc === 'value' ? textEnd(k) : starts[k + 1]!);
+    // The payload holds the input's bytes one for one: the block's offset is its last document's end.
+    const inputStart = pos.offset - docEnd(docs - 1);
+    const offsetOf = (k: number): number => (k === docs - 1 ? pos.offset : inputStart + docEnd(k));
+    let writable = true;
+    let first = 0; // the first line of the piece being gathered
+    const flush = (end: number) => {
+      if (end > first) {
+        writable = this.#appendInBatches(buf.subarray(starts[first]!, starts[end]!), end - first, {
+          ...pos,
+          line: pos.line + first * pos.lineStep,
+          offset: offsetOf(end - 1),
+        });
+      }
+      first = end;
+    };
+    for (let k = 0; k < docs; k++) {
+      const line = pos.line + k * pos.lineStep;
+      if (this.#format !== 'ndjson') {
+        let s = starts[k]!;
+        const e = textEnd(k);
+        while (s < e && isBlank(buf[s]!)) s++;
+        writable = this.push(buf.subarray(s, e), { line: num(line), offset: num(offsetOf(k)), replay: pos.replay });
+      } else if (starts[k + 1]! - starts[k]! + 1 > this.#maxPayload - 1) {
+        flush(k);
+        first = k + 1;
+        writable = this.#rejectTooLarge(buf.subarray(starts[k]!, textEnd(k)), line, offsetOf(k), pos.replay);
+      } else if (k > first && starts[k + 1]! - starts[first]! > limit) flush(k);
+    }
+    if (this.#format === 'ndjson') flush(docs);
+    return writable;
+  }
+
+  #rejectTooLarge(text: Uint8Array, line: number, offset: number, replay: boolean): boolean {
+    const now = performance.now();
+    if (!this.#latency.started) this.#startClock(now);
+    const b = this.#builder ?? this.#blockBuilderFor();
+    const first = b.count === 0;
+    this.#seq++;
+    b.reject(
+      {
+        kind: 'invalid',
+        reason: `document of ${text.length} bytes is larger than the target accepts (${this.#maxPayload} bytes)`,
+        raw: truncateRaw(text),
+        line: num(line),
+        offset: num(offset),
+      },
+      now,
+      replay,
+    );
+    return this.#added(b, first);
   }
 
   push(doc: DocumentInput, meta?: WriteMeta): boolean {
@@ -353,7 +560,7 @@ class LoaderImpl implements Loader {
     ) {
       if (b.count > 0 && b.bytes + doc.length + 1 > this.#o.batchBytes) this.#seal();
       b.append(doc, doc.length, now, meta?.line, meta?.offset, replay);
-      return this.#added(b);
+      return this.#added(b, b.count === 1);
     }
     const r = toJsonText(doc, this.#format === 'json');
     if ('error' in r) {
@@ -388,13 +595,13 @@ class LoaderImpl implements Loader {
         b.append(text, size, now, meta?.line, meta?.offset, replay);
       }
     }
-    return this.#added(b);
+    return this.#added(b, b.count === 1);
   }
 
-  /** After an entry was added: close the batch when full, or arm the flush timer for its first entry. */
-  #added(b: BatchBuilder): boolean {
+  /** After entries were added: close the batch when full, or arm the flush timer for its first entry. */
+  #added(b: BatchBuilder | BlockBatchBuilder, first: boolean): boolean {
     if (b.count >= this.#o.batchSize || b.bytes >= this.#o.batchBytes) this.#seal();
-    else if (b.count === 1 && this.#o.flushMs > 0 && !this.#flushTimer) {
+    else if (first && this.#o.flushMs > 0 && !this.#flushTimer) {
       this.#flushTimer = setTimeout(() => {
         this.#flushTimer = null;
         this.#seal();
@@ -408,7 +615,9 @@ class LoaderImpl implements Loader {
     if (this.#ended) throw new LoaderError('WHARF_ERR_LOADER_CLOSED', 'reject() after end()');
     const now = performance.now();
     if (!this.#latency.started) this.#startClock(now);
-    const b = this.#builderFor();
+    // A record the caller could not read joins the open batch, of documents or of blocks.
+    const b = this.#builder ?? this.#builderFor();
+    const first = b.count === 0;
     this.#seq++;
     b.reject(
       {
@@ -421,7 +630,7 @@ class LoaderImpl implements Loader {
       now,
       meta?.replay === true,
     );
-    return this.#added(b);
+    return this.#added(b, first);
   }
 
   /**
@@ -500,12 +709,8 @@ class LoaderImpl implements Loader {
     const entry = this.#inflight.begin(batch.firstSeq, batch.count);
     this.#dispatched = true;
     this.#batches++;
-    const last = batch.count - 1;
-    this.#cb.onDispatch?.({
-      seq: batch.firstSeq + batch.count,
-      line: num(batch.lines[last]!),
-      offset: num(batch.offsets[last]!),
-    });
+    const end = endOf(batch);
+    this.#cb.onDispatch?.({ seq: batch.firstSeq + batch.count, line: num(end.line), offset: num(end.offset) });
     const t0 = performance.now();
     const inFlight = this.#inflight.active;
     this.#send(batch).then(
@@ -541,7 +746,17 @@ class LoaderImpl implements Loader {
 
   #analyze(batch: Batch, res: WriteResult): Outcome {
     const errors: DocumentError[] = [...batch.preErrors];
-    const entryOf = (i: number) => (batch.entryOf ? batch.entryOf[i]! : i);
+    const segments = batch.segments;
+    const entryOf = (i: number) => {
+      if (!segments) return batch.entryOf ? batch.entryOf[i]! : i;
+      const seg = segmentOf(segments, i);
+      return seg.entry + i - seg.sent;
+    };
+    const positionAt = (entry: number, sent: number): { line: number; offset: number } => {
+      if (!segments) return { line: batch.lines[entry]!, offset: batch.offsets[entry]! };
+      const seg = segmentOf(segments, sent);
+      return positionOf(batch.payload, seg, sent - seg.sent);
+    };
     let present = 0;
     let attributed = 0;
     for (const de of res.document_errors ?? []) {
@@ -553,10 +768,11 @@ class LoaderImpl implements Loader {
         present++;
         continue;
       }
+      const at = positionAt(entry, de.index);
       errors.push({
         seq: batch.firstSeq + entry,
-        line: num(batch.lines[entry]!),
-        offset: num(batch.offsets[entry]!),
+        line: num(at.line),
+        offset: num(at.offset),
         kind: conflict ? 'conflict' : 'invalid',
         reason: de.message,
         raw: truncateRaw(rawOf(batch, de.index)),
@@ -570,17 +786,19 @@ class LoaderImpl implements Loader {
         // them may have been written by the first attempt.
         present += unattributed;
       } else {
+        const firstLine = segments ? segments[0]!.line : batch.lines[0]!;
+        const end = endOf(batch);
         errors.push({
           seq: batch.firstSeq,
-          line: num(batch.lines[0]!),
-          offset: num(batch.offsets[batch.count - 1]!),
+          line: num(firstLine),
+          offset: num(end.offset),
           kind: 'unattributed',
           reason: `${unattributed} document(s) of this batch failed; the target did not say which: ${res.first_error ?? 'no message'}`,
           range: {
             firstSeq: batch.firstSeq,
             lastSeq: batch.firstSeq + batch.count - 1,
-            firstLine: num(batch.lines[0]!),
-            lastLine: num(batch.lines[batch.count - 1]!),
+            firstLine: num(firstLine),
+            lastLine: num(end.line),
           },
         });
       }
@@ -589,6 +807,7 @@ class LoaderImpl implements Loader {
     const stored = (res.inserted ?? 0) + (res.replaced ?? 0) + (res.unchanged ?? 0);
     const written = stored + present;
     const rejected = batch.preErrors.length + (res.errors ?? 0) - present;
+    const end = endOf(batch);
     return {
       firstSeq: batch.firstSeq,
       count: batch.count,
@@ -600,8 +819,8 @@ class LoaderImpl implements Loader {
       replaced: res.replaced ?? 0,
       unchanged: res.unchanged ?? 0,
       errors,
-      lastLine: batch.lines[batch.count - 1]!,
-      lastOffset: batch.offsets[batch.count - 1]!,
+      lastLine: end.line,
+      lastOffset: end.offset,
     };
   }
 
@@ -609,7 +828,9 @@ class LoaderImpl implements Loader {
     const ack = performance.now();
     this.#latency.recordBatch(ack - t0);
     if (this.#window) this.#inflight.limit = this.#window.onAck(ack - t0, batch.payload.length, inFlight, ack);
-    if (batch.sent > 0) {
+    if (batch.segments) {
+      for (const seg of batch.segments) if (seg.docs > 0) this.#latency.recordSame(seg.start, seg.docs, ack);
+    } else if (batch.sent > 0) {
       if (batch.entryOf) {
         const starts = new Float64Array(batch.sent);
         for (let i = 0; i < batch.sent; i++) starts[i] = batch.starts[batch.entryOf[i]!]!;
@@ -617,7 +838,7 @@ class LoaderImpl implements Loader {
       } else this.#latency.recordDocs(batch.starts, batch.sent, ack);
     }
     const outcome = this.#analyze(batch, res);
-    this.#builder?.recycle(batch); // the target and #analyze are done with its payload
+    this.#builder?.recycle(batch); // the target and #analyze are done with its payload (if the open builder's own)
     const t = this.#totals;
     t.written += outcome.written;
     t.rejected += outcome.rejected;
@@ -791,19 +1012,20 @@ class LoaderImpl implements Loader {
             : new LoaderError(errorCode(err) ?? 'WHARF_ERR_TARGET', (err as Error).message, { cause: err });
       }
     }
+    if (this.#ownsTarget && this.#target) {
+      try {
+        await this.#target.close();
+      } catch (err) {
+        syncError ??= err;
+      }
+    }
+    // After the close: the engine's final checkpoint is part of what the load wrote.
     let engine: TargetStats | null = null;
     if (targetUsable) {
       try {
         engine = (await this.#target!.stats?.()) ?? null;
       } catch {
         engine = null;
-      }
-    }
-    if (this.#ownsTarget && this.#target) {
-      try {
-        await this.#target.close();
-      } catch (err) {
-        syncError ??= err;
       }
     }
     const summary = this.#summary(end, finalSyncMs, engine);

@@ -60,9 +60,13 @@ export class Database {
     await this.#handle.request((native, id) => native.sync(id), true);
   }
 
-  /** A snapshot of the engine's counters. */
+  /**
+   * A snapshot of the engine's counters. After `close()` resolved: the counters as the close
+   * left them, its final checkpoint included (what a load wrote in all); while it runs, a
+   * `WHARF_ERR_CLOSED` error.
+   */
   stats(): EngineStats {
-    return { ...statsFromJson(this.#handle.call((native) => native.stats())), ...this.#handle.answerCounts() };
+    return { ...statsFromJson(this.#handle.statsJson()), ...this.#handle.answerCounts() };
   }
 
   /** What the open did differently from what it was asked (see `EngineStats.openNotes`). */

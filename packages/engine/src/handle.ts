@@ -333,6 +333,15 @@ export class Handle {
    * Closes the native database: the engine answers every request already sent, syncs and stops.
    * Later calls fail with `WHARF_ERR_CLOSED`.
    */
+  /** The engine's counters as JSON text; once `close` resolved, as it left them. */
+  statsJson(): string {
+    try {
+      return this.#native.stats();
+    } catch (error) {
+      throw toWharfError(error);
+    }
+  }
+
   close(): Promise<void> {
     if (!this.#closed) this.#sendBatch();
     this.#closed = true;

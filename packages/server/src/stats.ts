@@ -48,6 +48,13 @@ const ENGINE_COUNTERS = new Set([
   'segmentsCreated',
   'segmentsRecycled',
   'recordsReplayed',
+  // bytes loaded and written to disk, by kind
+  'bytesLoaded',
+  'bytesWrittenJournal',
+  'bytesWrittenFlushes',
+  'bytesWrittenMerges',
+  'bytesWrittenOther',
+  'bytesWritten',
   'reads',
   'documentsRead',
   'readsFromMemory',
@@ -90,6 +97,13 @@ const ENGINE_HELP: Record<string, string> = {
   readsFromMemory: 'Point reads answered from memory on the JS thread (no disk wait, no thread pool).',
   compressionRatio: 'Stored / uncompressed payload bytes of compressed journal groups (0 before any).',
   journalBytesSaved: 'Journal payload bytes kept off the disk by compression.',
+  bytesLoaded: 'Document bytes accepted by writes (inserted or replaced JSON, as stored).',
+  bytesWrittenJournal: 'Bytes written to the journal (records, segment headers).',
+  bytesWrittenFlushes: 'Bytes of run files written by checkpoints.',
+  bytesWrittenMerges: 'Bytes of run files written by merges.',
+  bytesWrittenOther: 'Other bytes written: zero-filling new journal segments, manifests.',
+  bytesWritten: 'Bytes written to disk, all kinds.',
+  bytesWrittenPerByteLoaded: 'Journal, flush and merge bytes written per document byte loaded.',
 };
 
 const SERVER_HELP: Record<string, string> = {

@@ -89,6 +89,23 @@ export interface EngineStats {
   /** Time the last open spent in recovery, and the journal records it replayed. */
   recoveryMs: number;
   recordsReplayed: number;
+  /** Document bytes accepted by writes: each inserted or replaced document's JSON as stored. */
+  bytesLoaded: number;
+  /**
+   * Bytes written to disk since open, by kind: journal records and segment headers; run files
+   * written by checkpoints; run files written by merges; everything else (zero-filling each new
+   * journal segment once, manifests). `bytesWritten` is the four together.
+   */
+  bytesWrittenJournal: number;
+  bytesWrittenFlushes: number;
+  bytesWrittenMerges: number;
+  bytesWrittenOther: number;
+  bytesWritten: number;
+  /**
+   * (journal + flushes + merges) / `bytesLoaded`: how many times each loaded byte was written (0
+   * before any). A bulk load into an empty table in key order stays at or below 2.
+   */
+  bytesWrittenPerByteLoaded: number;
   /** True once a write or fdatasync failed: writes fail until the database is reopened. */
   poisoned: boolean;
   /** The database's journal segment size in bytes, fixed when it was created. */

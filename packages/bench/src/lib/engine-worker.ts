@@ -3,10 +3,10 @@
 //
 //   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} seq        --dir D --n 1000 [--soft-probe] [--settle-ms 0] [--spin-wait-us N] [--warmup N] [--raw BIN --raw-dir D]
 //   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} concurrent --dir D --writers 64 --per-writer 100 [--single 1000] [--warmup N]
-//   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} bulk       --dir D --docs 1000000 --batch 10000 --inflight 4
+//   node [--conditions=wharf-source --import tsx] lib/engine-worker.{ts,js} bulk       --dir D --docs 1000000 --batch 10000 --inflight 4 [--file F]
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { Database, type EngineStats } from '@wharf/engine';
 import { numOpt, parseArgs, strOpt } from './args.js';
 import { ndjsonBatches, smallDoc } from './docs.js';
@@ -32,6 +32,30 @@ function delta(a: EngineStats, b: EngineStats): Record<string, number> {
   out.commitLatencyP50Us = bucketPercentileUs(latency, 0.5);
   out.commitLatencyP99Us = bucketPercentileUs(latency, 0.99);
   return out;
+}
+
+/**
+ * Bytes the engine wrote per document byte it loaded, by kind (`bytesWritten*` of its stats),
+ * the close's final checkpoint included.
+ */
+export interface WrittenPerLoaded {
+  loaded: number;
+  journal: number;
+  flushes: number;
+  merges: number;
+  other: number;
+  perByte: number;
+}
+
+function writtenOf(s: EngineStats): WrittenPerLoaded {
+  return {
+    loaded: s.bytesLoaded,
+    journal: s.bytesWrittenJournal,
+    flushes: s.bytesWrittenFlushes,
+    merges: s.bytesWrittenMerges,
+    other: s.bytesWrittenOther,
+    perByte: s.bytesWrittenPerByteLoaded,
+  };
 }
 
 let settleMs = 0;
@@ -195,9 +219,32 @@ async function concurrent(dir: string, writers: number, perWriter: number, singl
   };
 }
 
-async function bulk(dir: string, docs: number, batch: number, inflight: number) {
+/** An NDJSON file's lines in batches of `batch` (subarrays of the file's bytes, no copy). */
+function fileBatches(file: string, batch: number): { buffers: Buffer[]; bytes: number; docs: number } {
+  const all = readFileSync(file);
+  const buffers: Buffer[] = [];
+  let start = 0;
+  let docs = 0;
+  for (let nl = all.indexOf(0x0a); nl !== -1; nl = all.indexOf(0x0a, nl + 1)) {
+    if (++docs % batch === 0) {
+      buffers.push(all.subarray(start, nl + 1));
+      start = nl + 1;
+    }
+  }
+  if (start < all.length) buffers.push(all.subarray(start));
+  return { buffers, bytes: all.length, docs };
+}
+
+/**
+ * The engine's bulk path: NDJSON batches of `batch` lines, `inflight` at a time, soft, then one
+ * db.sync(). The documents are generated (lib/docs.ts), or read from `file` (the same bytes
+ * another system loads) before the clock starts.
+ */
+async function bulk(dir: string, docs: number, batch: number, inflight: number, file?: string) {
   const g0 = now();
-  const { buffers, bytes } = ndjsonBatches(docs, batch);
+  const input = file ? fileBatches(file, batch) : { ...ndjsonBatches(docs, batch), docs };
+  const { buffers, bytes } = input;
+  docs = input.docs;
   const genMs = now() - g0;
   const db = await openFresh(dir);
   const table = db.table('bench');
@@ -224,8 +271,11 @@ async function bulk(dir: string, docs: number, batch: number, inflight: number) 
   const c0 = now();
   await db.close();
   const closeMs = now() - c0;
+  // After close: the final checkpoint wrote the last memtable as a run.
+  const s2 = statsOf(db);
   return {
     scenario: 'bulk',
+    written: writtenOf(s2),
     docs,
     batch,
     inflight,
@@ -258,7 +308,14 @@ async function main() {
     seq: () => seq(dir, numOpt(opts, 'n', 1000), opts.has('soft-probe')),
     concurrent: () =>
       concurrent(dir, numOpt(opts, 'writers', 64), numOpt(opts, 'per-writer', 100), numOpt(opts, 'single', 1000)),
-    bulk: () => bulk(dir, numOpt(opts, 'docs', 1_000_000), numOpt(opts, 'batch', 10_000), numOpt(opts, 'inflight', 4)),
+    bulk: () =>
+      bulk(
+        dir,
+        numOpt(opts, 'docs', 1_000_000),
+        numOpt(opts, 'batch', 10_000),
+        numOpt(opts, 'inflight', 4),
+        strOpt(opts, 'file', '') || undefined,
+      ),
   };
   const mode = positional[0] ?? '';
   if (!Object.hasOwn(modes, mode))

@@ -10,14 +10,21 @@
 //   better-sqlite3       WAL, synchronous=FULL, one transaction (lib/sqlite-worker.ts bulk)
 //   PostgreSQL COPY      COPY FROM a server-side file into (id text primary key, doc jsonb), when installed
 //
+// Each Wharf row also reports the bytes the engine wrote (journal, runs, merges) per document byte
+// loaded, against the goal ≤ 2× (issue 31), the close's final checkpoint included: embedded from
+// its stats after close; the server rows from /api/stats before the server stops plus the run
+// file its close leaves.
+//
 // Blocks (seed 002): Wharf embedded (one block per soft insert, one at a time, then sync), the
 // seed's own loop `r.table(t).insert(r.json(BLOCK), {durability:'soft'})` through the driver to a
 // Wharf server (then r.table(t).sync()), and better-sqlite3 (one transaction).
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { EngineStats } from '@wharf/engine';
 import { docLines } from '../lib/docs.js';
+import type { WrittenPerLoaded } from '../lib/engine-worker.js';
 import { interleave, type Step } from '../lib/interleave.js';
 import { startServerProc } from '../lib/server-proc.js';
 import { median, pairRatios } from '../lib/stats.js';
@@ -30,7 +37,12 @@ interface BulkSample {
   total_ms: number;
   sync_ms?: number;
   mb_per_s?: number;
+  /** Wharf rows: bytes written per byte loaded, from the engine's counters. */
+  written?: WrittenPerLoaded;
 }
+
+/** The goal of issue 31: a bulk load into an empty table writes each byte at most twice. */
+const WRITTEN_PER_LOADED_GOAL = 2;
 interface BlockSample {
   blocks: number;
   total_ms: number;
@@ -51,6 +63,17 @@ function runCli(ctx: BenchContext, args: string[]): Promise<void> {
   });
 }
 
+/**
+ * Bytes of run files a stopped server's close left beyond the `runBytes` it reported before it:
+ * the run its final checkpoint wrote (a merge the close abandons leaves no file).
+ */
+function closeRunBytes(data: string, runBytesBefore: number): number {
+  const onDisk = readdirSync(data)
+    .filter((name) => /^run-\d+\.wrun$/.test(name))
+    .reduce((sum, name) => sum + statSync(join(data, name)).size, 0);
+  return Math.max(0, onDisk - runBytesBefore);
+}
+
 /** `wharf import FILE` against a fresh server process over `scheme`. */
 async function cliImport(
   ctx: BenchContext,
@@ -62,6 +85,7 @@ async function cliImport(
   rmSync(data, { recursive: true, force: true });
   const server = await startServerProc(data);
   const report = join(ctx.dir, `import-${scheme}.json`);
+  let stopped = false;
   try {
     const target =
       scheme === 'wharf'
@@ -89,9 +113,23 @@ async function cliImport(
     };
     if (r.documents.written !== docs)
       throw new Error(`wharf import over ${scheme}:// wrote ${r.documents.written} of ${docs}`);
-    return { docs_per_s: r.docsPerSec, total_ms: r.wallSeconds * 1000, sync_ms: r.finalSyncMs ?? undefined };
-  } finally {
+    // The server's counters, read before it stops; the run its close's checkpoint writes (the
+    // last memtable) is then counted from the files it leaves (see `closeRunBytes`).
+    const e = (await (await fetch(`${server.url}/api/stats`)).json()).engine as EngineStats;
+    stopped = true;
     await server.stop();
+    const flushes = e.bytesWrittenFlushes + closeRunBytes(data, e.runBytes);
+    const written: WrittenPerLoaded = {
+      loaded: e.bytesLoaded,
+      journal: e.bytesWrittenJournal,
+      flushes,
+      merges: e.bytesWrittenMerges,
+      other: e.bytesWrittenOther,
+      perByte: (e.bytesWrittenJournal + flushes + e.bytesWrittenMerges) / e.bytesLoaded,
+    };
+    return { docs_per_s: r.docsPerSec, total_ms: r.wallSeconds * 1000, sync_ms: r.finalSyncMs ?? undefined, written };
+  } finally {
+    if (!stopped) await server.stop();
     rmSync(data, { recursive: true, force: true });
     rmSync(join(ctx.dir, `import-${scheme}.checkpoint`), { force: true });
   }
@@ -183,6 +221,24 @@ export async function bulk(ctx: BenchContext, opts: { docs?: number; blocks?: nu
     });
     barX.push(++i);
     barY.push(Math.round(median(rate)));
+  }
+  // Bytes written per byte loaded (journal + runs + merges), per Wharf row.
+  for (const [name, xs] of Object.entries(r)) {
+    const ws = xs.map((s) => s.written).filter((w): w is WrittenPerLoaded => w !== undefined && w.loaded > 0);
+    if (ws.length === 0) continue;
+    const m = median(ws.map((w) => w.perByte));
+    const share = (kind: 'journal' | 'flushes' | 'merges') => median(ws.map((w) => w[kind] / w.loaded)).toFixed(2);
+    const otherMiB = median(ws.map((w) => w.other)) / 2 ** 20;
+    rows.push({
+      scenario: 'bulk',
+      measure: `${docs.toLocaleString('en-US')} docs: ${labels[name]}: bytes written per byte loaded`,
+      value: `journal ${share('journal')} + runs ${share('flushes')} + merges ${share('merges')}; ${otherMiB.toFixed(0)} MiB more for new journal segments and manifests`,
+      ratio: m,
+      ratioText: `${m.toFixed(2)}×`,
+      ratios: ws.map((w) => w.perByte),
+      goal: `≤ ${WRITTEN_PER_LOADED_GOAL}× (issue 31)`,
+      met: m <= WRITTEN_PER_LOADED_GOAL,
+    });
   }
   if (!pg)
     rows.push({

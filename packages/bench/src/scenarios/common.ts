@@ -153,6 +153,8 @@ export const worker = <T>(_ctx: BenchContext, args: string[]) =>
   child<T>('scenarios/workers', args).then((r) => r.json);
 export const engineWorker = <T>(_ctx: BenchContext, args: string[]) =>
   child<T>('lib/engine-worker', args).then((r) => r.json);
+export const duckdbWorker = <T>(_ctx: BenchContext, args: string[]) =>
+  child<T>('lib/duckdb-worker', args).then((r) => r.json);
 export const sqliteWorker = <T>(_ctx: BenchContext, args: string[]) =>
   child<T>('lib/sqlite-worker', args).then((r) => r.json);
 

@@ -17,6 +17,7 @@ import { renderReportHtml } from '../report-html.js';
 import { bulk } from './bulk.js';
 import { isInstalled, makeContext, type Row, type ScenarioResult } from './common.js';
 import { groupCommit } from './group-commit.js';
+import { importScenario } from './import.js';
 import { kv } from './kv.js';
 import { limit } from './limit.js';
 import { seed000 } from './seed000.js';
@@ -33,6 +34,7 @@ const NEEDS: Record<ScenarioName, { modules?: string[]; cargo?: boolean; cli?: b
   'group-commit': { modules: ['@wharf/engine'] },
   seed000: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'] },
   bulk: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'], cli: true },
+  import: { modules: ['@wharf/engine'], cli: true },
   sustained: { modules: ['@wharf/engine', '@wharf/server'] },
   kv: { modules: ['@wharf/engine'], cargo: true },
 };
@@ -66,7 +68,7 @@ export interface BenchSuiteOptions {
   minutes?: number;
   /** sustained: the engine's memory budget in MiB (`--memory-budget-mb`); default env WHARF_BENCH_MEMORY_BUDGET_MB, else 64 */
   memoryBudgetMb?: number;
-  /** bulk: documents (default 1M, quick 100k) and ~900 KB blocks (default 10k, quick 100) */
+  /** bulk and import: documents (default 1M; quick 100k, import 200k); bulk: ~900 KB blocks (default 10k, quick 100) */
   docs?: number;
   blocks?: number;
   /** kv: puts through the Rust core (default 100M, quick 10M) and the JS API (10M, quick 1M) */
@@ -248,6 +250,9 @@ export async function runBenchSuite(
             break;
           case 'bulk':
             res = await bulk(ctx, { docs: o.docs, blocks: o.blocks });
+            break;
+          case 'import':
+            res = await importScenario(ctx, { docs: o.docs });
             break;
           case 'sustained':
             res = await sustained(ctx);

@@ -54,10 +54,17 @@ export class EmbeddedTarget implements Target {
   readonly url: string;
   #dir: string | null;
   #db: EngineDatabase | null;
+  /** The database this target opened and closed: its counters stay readable. */
+  #closed: EngineDatabase | null = null;
   #owned: boolean;
+  readonly #options: Record<string, unknown> | undefined;
 
-  /** A directory to open (and close at the end), or a Database the caller opened and keeps. */
-  constructor(dirOrDb: string | EngineDatabase) {
+  /**
+   * A directory to open (and close at the end) with the engine's `Database.open` options (e.g.
+   * `memoryBudget`), or a Database the caller opened and keeps.
+   */
+  constructor(dirOrDb: string | EngineDatabase, options?: Record<string, unknown>) {
+    this.#options = options;
     if (typeof dirOrDb === 'string') {
       this.#dir = dirOrDb;
       this.#db = null;
@@ -79,7 +86,7 @@ export class EmbeddedTarget implements Target {
   async open(): Promise<void> {
     if (this.#db) return;
     const { Database } = await loadEngine();
-    this.#db = await Database.open(this.#dir!);
+    this.#db = await Database.open(this.#dir!, this.#options);
   }
 
   async ensureTable(table: string, primaryKey: string): Promise<void> {
@@ -113,10 +120,12 @@ export class EmbeddedTarget implements Target {
     await this.#handle().table(table).indexWait([name]);
   }
 
+  /** The engine's counters; after `close`, as the close left them (its final checkpoint included). */
   async stats(): Promise<TargetStats | null> {
-    if (!this.#db) return null;
+    const db = this.#db ?? this.#closed;
+    if (!db) return null;
     const out: TargetStats = {};
-    for (const [k, v] of Object.entries(this.#db.stats())) {
+    for (const [k, v] of Object.entries(db.stats())) {
       if (typeof v === 'number' || typeof v === 'boolean' || Array.isArray(v)) out[k] = v as TargetStats[string];
     }
     return out;
@@ -131,6 +140,7 @@ export class EmbeddedTarget implements Target {
     const db = this.#db;
     if (!db || !this.#owned) return;
     this.#db = null;
+    this.#closed = db;
     await db.close();
   }
 }

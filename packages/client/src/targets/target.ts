@@ -144,13 +144,16 @@ export function redact(spec: string): string {
   return spec.replace(/^(rethinkdb:\/\/[^:@/]*:)[^@/]*@/i, '$1***@').replace(/^(wharfs?:\/\/)[^@/]*@/i, '$1***@');
 }
 
-/** Builds the Target for a target string; remote and embedded code is loaded only when used. */
-export async function createTarget(spec: string): Promise<Target> {
+/**
+ * Builds the Target for a target string; remote and embedded code is loaded only when used.
+ * `engineOptions`: the engine's `Database.open` options for an `embedded:` target (ignored by others).
+ */
+export async function createTarget(spec: string, engineOptions?: Record<string, unknown>): Promise<Target> {
   const parsed = parseTarget(spec);
   switch (parsed.kind) {
     case 'embedded': {
       const { EmbeddedTarget } = await import('./embedded.js');
-      return new EmbeddedTarget(parsed.dir);
+      return new EmbeddedTarget(parsed.dir, engineOptions);
     }
     case 'wharf': {
       const { WharfTarget } = await import('./wharf.js');

@@ -140,14 +140,14 @@ impl Database {
         let env = Env { cache: Arc::new(BlockCache::new(options.memory_budget / 4)), counters: counters.clone() };
         let mut catalog = Catalog::new(env.clone());
         let mut manifest = stored.clone().unwrap_or(Manifest { next_run_id: 1, ..Default::default() });
-        for entry in manifest.tables.iter().filter(|t| t.index.is_none()) {
+        for entry in manifest.tables.iter_mut().filter(|t| t.index.is_none()) {
             let table = Table::new(entry.id, entry.name.clone(), entry.primary_key.clone(), &env);
             checkpoint::load_table(&*vfs, entry, &mut table.data.write())?;
             catalog.add(table);
         }
         catalog.next_index_tree_id = catalog.next_index_tree_id.max(manifest.next_index_tree_id);
-        for entry in &manifest.tables {
-            let Some(spec) = &entry.index else { continue };
+        for entry in &mut manifest.tables {
+            let Some(spec) = entry.index.clone() else { continue };
             let Some(owner) = catalog.by_id.get(&spec.table_id).cloned() else { continue };
             let tree = Table::new(entry.id, entry.name.clone(), String::new(), &env);
             if spec.complete {
@@ -190,10 +190,18 @@ impl Database {
         // a crash left past its end is ever read. When it ended at a marker already, that one is
         // rewritten: the id it named was never activated durably and is not used again.
         if let Some((id, seg)) = recovered.chain.back() {
-            journal::seal(seg, *id, recovered.end.offset, recovered.end.next_seq, recovered.next_segment_id)?;
+            let sealed =
+                journal::seal(seg, *id, recovered.end.offset, recovered.end.next_seq, recovered.next_segment_id)?;
+            counters.bytes_written_journal.fetch_add(sealed, Relaxed);
         }
-        let pool =
-            Arc::new(SegmentPool::new(vfs.clone(), segment_size, options.recycle_segments, free, recovered.next_slot));
+        let pool = Arc::new(SegmentPool::new(
+            vfs.clone(),
+            segment_size,
+            options.recycle_segments,
+            free,
+            recovered.next_slot,
+            counters.clone(),
+        ));
         let retained: VecDeque<_> = recovered.chain;
         let mut journal = Journal::start(
             pool.clone(),
@@ -213,7 +221,8 @@ impl Database {
                 offset: SEGMENT_HEADER_SIZE,
                 next_seq: recovered.end.next_seq,
             });
-            manifest::store(&*vfs, &manifest)?;
+            let stored = manifest::store(&*vfs, &manifest)?;
+            counters.bytes_written_other.fetch_add(stored, Relaxed);
             manifest::finish_creation(&*vfs)?;
         }
         let replayed = recovered.end.next_seq.saturating_sub(start.next_seq);

@@ -357,9 +357,9 @@ pub fn checkpoint(data: &[u8]) {
         for (name, bytes) in files {
             vfs.write_file(&name, bytes);
         }
-        let Ok(Some(m)) = manifest::load(&vfs) else { continue };
+        let Ok(Some(mut m)) = manifest::load(&vfs) else { continue };
         let env = env();
-        for entry in &m.tables {
+        for entry in &mut m.tables {
             if let Some(spec) = &entry.index {
                 let tree = crate::table::Table::new(entry.id, entry.name.clone(), String::new(), &env);
                 let _ =

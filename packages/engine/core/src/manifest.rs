@@ -18,12 +18,13 @@ use crate::checksum::crc32c;
 use crate::error::{Error, Result};
 use crate::io::Vfs;
 use crate::journal::Position;
+use crate::key::Key;
 
 pub const MANIFEST_SLOTS: [&str; 2] = ["MANIFEST-0", "MANIFEST-1"];
 const MAGIC: &[u8; 8] = b"WHARFMAN";
 const HEADER: usize = 24;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub(crate) struct RunEntry {
     pub file: String,
     pub entries: u64,
@@ -31,6 +32,24 @@ pub(crate) struct RunEntry {
     /// Tier in the merge scheme: 0 for a checkpoint's run, n+1 for a merge of level-n runs.
     #[serde(default)]
     pub level: u32,
+    /// The run's first and last keys, once its file is open (not stored: the file holds them).
+    /// Merge picking reads them (see [`extends_sorted_run`]).
+    #[serde(skip)]
+    pub keys: Option<(Key, Key)>,
+}
+
+/// True when `next`, the run after `previous` in a table's list, sits at the same level and
+/// holds only keys above every key of `previous`: the two then form one sorted run, which a
+/// merge would copy without changing anything (an import's ascending keys make such runs).
+pub(crate) fn extends_sorted_run(previous: &RunEntry, next: &RunEntry) -> bool {
+    previous.level == next.level
+        && matches!((&previous.keys, &next.keys), (Some((_, last)), Some((first, _))) if first > last)
+}
+
+/// The sorted runs among `runs` (all of one level, in the table's order): runs chained by
+/// [`extends_sorted_run`] count as one.
+pub(crate) fn sorted_runs(runs: &[RunEntry]) -> usize {
+    runs.iter().enumerate().filter(|(i, r)| *i == 0 || !extends_sorted_run(&runs[i - 1], r)).count()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -199,7 +218,8 @@ pub(crate) fn finish_creation(vfs: &dyn Vfs) -> Result<()> {
 }
 
 /// Writes `m` into its slot and syncs it. The first write of a slot also syncs the directory.
-pub(crate) fn store(vfs: &dyn Vfs, m: &Manifest) -> Result<()> {
+/// Returns the bytes written.
+pub(crate) fn store(vfs: &dyn Vfs, m: &Manifest) -> Result<u64> {
     let slot = MANIFEST_SLOTS[(m.version % 2) as usize];
     let io = |e| Error::io(format!("writing {slot}"), e);
     let existed = vfs.list().map_err(io)?.iter().any(|n| n == slot);
@@ -211,7 +231,7 @@ pub(crate) fn store(vfs: &dyn Vfs, m: &Manifest) -> Result<()> {
     if !existed {
         vfs.sync_dir().map_err(io)?;
     }
-    Ok(())
+    Ok(bytes.len() as u64)
 }
 
 #[cfg(test)]

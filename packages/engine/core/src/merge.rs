@@ -1,7 +1,11 @@
 //! Background merging of run files: size-tiered.
 //!
-//! A checkpoint writes a level-0 run. When a table has `fan_in` (default 4) runs at one level,
-//! the merge thread streams them into one run at the next level. Levels never increase from the
+//! A checkpoint writes a level-0 run. When a table has `fan_in` (default 4) sorted runs at one
+//! level, the merge thread streams them into one run at the next level. Adjacent runs of a level
+//! whose key ranges follow one another without overlapping (an import's ascending keys) count as
+//! one sorted run: merging them would copy every entry unchanged, so they are left as they are,
+//! and a load into an empty table in key order writes each byte to the journal and to one run
+//! only. Reads skip a run whose key range does not hold the key. Levels never increase from the
 //! oldest run to the newest, so a level's runs are always adjacent and a merge replaces them in
 //! place without changing which entry is newest. Each ingested byte is rewritten about once per
 //! level, `log_fan_in(table size / memtable size)` times; a point read checks at most
@@ -20,24 +24,18 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::checkpoint::{Background, MaintenanceState};
+use crate::checkpoint::{Background, MaintenanceState, COMPRESS_RUNS};
 use crate::error::Result;
 use crate::manifest::{self, RunEntry};
 use crate::run::{Run, RunWriter};
 use crate::table::Catalog;
 use crate::tree::{MergingIter, Source};
 
-/// Merges into this level and above write LZ4-compressed blocks: most of a large table's bytes
-/// sit in its deepest levels, where a long load would otherwise fill the disk. Levels 0 and 1
-/// are written once per ingested byte each, on the path pacing watches, and stay uncompressed to
-/// spare the CPU the load shares.
-pub(crate) const COMPRESS_FROM_LEVEL: u32 = 2;
-
 /// The most inputs one merge takes (a backlog merges in one pass rather than many).
 const MAX_INPUTS: usize = 16;
 
-/// Picks the next merge: the lowest level within `levels`, in any table, holding `fan_in` runs
-/// or more. Returns the table id, the input runs' file names (oldest first), their level, and
+/// Picks the next merge: the lowest level within `levels`, in any table, holding `fan_in` sorted
+/// runs or more (see [`manifest::sorted_runs`]). Returns the table id, the input runs' file names (oldest first), their level, and
 /// whether they include the table's oldest run.
 pub(crate) fn pick(
     tables: &[(u32, Vec<RunEntry>)],
@@ -50,7 +48,10 @@ pub(crate) fn pick(
         while i < runs.len() {
             let level = runs[i].level;
             let j = i + runs[i..].iter().take_while(|r| r.level == level).count();
-            if j - i >= fan_in && levels.contains(&level) && best.as_ref().is_none_or(|b| level < b.2) {
+            if levels.contains(&level)
+                && manifest::sorted_runs(&runs[i..j]) >= fan_in
+                && best.as_ref().is_none_or(|b| level < b.2)
+            {
                 let inputs = runs[i..j.min(i + MAX_INPUTS)].iter().map(|r| r.file.clone()).collect();
                 best = Some((*id, inputs, level, i == 0));
             }
@@ -117,7 +118,7 @@ impl Merger {
         };
         let file = self.bg.new_run_name();
         let expected = inputs_open.iter().fold((0, 0), |(n, b), r| (n + r.entries, b + r.bytes));
-        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, expected, level >= COMPRESS_FROM_LEVEL)?;
+        let mut w = RunWriter::create(&*self.bg.vfs, &file, table_id, expected, COMPRESS_RUNS)?;
         let sources: Vec<Source<'_>> =
             inputs_open.iter().rev().map(|r| Box::new(r.iter(None, false)) as Source<'_>).collect();
         let (mut busy, mut since) = (Duration::ZERO, Instant::now());
@@ -138,6 +139,7 @@ impl Merger {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 if self.bg.merges.stopping() {
+                    self.bg.env.counters.bytes_written_merges.fetch_add(w.written(), Relaxed);
                     drop(w);
                     let _ = self.bg.vfs.remove(&file);
                     return Ok(false);
@@ -148,12 +150,13 @@ impl Merger {
         let rest = w.bytes() - reported;
         self.bg.throttle(rest);
         let (entries, bytes) = w.finish()?;
+        self.bg.env.counters.bytes_written_merges.fetch_add(bytes, Relaxed);
         self.bg.rates.record_merge(rest, busy + since.elapsed(), &self.bg.env.counters);
-        let merged = (entries > 0).then(|| RunEntry { file: file.clone(), entries, bytes, level });
-        let run = match &merged {
-            Some(_) => Some(Arc::new(Run::open(&*self.bg.vfs, &file)?)),
-            None => None,
+        let run = match entries {
+            0 => None,
+            _ => Some(Arc::new(Run::open(&*self.bg.vfs, &file)?)),
         };
+        let merged = run.as_ref().map(|r| RunEntry { file: file.clone(), entries, bytes, level, keys: r.key_range() });
         self.bg.vfs.sync_dir().map_err(|e| crate::Error::io("syncing the database directory", e))?;
 
         let mut current = self.bg.manifest.lock().unwrap();
@@ -169,7 +172,8 @@ impl Merger {
         next.version += 1;
         let runs = &mut next.tables.iter_mut().find(|t| t.id == table_id).unwrap().runs;
         runs.splice(at..at + inputs.len(), merged.clone());
-        manifest::store(&*self.bg.vfs, &next)?;
+        let stored = manifest::store(&*self.bg.vfs, &next)?;
+        self.bg.env.counters.bytes_written_other.fetch_add(stored, Relaxed);
         self.bg.note_shape(&next);
         *current = next;
         {
@@ -218,12 +222,13 @@ impl Merger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::Key;
 
     fn runs(levels: &[u32]) -> Vec<RunEntry> {
         levels
             .iter()
             .enumerate()
-            .map(|(i, l)| RunEntry { file: format!("r{i}"), entries: 1, bytes: 1, level: *l })
+            .map(|(i, l)| RunEntry { file: format!("r{i}"), entries: 1, bytes: 1, level: *l, keys: None })
             .collect()
     }
 
@@ -243,5 +248,34 @@ mod tests {
         let shape = [(1, runs(&[3, 3, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0]))];
         let picked: Vec<_> = MERGE_THREADS.iter().map(|(_, levels)| pick(&shape, 4, levels).map(|p| p.2)).collect();
         assert_eq!(picked, [Some(0), Some(2), Some(3)]);
+    }
+
+    /// Runs at `levels` holding keys `lo..=hi` each.
+    fn ranged(runs_: &[(u32, f64, f64)]) -> Vec<RunEntry> {
+        let mut out = runs(&runs_.iter().map(|r| r.0).collect::<Vec<_>>());
+        for (entry, (_, lo, hi)) in out.iter_mut().zip(runs_) {
+            entry.keys = Some((Key::from(*lo), Key::from(*hi)));
+        }
+        out
+    }
+
+    #[test]
+    fn runs_in_ascending_disjoint_key_ranges_are_one_sorted_run_and_never_merged() {
+        let all = 0..=u32::MAX;
+        // An import in key order: every checkpoint's run starts above the last one's keys.
+        let ascending: Vec<_> = (0..12).map(|i| (0, i as f64 * 10.0, i as f64 * 10.0 + 9.0)).collect();
+        assert_eq!(pick(&[(1, ranged(&ascending))], 4, &all), None);
+        assert_eq!(manifest::sorted_runs(&ranged(&ascending)), 1);
+        // Overlaps break the chain: here the runs form 4 sorted runs, so they merge.
+        let overlapping =
+            [(0, 0.0, 9.0), (0, 10.0, 19.0), (0, 5.0, 25.0), (0, 30.0, 39.0), (0, 0.0, 99.0), (0, 1.0, 2.0)];
+        let (_, inputs, level, _) = pick(&[(1, ranged(&overlapping))], 4, &all).unwrap();
+        assert_eq!((inputs.len(), level), (6, 0));
+        assert_eq!(manifest::sorted_runs(&ranged(&overlapping[..5])), 3);
+        // A run whose keys are not known (not open) never extends a sorted run.
+        assert_eq!(manifest::sorted_runs(&runs(&[0, 0, 0, 0])), 4);
+        // Nor does a run of another level, even above every key.
+        let levels = ranged(&[(1, 0.0, 9.0), (0, 10.0, 19.0)]);
+        assert!(!manifest::extends_sorted_run(&levels[0], &levels[1]));
     }
 }

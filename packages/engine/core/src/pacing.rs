@@ -6,7 +6,7 @@
 //!   (`1.5 × memtable_limit`). A checkpoint writes the frozen memtable out; while it runs the
 //!   active one refills, and if it fills before the flush ends a stop-the-world engine stops
 //!   writes. Wharf paces instead.
-//! - merge debt: level-0 runs of a table beyond twice the merge fan-in (merges fell well behind
+//! - merge debt: level-0 sorted runs of a table beyond twice the merge fan-in (merges fell well behind
 //!   checkpoints; a few extra runs cost reads little, thanks to the Bloom filters).
 //!
 //! Each debt, as a fraction `x` of its range, sets the limit to `rate × 4 × 16^(−x)`: four
@@ -85,7 +85,7 @@ impl Rates {
 pub(crate) struct Debt {
     pub memtable_bytes: u64,
     pub frozen_bytes: u64,
-    /// Most level-0 runs any table has, and the most levels any table has.
+    /// Most level-0 sorted runs any table has (see `manifest::sorted_runs`), and the most levels any table has.
     pub level0_runs: usize,
     pub levels: u32,
     /// How long the checkpoint writing the frozen memtable has run.

@@ -214,6 +214,11 @@ impl RunWriter {
         self.entry_bytes
     }
 
+    /// Bytes written to the file so far (what a writer dropped unfinished leaves behind).
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
     /// Writes the index, filter and footer and syncs the file; returns (entries, bytes).
     pub fn finish(mut self) -> Result<(u64, u64)> {
         self.end_block()?;
@@ -453,6 +458,11 @@ impl Run {
     /// The run's largest key; `None` when it is empty.
     pub fn last_key(&self) -> Option<&Key> {
         (!self.blocks.is_empty()).then_some(&self.last_key)
+    }
+
+    /// The run's first and last keys; `None` for a run with no entries.
+    pub fn key_range(&self) -> Option<(Key, Key)> {
+        self.first_keys.first().map(|first| (first.clone(), self.last_key.clone()))
     }
 
     /// True when `key` lies between the run's first and last keys.

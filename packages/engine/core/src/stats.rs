@@ -97,6 +97,24 @@ pub struct Stats {
     /// Time the last open spent in recovery, and the journal records it replayed.
     pub recovery_ms: f64,
     pub records_replayed: u64,
+    /// Document bytes accepted by writes: each inserted or replaced document's JSON as stored.
+    /// What "bytes loaded" means in `bytes_written_per_byte_loaded`.
+    pub bytes_loaded: u64,
+    /// Bytes written to disk since open, by kind: journal records and segment headers; run files
+    /// written by checkpoints (tables' and indexes' memtables); run files written by merges
+    /// (abandoned ones included); everything else (zero-filling new journal segments, once per
+    /// segment file, and manifests). Counted at each write call, so they are what reached the
+    /// page cache: the kernel writes them to disk.
+    pub bytes_written_journal: u64,
+    pub bytes_written_flushes: u64,
+    pub bytes_written_merges: u64,
+    pub bytes_written_other: u64,
+    /// The four kinds together.
+    pub bytes_written: u64,
+    /// (journal + flushes + merges) / `bytes_loaded`: how many times each loaded byte was
+    /// written (0 before any). Segment preallocation and manifests are left out: they are paid
+    /// once per file, not per byte loaded, and show in `bytes_written_other`.
+    pub bytes_written_per_byte_loaded: f64,
     /// True once a write or fdatasync failed: every later write fails until reopened.
     pub poisoned: bool,
     /// The database's journal segment size (fixed at creation).
@@ -163,6 +181,11 @@ pub(crate) struct Counters {
     pub segments_recycled: AtomicU64,
     pub recovery_us: AtomicU64,
     pub records_replayed: AtomicU64,
+    pub bytes_loaded: AtomicU64,
+    pub bytes_written_journal: AtomicU64,
+    pub bytes_written_flushes: AtomicU64,
+    pub bytes_written_merges: AtomicU64,
+    pub bytes_written_other: AtomicU64,
     pub poisoned: AtomicBool,
 }
 
@@ -181,6 +204,14 @@ impl Counters {
 
     pub fn snapshot(&self) -> Stats {
         let latency = self.commit_latency.buckets();
+        let bytes_loaded = self.bytes_loaded.load(Relaxed);
+        let [journal, flushes, merges, other] = [
+            &self.bytes_written_journal,
+            &self.bytes_written_flushes,
+            &self.bytes_written_merges,
+            &self.bytes_written_other,
+        ]
+        .map(|c| c.load(Relaxed));
         Stats {
             commits: self.commits.load(Relaxed),
             documents_written: self.documents_written.load(Relaxed),
@@ -223,6 +254,17 @@ impl Counters {
             segments_recycled: self.segments_recycled.load(Relaxed),
             recovery_ms: self.recovery_us.load(Relaxed) as f64 / 1000.0,
             records_replayed: self.records_replayed.load(Relaxed),
+            bytes_loaded,
+            bytes_written_journal: journal,
+            bytes_written_flushes: flushes,
+            bytes_written_merges: merges,
+            bytes_written_other: other,
+            bytes_written: journal + flushes + merges + other,
+            bytes_written_per_byte_loaded: if bytes_loaded == 0 {
+                0.0
+            } else {
+                (journal + flushes + merges) as f64 / bytes_loaded as f64
+            },
             poisoned: self.poisoned.load(Relaxed),
             write_stages: WriteStages { queue: self.write_queue.summary(), commit: self.write_commit.summary() },
             ..Default::default() // memory and runs: filled in by `Database::stats`

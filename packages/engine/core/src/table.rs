@@ -301,6 +301,8 @@ impl Table {
         }
         // Phase 2: the write lock only to put the documents in the memtable (a few µs per hundred),
         // so a read from the JS thread rarely finds the lock taken.
+        let loaded: usize = puts.iter().map(|(_, json, _)| json.len()).sum();
+        self.env.counters.bytes_loaded.fetch_add(loaded as u64, Relaxed);
         let mut tree = self.data.write();
         for (i, (key, json, old)) in puts.into_iter().enumerate() {
             // Let readers in every so often (fair handover: the committer cannot take it straight back).

@@ -87,7 +87,7 @@ fn a_table_ten_times_the_memory_budget_reads_back_exactly_after_random_writes() 
     assert!(peak_memtables <= options.memory_budget * 3 / 4, "memtables peaked at {peak_memtables} bytes");
     let s = db.stats();
     assert!(s.checkpoints >= 5 && s.merges >= 1 && s.runs >= 1, "{s:?}");
-    // Runs of deep levels are compressed, so the documents' own size, not the files', says it.
+    // Runs are compressed, so the documents' own size, not the files', says it.
     let table_bytes: u64 = model.values().map(|d| d.len() as u64).sum();
     assert!(table_bytes > options.memory_budget * 3, "the table holds {table_bytes} bytes");
     check(&db, &model, &mut rng);

@@ -2,7 +2,7 @@
 //! live here; per-table reads and writes are in `table.rs`.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::{AsyncTask, Function, Unknown};
@@ -64,6 +64,9 @@ pub struct NativeDatabase {
     pub(crate) open: RefCell<Option<Live>>,
     /// Where requests are answered; also after `close`, which answers the requests made before it.
     pub(crate) completions: Completions,
+    /// The engine's counters as `close` left them (its final checkpoint included), for `stats`
+    /// after close: what a load wrote in all is known only then.
+    pub(crate) final_stats: Arc<Mutex<Option<serde_json::Value>>>,
 }
 
 /// An open database as the binding holds it (clones share it: `Arc`s).
@@ -108,7 +111,7 @@ impl NativeDatabase {
             let turn = live.order.ticket();
             (live, turn)
         });
-        AsyncTask::new(Close { open })
+        AsyncTask::new(Close { open, final_stats: self.final_stats.clone() })
     }
 
     #[napi]
@@ -163,11 +166,14 @@ impl NativeDatabase {
     }
 
     /// The engine's counters as JSON text (snake_case, as in `core/src/stats.rs`), with the
-    /// binding's stages added to `write_stages`.
+    /// binding's stages added to `write_stages`. Once `close` finished: the counters as it left
+    /// them (`WHARF_ERR_CLOSED` while it runs).
     #[napi]
     pub fn stats(&self) -> Result<String> {
-        let Live { db, .. } = self.live()?;
-        let mut stats = serde_json::to_value(db.stats()).unwrap_or_default();
+        let mut stats = match self.live() {
+            Ok(Live { db, .. }) => serde_json::to_value(db.stats()).unwrap_or_default(),
+            Err(closed) => self.final_stats.lock().unwrap().clone().ok_or(closed)?,
+        };
         self.completions.add_write_stages(&mut stats["write_stages"]);
         Ok(stats.to_string())
     }

@@ -2,7 +2,7 @@
 //! insert batches.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
@@ -41,6 +41,7 @@ impl Task for Open {
                 Ok(NativeDatabase {
                     open: RefCell::new(Some(Live { db, order: Arc::new(Sequencer::default()) })),
                     completions,
+                    final_stats: Default::default(),
                 })
             }
             Err(e) => reject(&env, e),
@@ -51,6 +52,8 @@ impl Task for Open {
 pub struct Close {
     /// The database, and close's turn after the requests made before it.
     pub(crate) open: Option<(Live, Ticket)>,
+    /// Where the counters go once the engine is closed (`NativeDatabase::final_stats`).
+    pub(crate) final_stats: Arc<Mutex<Option<serde_json::Value>>>,
 }
 
 impl Task for Close {
@@ -67,7 +70,9 @@ impl Task for Close {
                     let _ = handed_over.send(());
                 });
                 let _ = wait.recv();
-                live.db.close()
+                let closed = live.db.close();
+                *self.final_stats.lock().unwrap() = Some(serde_json::to_value(live.db.stats()).unwrap_or_default());
+                closed
             }
             None => Ok(()),
         })

@@ -27,6 +27,7 @@ import {
   CsvParser,
   detectFormat,
   type Emit,
+  type EmitBlock,
   type Format,
   type FormatParser,
   JsonArrayError,
@@ -258,6 +259,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     loader = createLoader({
       target: o.target,
       table: o.table,
+      ...(o.memoryBudgetMb !== undefined ? { engineOptions: { memoryBudget: o.memoryBudgetMb * 1024 * 1024 } } : {}),
       primaryKey: o.primaryKey,
       batchSize: o.batchSize,
       batchBytes: o.batchBytes,
@@ -346,6 +348,51 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     }
   };
 
+  // NDJSON and JSON arrays go to the loader as blocks of records (no object or call per record).
+  const pushBlock = (
+    bytes: Buffer,
+    docs: number,
+    line: number,
+    offset: number,
+    lineStep: 0 | 1,
+    endOfDoc: 'newline' | 'value',
+    replay: boolean,
+  ): boolean => loader!.pushBlock(bytes, docs, { line, offset, lineStep, endOfDoc, replay });
+  const emitBlock: EmitBlock | undefined =
+    loader && (format === 'ndjson' || format === 'json')
+      ? (bytes, docs, line, endOffset, lineStep, endOfDoc) => {
+          let ok: boolean;
+          const start = endOffset - bytes.length; // a block holds the input's bytes one for one
+          if (endOffset <= replayUntil || docs === 1 || start >= replayUntil) {
+            ok = pushBlock(bytes, docs, line, endOffset, lineStep, endOfDoc, endOffset <= replayUntil);
+          } else {
+            // The resume re-sends what the last run may have written: the block's part up to the
+            // old high-water mark (a record's end) is a replay, the rest is not.
+            const nl = bytes.indexOf(0x0a, Math.max(0, replayUntil - start - 1));
+            if (nl === -1) ok = pushBlock(bytes, docs, line, endOffset, lineStep, endOfDoc, true);
+            else {
+              const head = bytes.subarray(0, nl + 1);
+              let headDocs = 0;
+              for (let i = head.indexOf(0x0a); i !== -1; i = head.indexOf(0x0a, i + 1)) headDocs++;
+              pushBlock(head, headDocs, line, replayUntil, lineStep, endOfDoc, true);
+              ok =
+                headDocs >= docs ||
+                pushBlock(
+                  bytes.subarray(nl + 1),
+                  docs - headDocs,
+                  line + headDocs * lineStep,
+                  endOffset,
+                  lineStep,
+                  endOfDoc,
+                  false,
+                );
+            }
+          }
+          if (!ok) mustWait = true;
+          return ok;
+        }
+      : undefined;
+
   const progressMode = o.progress === 'auto' ? (io.isTTY ? 'bar' : 'lines') : o.progress;
   const progress =
     loader && progressMode !== 'none'
@@ -371,7 +418,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       // Backpressure per record: the parser stops after a record the loader had no room for.
       let off = 0;
       for (;;) {
-        const used = parser.feed(off === 0 ? chunk : chunk.subarray(off), emit);
+        const used = parser.feed(off === 0 ? chunk : chunk.subarray(off), emit, emitBlock);
         off += used;
         bytesDone += used;
         if (mustWait) {
@@ -386,7 +433,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       }
     }
     if (!interrupted) {
-      parser.end(emit);
+      parser.end(emit, emitBlock);
       inputDone = true;
     }
   } catch (err) {

@@ -85,6 +85,23 @@ export function writeReport(path: string, report: ImportReport): void {
 const int = (n: number) => n.toLocaleString('en-US');
 const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
 
+/** A figure of the engine's stats, when it reported it as a number. */
+const num = (e: NonNullable<ImportReport['engine']>, name: string): number | null =>
+  typeof e[name] === 'number' ? (e[name] as number) : null;
+
+/**
+ * "bytes written per byte loaded", from the engine's counters after its close (so the final
+ * checkpoint is in): journal, runs written by checkpoints, merges, each per document byte
+ * loaded, against the goal of a bulk load into an empty table. Null for an engine without them.
+ */
+export function bytesWrittenLine(e: NonNullable<ImportReport['engine']>): string | null {
+  const loaded = num(e, 'bytesLoaded');
+  const ratio = num(e, 'bytesWrittenPerByteLoaded');
+  if (!loaded || ratio === null) return null;
+  const per = (name: string) => ((num(e, name) ?? 0) / loaded).toFixed(2);
+  return `  bytes written per byte loaded ${ratio.toFixed(2)} (journal ${per('bytesWrittenJournal')}, runs ${per('bytesWrittenFlushes')}, merges ${per('bytesWrittenMerges')}; goal for a bulk load into an empty table ≤ 2); ${fmtBytes(loaded)} loaded, ${fmtBytes(num(e, 'bytesWrittenOther') ?? 0)} more for new journal segments and manifests`;
+}
+
 /** The human summary printed at the end. */
 export function summaryText(r: ImportReport): string {
   const d = r.documents;
@@ -125,6 +142,8 @@ export function summaryText(r: ImportReport): string {
       lines.push(
         `  engine fdatasyncs ${e.fdatasyncs ?? '?'}, groups ${e.groups ?? '?'}, commits ${e.commits ?? '?'}, max group ${e.maxGroupOps ?? '?'} ops`,
       );
+      const written = bytesWrittenLine(e);
+      if (written) lines.push(written);
     }
   }
   if (d.rejected > 0) {

@@ -4,9 +4,10 @@
  * a CSV header), then chunks from that point on.
  */
 import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 
-export const CHUNK_BYTES = 256 * 1024;
+export const CHUNK_BYTES = 1024 * 1024;
 const HEAD_BYTES = 64 * 1024;
 
 export interface InputSource {
@@ -54,8 +55,26 @@ class FileSource implements InputSource {
       visit(c as Buffer);
   }
 
-  chunks(offset: number): AsyncIterable<Buffer> {
-    return createReadStream(this.path, { start: offset, highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>;
+  /**
+   * Reads into two buffers in turn: a chunk's buffer is read into again two chunks later, once
+   * the parser is done with it (parsers and the loader copy whatever they keep). A read stream
+   * allocated a new buffer per chunk, which cost the import's main thread a tenth of its time.
+   */
+  async *chunks(offset: number): AsyncIterable<Buffer> {
+    const fh = await open(this.path, 'r');
+    try {
+      const buffers = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)];
+      let position = offset;
+      for (let k = 0; ; k ^= 1) {
+        const buf = buffers[k]!;
+        const { bytesRead } = await fh.read(buf, 0, buf.length, position);
+        if (bytesRead === 0) return;
+        position += bytesRead;
+        yield buf.subarray(0, bytesRead);
+      }
+    } finally {
+      await fh.close();
+    }
   }
 }
 

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use crate::checksum::crc32c;
 use crate::error::{Error, Result};
 use crate::io::{Storage, Vfs};
+use crate::stats::Counters;
 
 pub const SEGMENT_HEADER_SIZE: u64 = 4096;
 const MAGIC: &[u8; 8] = b"WHARFSEG";
@@ -67,11 +68,20 @@ pub(crate) struct SegmentPool {
     keep: usize,
     free: Mutex<Vec<SegmentFile>>,
     next_slot: AtomicU64,
+    /// Where the zero-filling of new segments is counted (`bytes_written_other`).
+    counters: Arc<Counters>,
 }
 
 impl SegmentPool {
-    pub fn new(vfs: Arc<dyn Vfs>, segment_size: u64, keep: usize, free: Vec<SegmentFile>, next_slot: u64) -> Self {
-        SegmentPool { vfs, segment_size, keep, free: Mutex::new(free), next_slot: AtomicU64::new(next_slot) }
+    pub fn new(
+        vfs: Arc<dyn Vfs>,
+        segment_size: u64,
+        keep: usize,
+        free: Vec<SegmentFile>,
+        next_slot: u64,
+        counters: Arc<Counters>,
+    ) -> Self {
+        SegmentPool { vfs, segment_size, keep, free: Mutex::new(free), next_slot: AtomicU64::new(next_slot), counters }
     }
 
     pub fn take(&self) -> Option<SegmentFile> {
@@ -109,6 +119,7 @@ impl SegmentPool {
             while at < self.segment_size {
                 let n = (self.segment_size - at).min(zeros.len() as u64) as usize;
                 file.write_at(&zeros[..n], at)?;
+                self.counters.bytes_written_other.fetch_add(n as u64, Relaxed);
                 at += n as u64;
             }
             file.sync_data()?;

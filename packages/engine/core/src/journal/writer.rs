@@ -234,7 +234,9 @@ impl Journal {
 
     fn write_segment_header(&mut self) -> Result<()> {
         let header = encode_header(self.active_id, self.next_seq);
-        self.active.file.write_at(&header, 0).map_err(|e| self.io_error("writing segment header", e))
+        self.active.file.write_at(&header, 0).map_err(|e| self.io_error("writing segment header", e))?;
+        self.counters.bytes_written_journal.fetch_add(header.len() as u64, Relaxed);
+        Ok(())
     }
 
     fn io_error(&self, what: &str, e: std::io::Error) -> Error {
@@ -348,6 +350,7 @@ impl Journal {
         self.unsynced_bytes += buf.len() as u64;
         self.offset = at + buf.len() as u64;
         self.counters.bytes_journaled.fetch_add(buf.len() as u64, Relaxed);
+        self.counters.bytes_written_journal.fetch_add(buf.len() as u64, Relaxed);
         self.counters.journal_bytes_since_checkpoint.fetch_add(buf.len() as u64, Relaxed);
         Ok(())
     }
@@ -414,8 +417,8 @@ fn count_segment(counters: &Counters, recycled: bool) {
 
 /// Closes the segment recovery ended in: writes an end marker at `offset` naming `next_id` and
 /// syncs it. Whatever a crash left beyond `offset` (a torn record, unsynced later ones) is then
-/// never read again, because recovery follows the marker.
-pub(crate) fn seal(seg: &SegmentFile, segment_id: u64, offset: u64, next_seq: u64, next_id: u64) -> Result<()> {
+/// never read again, because recovery follows the marker. Returns the bytes it wrote.
+pub(crate) fn seal(seg: &SegmentFile, segment_id: u64, offset: u64, next_seq: u64, next_id: u64) -> Result<u64> {
     let marker = RecordHeader {
         kind: RecordKind::SegmentEnd,
         compressed: false,
@@ -428,7 +431,8 @@ pub(crate) fn seal(seg: &SegmentFile, segment_id: u64, offset: u64, next_seq: u6
     marker.encode(seed_for_segment(segment_id), &next_id.to_le_bytes(), &mut buf);
     let io = |e| Error::io(format!("sealing journal segment {}", seg.name), e);
     seg.file.write_at(&buf, offset).map_err(io)?;
-    seg.file.sync_data().map_err(io)
+    seg.file.sync_data().map_err(io)?;
+    Ok(buf.len() as u64)
 }
 
 #[cfg(test)]

@@ -3,5 +3,5 @@ export { CsvError, CsvParser, columnsOf, convert, loadNativeCsv } from './csv.js
 export { detectFormat, FORMATS, formatFromContent, formatFromPath } from './detect.js';
 export { JsonArrayError, JsonArrayParser } from './json-array.js';
 export { NdjsonParser } from './ndjson.js';
-export type { Emit, Format, FormatParser, StartAt } from './types.js';
+export type { Emit, EmitBlock, Format, FormatParser, StartAt } from './types.js';
 export { DEFAULT_MAX_RECORD_BYTES, START } from './types.js';
