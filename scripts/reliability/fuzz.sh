@@ -14,7 +14,7 @@
 set -euo pipefail
 
 seconds="${1:-60}"
-targets="${FUZZ_TARGETS:-journal_record journal manifest run checkpoint doc}"
+targets="${FUZZ_TARGETS:-journal_record journal manifest run checkpoint doc csv}"
 cd "$(dirname "$0")/../../packages/engine/fuzz"
 
 if ! rustup toolchain list | grep -q '^nightly'; then

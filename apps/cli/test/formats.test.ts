@@ -1,10 +1,12 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  type CsvOptions,
   CsvParser,
   detectFormat,
   type FormatParser,
   JsonArrayParser,
+  loadNativeCsv,
   NdjsonParser,
   type StartAt,
 } from '../src/commands/import/formats/index.js';
@@ -23,12 +25,19 @@ function run(
   chunk: number,
   start?: StartAt,
   pause = false,
+  parseJson = false,
 ): Rec[] {
   const buf = typeof input === 'string' ? Buffer.from(input) : input;
   const p = make(start);
   const out: Rec[] = [];
   const emit = (doc: unknown, line: number, end: number, error?: string, raw?: string) => {
-    const d = doc instanceof Uint8Array ? Buffer.from(doc).toString() : doc;
+    // The native CSV path gives JSON bytes; compare documents as values.
+    const d =
+      doc instanceof Uint8Array
+        ? parseJson
+          ? JSON.parse(Buffer.from(doc).toString())
+          : Buffer.from(doc).toString()
+        : doc;
     out.push(error ? { doc: d, line, end, error, raw } : { doc: d, line, end });
     return !pause; // pause: stop after every record, as under backpressure
   };
@@ -48,15 +57,20 @@ function run(
 const CHUNKS = [1, 2, 3, 7, 64, 1 << 20];
 
 /** Every chunking gives the same records, and resuming at any record's end gives the rest. */
-function checkStable(make: (start?: StartAt) => FormatParser, input: string, lineAt: (offset: number) => number) {
-  const whole = run(make, input, 1 << 20);
+function checkStable(
+  make: (start?: StartAt) => FormatParser,
+  input: string,
+  lineAt: (offset: number) => number,
+  runWith: typeof run = run,
+) {
+  const whole = runWith(make, input, 1 << 20);
   for (const c of CHUNKS) {
-    expect(run(make, input, c)).toEqual(whole);
-    expect(run(make, input, c, undefined, true)).toEqual(whole);
+    expect(runWith(make, input, c)).toEqual(whole);
+    expect(runWith(make, input, c, undefined, true)).toEqual(whole);
   }
   const buf = Buffer.from(input);
   whole.forEach((r, i) => {
-    const rest = run(make, buf.subarray(r.end), 5, { offset: r.end, line: lineAt(r.end), resumed: true });
+    const rest = runWith(make, buf.subarray(r.end), 5, { offset: r.end, line: lineAt(r.end), resumed: true });
     expect(rest).toEqual(whole.slice(i + 1));
   });
   return whole;
@@ -125,12 +139,25 @@ describe('JSON array', () => {
   });
 });
 
-describe('CSV', () => {
+/** Both CSV paths: @wharf/engine's transcoder and csv-parse (test/csv-paths.test.ts compares them). */
+beforeAll(async () => {
+  expect(await loadNativeCsv()).toBe(true);
+});
+
+describe.each([true, false])('CSV (native: %s)', (native) => {
+  const csv = (o: CsvOptions, s?: StartAt) => new CsvParser({ ...o, native }, s);
+  const runCsv = (
+    make: (start?: StartAt) => FormatParser,
+    input: string | Buffer,
+    chunk: number,
+    start?: StartAt,
+    pause = false,
+  ) => run(make, input, chunk, start, pause, true);
   const input = 'id,name,age\n1,Ada,36\n\n2,"Grace\nHopper",85\n3,only-two\n4,"Alan, T",41\n';
   it('maps records to objects by header, with first lines and offsets; rejects bad field counts', () => {
     const make = (s?: StartAt) =>
-      new CsvParser({ delimiter: ',', types: 'none', header: s?.resumed ? ['id', 'name', 'age'] : undefined }, s);
-    const recs = checkStable(make, input, lineAtFn(input));
+      csv({ delimiter: ',', types: 'none', header: s?.resumed ? ['id', 'name', 'age'] : undefined }, s);
+    const recs = checkStable(make, input, lineAtFn(input), runCsv);
     expect(recs.map((r) => [r.line, r.error ?? r.doc])).toEqual([
       [2, { id: '1', name: 'Ada', age: '36' }],
       [4, { id: '2', name: 'Grace\nHopper', age: '85' }],
@@ -141,10 +168,10 @@ describe('CSV', () => {
   });
 
   it('types columns: auto inference and header types', () => {
-    const auto = run(() => new CsvParser({ delimiter: ',', types: 'auto' }), 'a,b,c,d,e\n1,true,,x,-2.5e3\n', 4);
+    const auto = runCsv(() => csv({ delimiter: ',', types: 'auto' }), 'a,b,c,d,e\n1,true,,x,-2.5e3\n', 4);
     expect(auto[0]!.doc).toEqual({ a: 1, b: true, d: 'x', e: -2500 });
-    const typed = run(
-      () => new CsvParser({ delimiter: ',', types: 'header' }),
+    const typed = runCsv(
+      () => csv({ delimiter: ',', types: 'header' }),
       'id:int,tags:json,ok:boolean,zip:string\n7,"[""a""]",yes,01234\nx,[],no,1\n',
       100,
     );
@@ -153,18 +180,14 @@ describe('CSV', () => {
   });
 
   it('TSV, and header errors', () => {
-    expect(run(() => new CsvParser({ delimiter: '\t', types: 'none' }), 'a\tb\n"x\ty\n', 100)[0]!.doc).toEqual({
+    expect(runCsv(() => csv({ delimiter: '\t', types: 'none' }), 'a\tb\n"x\ty\n', 100)[0]!.doc).toEqual({
       a: '"x',
       b: 'y',
     });
-    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,a\n1,2\n', 100)).toThrow(/twice/);
-    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'header' }), 'a:date\n1\n', 100)).toThrow(
-      /unknown type/,
-    );
-    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), '', 100)).toThrow(/no header/);
-    expect(() => run(() => new CsvParser({ delimiter: ',', types: 'none' }), 'a,b\n1,"2\n', 100)).toThrow(
-      /Quote Not Closed/i,
-    );
+    expect(() => runCsv(() => csv({ delimiter: ',', types: 'none' }), 'a,a\n1,2\n', 100)).toThrow(/twice/);
+    expect(() => runCsv(() => csv({ delimiter: ',', types: 'header' }), 'a:date\n1\n', 100)).toThrow(/unknown type/);
+    expect(() => runCsv(() => csv({ delimiter: ',', types: 'none' }), '', 100)).toThrow(/no header/);
+    expect(() => runCsv(() => csv({ delimiter: ',', types: 'none' }), 'a,b\n1,"2\n', 100)).toThrow(/Quote Not Closed/i);
   });
 });
 

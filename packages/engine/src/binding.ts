@@ -3,6 +3,7 @@
  * one place that asks for the addon (`native.ts` finds it: a source build or the prebuilt package).
  */
 import type { Conflict, Durability } from '@wharf/wire';
+import type { CsvBatch } from './csv.ts';
 import { loadNative } from './native.ts';
 import type { OpenOptions } from './options.ts';
 
@@ -140,6 +141,19 @@ export interface Binding {
     ): Promise<NativeDatabase>;
   };
   sharedMemoryLayout(): SharedMemoryLayout;
+  /** `napi/src/csv.rs`; `csv.ts` validates the arguments. */
+  csvToNdjson(
+    input: Buffer,
+    columns: { name: string; kind: string }[] | null,
+    options: {
+      delimiter: number;
+      quoting: boolean;
+      newline: number;
+      stripBom: boolean;
+      atEnd: boolean;
+      maxRecordBytes: number;
+    },
+  ): CsvBatch;
 }
 
 /** The counts of a `WriteResult`, each at its own field of an answer. */

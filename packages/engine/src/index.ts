@@ -1,4 +1,14 @@
 /** `@wharf/engine`: the embedded Wharf database. See README.md for the API and its contract. */
+export {
+  CSV_REJECT,
+  type CsvBatch,
+  type CsvColumn,
+  type CsvColumnType,
+  type CsvNewline,
+  type CsvRecordError,
+  type CsvToNdjsonOptions,
+  csvToNdjson,
+} from './csv.ts';
 export { Database } from './database.ts';
 export { ERROR_CODES, type ErrorCode, WharfError } from './errors.ts';
 export { MAX_DOCUMENT_DEPTH } from './limits.ts';

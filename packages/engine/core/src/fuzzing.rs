@@ -412,17 +412,101 @@ pub fn doc(data: &[u8]) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+/// Target `csv`: bytes as CSV (the first byte picks the dialect and the column types): the header,
+/// then its records. Every document is a JSON object; records are located in increasing order
+/// within the input; a reject or a document for each; and transcoding in two calls, the second
+/// from where the first stopped, gives what one call gives.
+pub fn csv(data: &[u8]) {
+    use crate::csv::{read_header, transcode, Column, ColumnType, Dialect, Newline, Transcoded};
+    let Some((&selector, data)) = data.split_first() else { return };
+    let dialect = Dialect {
+        delimiter: if selector & 1 == 0 { b',' } else { b'\t' },
+        quoting: selector & 1 == 0,
+        newline: [Newline::Lf, Newline::CrLf, Newline::Cr, Newline::Lf][(selector as usize >> 1) & 3],
+    };
+    let kinds = [
+        ColumnType::String,
+        ColumnType::Auto,
+        ColumnType::Number,
+        ColumnType::Int,
+        ColumnType::Boolean,
+        ColumnType::Json,
+    ];
+    let Ok(Some(header)) = read_header(data, dialect, true, true) else { return };
+    let columns: Vec<Column> = header
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Column { name: name.clone(), kind: kinds[(i + (selector as usize >> 3)) % kinds.len()] })
+        .collect();
+    let rest = &data[header.consumed..];
+    let limit = 1 << 10;
+    let whole = transcode(rest, dialect, &columns, true, limit);
+    let mut previous_end = 0;
+    let mut rejects = 0;
+    for r in &whole.records {
+        assert!(
+            r.input_end as usize > previous_end && r.input_end as usize <= whole.consumed,
+            "record spans out of order"
+        );
+        previous_end = r.input_end as usize;
+        match r.doc {
+            Some((a, b)) => {
+                let doc = &whole.ndjson[a as usize..b as usize];
+                assert!(!doc.contains(&b'\n'), "a document holds a line break");
+                match serde_json::from_slice::<serde_json::Value>(doc) {
+                    Ok(v) => assert!(v.is_object(), "a document is not an object"),
+                    Err(e) if e.to_string().contains("recursion limit") => {}
+                    Err(e) => panic!("a document is not JSON ({e}): {}", String::from_utf8_lossy(doc)),
+                }
+            }
+            None => rejects += 1,
+        }
+    }
+    assert_eq!(rejects, whole.errors.len(), "one message per reject");
+    assert!(whole.consumed == rest.len() || whole.syntax_error.is_some(), "at the end every byte is taken");
+    // The same in two calls, cut at a point the input picks.
+    let cut = (selector as usize).wrapping_mul(7919) % (rest.len() + 1);
+    let first = transcode(&rest[..cut], dialect, &columns, false, limit);
+    let spans = |t: &Transcoded, offset: u32, lines: u32| -> Vec<(u32, u32, Option<Vec<u8>>)> {
+        t.records
+            .iter()
+            .map(|r| {
+                (r.line + lines, r.input_end + offset, r.doc.map(|(a, b)| t.ndjson[a as usize..b as usize].to_vec()))
+            })
+            .collect()
+    };
+    let mut parts = spans(&first, 0, 0);
+    let mut errors = first.errors.clone();
+    let syntax = if first.syntax_error.is_some() {
+        first.syntax_error.clone()
+    } else {
+        let second = transcode(&rest[first.consumed..], dialect, &columns, true, limit);
+        let base = parts.len();
+        parts.extend(spans(&second, first.consumed as u32, first.lines));
+        errors.extend(second.errors.iter().map(|e| crate::csv::RecordError { record: e.record + base, ..e.clone() }));
+        second.syntax_error.map(|e| crate::csv::SyntaxError { line: e.line + first.lines, ..e })
+    };
+    assert_eq!(parts, spans(&whole, 0, 0), "two calls give the same records as one");
+    assert_eq!(errors, whole.errors, "two calls give the same rejects as one");
+    assert_eq!(syntax, whole.syntax_error, "two calls give the same quoting error as one");
+}
+
 /// A fuzz target: its name and its body.
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the short pass and the corpus tools.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     ("journal_record", journal_record),
     ("journal", journal),
     ("manifest", manifest),
     ("run", run),
     ("checkpoint", checkpoint),
     ("doc", doc),
+    ("csv", csv),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -548,6 +632,19 @@ pub fn seed_files() -> Vec<(&'static str, String, Vec<u8>)> {
         ("unicode", "{\"id\":\"\u{e9}\u{1F600}\",\"s\":\"\\u00e9\\n\"}\n"),
     ] {
         seeds.push(("doc", name.into(), text.as_bytes().to_vec()));
+    }
+    // CSV: the first byte picks the dialect (see `csv`).
+    for (name, selector, text) in [
+        ("quoted", 0u8, "id,name,age\n1,Ada,36\n\n2,\"Grace\nHopper\",85\n3,only-two\n4,\"A, \"\"T\"\"\",41\n"),
+        ("crlf", 2, "a,b,c\r\n1,\"x\r\ny\",\r\n\r\n-0,1.50,1e400\r\n"),
+        ("typed", 8, "a,b,c,d,e,f\ntrue,\"[1, {\"\"k\"\": 2}]\",yes,7,x,\n"),
+        ("errors", 16, "a,b\n1,\"2\"x\n3,4\"\n\"5"),
+        ("tsv", 1, "a\tb\n\"x\ty\n1\t2\t3\n"),
+        ("cr", 4, "a,b\r1,2\r\"3\r\",4\r"),
+    ] {
+        let mut bytes = vec![selector];
+        bytes.extend_from_slice(text.as_bytes());
+        seeds.push(("csv", name.into(), bytes));
     }
     seeds
 }

@@ -40,7 +40,7 @@
 //! journal, run                               the journal's segment files; run files
 //! doc, mutation, record, cache, pacing       documents, journal payloads and records, block cache, pacing
 //! key, checksum, bloom, stats, options, io   keys, checksums, filters, counters, options, the disk seam
-//! error                                      the error type
+//! error, csv                                 the error type; CSV records to NDJSON documents (for imports)
 //! ```
 //!
 //! Where two modules need each other's types, the shared type lives in the lower one: a
@@ -53,6 +53,8 @@ mod cache;
 mod checkpoint;
 mod checksum;
 mod committer;
+/// CSV records to NDJSON documents, for `wharf import` (the storage engine does not use it).
+pub mod csv;
 mod db;
 mod doc;
 mod error;

@@ -8,13 +8,15 @@
 //! - open, close and reads run as `AsyncTask`s on the libuv pool (`tasks.rs`);
 //! - requests reach the engine in the order JS made them, large batches parsed on the pool
 //!   included (`sequencer.rs`);
-//! - documents cross as JSON text, one string per call, which JS parses once.
+//! - documents cross as JSON text, one string per call, which JS parses once;
+//! - `csvToNdjson` runs the core's CSV transcoder on the JS thread, one call per block (`csv.rs`).
 //!
 //! Errors keep the engine's `WHARF_ERR_…` code as the JS error's `code` (`error.rs`). Small blocks
 //! come from mimalloc, large ones from glibc (`alloc.rs`).
 
 mod alloc;
 mod completion;
+mod csv;
 mod database;
 mod error;
 mod index;

@@ -32,6 +32,7 @@ import {
   type FormatParser,
   JsonArrayError,
   JsonArrayParser,
+  loadNativeCsv,
   NdjsonParser,
   type StartAt,
 } from './formats/index.js';
@@ -115,6 +116,8 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   const source = openInput(o.file, io.stdin);
   const head = await source.head();
   const format = detectFormat(source.path, head, o.format);
+  // CSV through @wharf/engine's transcoder when it is installed (csv-parse otherwise).
+  if (format === 'csv' || format === 'tsv') await loadNativeCsv();
 
   // ── checkpoint ────────────────────────────────────────────────────────────────────────────
   const checkpointPath = o.dryRun

@@ -1,5 +1,5 @@
 export type { ColumnType, CsvOptions, CsvTypes } from './csv.js';
-export { CsvError, CsvParser, columnsOf, convert } from './csv.js';
+export { CsvError, CsvParser, columnsOf, convert, loadNativeCsv } from './csv.js';
 export { detectFormat, FORMATS, formatFromContent, formatFromPath } from './detect.js';
 export { JsonArrayError, JsonArrayParser } from './json-array.js';
 export { NdjsonParser } from './ndjson.js';
