@@ -25,6 +25,9 @@ interface SeqSample {
   /** driver loops: the n bare `r.expr(i)` round trips on the same server, after the inserts */
   expr_ms?: number;
   expr_latency_us?: Distribution;
+  /** driver loops: CPU (ms) the server process used during the inserts, and during the r.expr loop */
+  server_cpu_ms?: number;
+  expr_server_cpu_ms?: number;
 }
 
 /** The driver's goal: its inserts ÷ (its r.expr loop + the raw fdatasync loop), same round. */
@@ -135,11 +138,15 @@ export async function seed000(ctx: BenchContext): Promise<ScenarioResult> {
         ratios: pairRatios(expr, limMs),
       });
       const fr = floorRatios(xs, limMs);
+      // The server's CPU per query (all its threads; 10 ms ticks), which the disk does not blur.
+      const perQuery = (k: 'server_cpu_ms' | 'expr_server_cpu_ms') =>
+        xs.every((s) => s[k] !== undefined) ? fmtUs(median(xs.map((s) => ((s[k] as number) * 1000) / n))) : '?';
+      const cpu = `server CPU ${perQuery('server_cpu_ms')}/insert, ${perQuery('expr_server_cpu_ms')}/r.expr`;
       const fg = name === 'wharf-server-driver' ? DRIVER_FLOOR_GOAL : undefined;
       rows.push({
         scenario: 'seed000',
         measure: `${labels[name]}: inserts ÷ floor (r.expr loop + limit)`,
-        value: `${fmtMs(median(xs.map((s, i) => (s.expr_ms as number) + (limMs[i] as number))))} floor`,
+        value: `${fmtMs(median(xs.map((s, i) => (s.expr_ms as number) + (limMs[i] as number))))} floor; ${cpu}`,
         reference: 'floor',
         ratio: median(fr),
         ratios: fr,

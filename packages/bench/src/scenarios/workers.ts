@@ -21,7 +21,14 @@ import { FROM_SOURCE_TREE, packageModule } from '../lib/child.js';
 import { docLines, smallDoc, writeDocLine } from '../lib/docs.js';
 import { type ReadResult, startPointReads } from '../lib/point-reads.js';
 import { startRethinkdb } from '../lib/rethinkdb-proc.js';
-import { procMajorFaults, procRssBytes, serverEngineStats, startServerProc } from '../lib/server-proc.js';
+import {
+  procCpuMs,
+  procMajorFaults,
+  procRssBytes,
+  type ServerProc,
+  serverEngineStats,
+  startServerProc,
+} from '../lib/server-proc.js';
 import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
 import { mulberry32 } from '../random.js';
@@ -137,7 +144,7 @@ async function wharfBlocks(dir: string, blocks: number) {
 async function withDriverTable<T>(
   dir: string,
   table: string,
-  fn: (conn: rethinkdb.Connection, server: { url: string }) => Promise<T>,
+  fn: (conn: rethinkdb.Connection, server: ServerProc) => Promise<T>,
 ): Promise<T> {
   fresh(dir);
   const server = await startServerProc(dir);
@@ -163,14 +170,15 @@ async function withDriverTable<T>(
 function driverSeq(dir: string, n: number) {
   return withDriverTable(dir, 'bench', async (conn, server) => {
     const before = await serverEngineStats(server.url);
-    const loops = await seedLoops(conn, n);
+    const loops = await seedLoops(conn, n, server.proc.pid);
     const after = await serverEngineStats(server.url);
     return { ...loops, fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0) };
   });
 }
 
 /** The two loops of seed 000 through the official driver on `conn`, whose database has table `bench`. */
-async function seedLoops(conn: rethinkdb.Connection, n: number) {
+async function seedLoops(conn: rethinkdb.Connection, n: number, serverPid: number | undefined) {
+  const cpu0 = procCpuMs(serverPid);
   const lat: number[] = new Array(n);
   const t0 = now();
   for (let i = 0; i < n; i++) {
@@ -180,6 +188,7 @@ async function seedLoops(conn: rethinkdb.Connection, n: number) {
     if (res.inserted !== 1) throw new Error(`insert ${i}: ${JSON.stringify(res)}`);
   }
   const totalMs = now() - t0;
+  const cpu1 = procCpuMs(serverPid);
   const exprLat: number[] = new Array(n);
   const e0 = now();
   for (let i = 0; i < n; i++) {
@@ -189,12 +198,17 @@ async function seedLoops(conn: rethinkdb.Connection, n: number) {
     if (v !== i) throw new Error(`r.expr(${i}) answered ${JSON.stringify(v)}`);
   }
   const exprMs = now() - e0;
+  const cpu2 = procCpuMs(serverPid);
+  const cpu = (a: number | null, b: number | null) => (a === null || b === null ? undefined : b - a);
   return {
     total_ms: totalMs,
     docs_per_s: n / (totalMs / 1000),
     latency_us: summarize(lat),
     expr_ms: exprMs,
     expr_latency_us: summarize(exprLat),
+    /** CPU the server process used (all its threads) during each loop */
+    server_cpu_ms: cpu(cpu0, cpu1),
+    expr_server_cpu_ms: cpu(cpu1, cpu2),
   };
 }
 
@@ -210,7 +224,7 @@ async function rethinkdbSeq(bin: string, dir: string, n: number) {
     const conn = await r.connect({ host: '127.0.0.1', port: rdb.driverPort });
     try {
       await r.tableCreate('bench').run(conn);
-      return await seedLoops(conn, n);
+      return await seedLoops(conn, n, rdb.proc.pid);
     } finally {
       await conn.close();
     }
