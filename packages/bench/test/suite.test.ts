@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { moduleArgv, runJsonChild } from '../src/lib/child.ts';
 import { fsyncLimitRunner } from '../src/lib/fsync-limit.ts';
-import { findRethinkdb } from '../src/lib/rethinkdb-proc.ts';
 import { straceSupport } from '../src/lib/strace.ts';
 import { missingFor, SCENARIOS } from '../src/scenarios/index.ts';
 import { floorRatios } from '../src/scenarios/seed000.ts';
@@ -107,13 +106,5 @@ describe('seed000 through the driver', () => {
       ),
     ).toEqual([1, 1.1]);
     expect(() => floorRatios([{ total_ms: 300 }], [200])).toThrow(/r\.expr/);
-  });
-
-  it('finds RethinkDB through WHARF_BENCH_RETHINKDB, or says why not in one line', () => {
-    expect(findRethinkdb({})).toEqual({ missing: expect.stringContaining('WHARF_BENCH_RETHINKDB is not set') });
-    expect(findRethinkdb({ WHARF_BENCH_RETHINKDB: join(dir, 'absent') })).toEqual({
-      missing: expect.stringContaining('does not exist'),
-    });
-    expect(findRethinkdb({ WHARF_BENCH_RETHINKDB: process.execPath })).toEqual({ bin: process.execPath });
   });
 });
