@@ -27,8 +27,15 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   try {
     await app.ready();
     await app.listen({ host: app.wharf.options.host, port: app.wharf.options.httpPort });
-    if (app.wharf.options.driverPort !== false)
+    if (app.wharf.options.driverPort !== false) {
+      // Before the port opens, so the first client meets compiled code (rethinkdb/warm-up.ts).
+      if (app.wharf.options.driverWarmUp) {
+        const t0 = performance.now();
+        const rounds = await app.rethinkdb.warmUp();
+        app.log.info({ ...rounds, ms: Math.round(performance.now() - t0) }, 'driver port query path warmed up');
+      }
       await app.rethinkdb.listen(app.wharf.options.driverPort, app.wharf.options.host);
+    }
   } catch (err) {
     await app.close().catch(() => {});
     throw err;
