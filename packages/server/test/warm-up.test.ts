@@ -80,10 +80,10 @@ describe('a server with the warm-up', () => {
     return lines;
   }
 
-  it('warms up before its driver port listens, by default, then answers the driver and writes only what it is sent', async () => {
+  it('warms up before its listeners open, by default, then answers the driver and writes only what it is sent', async () => {
     const lines = await start(undefined);
     const warm = lines.findIndex((l) => l.includes('driver port query path warmed up'));
-    const listening = lines.findIndex((l) => l.includes('wharf listening'));
+    const listening = lines.findIndex((l) => l.includes('Server listening at'));
     expect(warm).toBeGreaterThanOrEqual(0);
     expect(warm).toBeLessThan(listening);
     expect(JSON.parse(lines[warm] as string)).toMatchObject({ inserts: 2000, exprs: 2000 });
