@@ -50,7 +50,7 @@ export interface ServerOptions {
   /** Period of the /ws/stats feed. Default 1000 ms. */
   statsIntervalMs?: number;
   /**
-   * Before the driver port opens, run its per-query code (frame, parse, compile, the
+   * Before the listeners open, run the driver port's per-query code (frame, parse, compile, the
    * single-document insert's recognition and result, an `r.expr`) a few thousand times without
    * touching data, so the first client meets V8-compiled code (`rethinkdb/warm-up.ts`). Costs
    * ~0.2–0.3 s of startup. Default true; ignored when the driver port is off.
