@@ -4,9 +4,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { moduleArgv, runJsonChild } from '../src/lib/child.ts';
 import { fsyncLimitRunner } from '../src/lib/fsync-limit.ts';
 import { straceSupport } from '../src/lib/strace.ts';
 import { missingFor, SCENARIOS } from '../src/scenarios/index.ts';
+import { floorRatios } from '../src/scenarios/seed000.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'wharf-bench-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,4 +77,34 @@ it('the per-issue goal scripts are not in the package (they need a clone)', asyn
   const pkg = (await import('../package.json', { with: { type: 'json' } })).default as { files: string[] };
   expect(pkg.files).toEqual(expect.arrayContaining(['!dist/goals', '!src/goals']));
   expect(existsSync(join(import.meta.dirname, '../src/goals/engine.ts'))).toBe(true);
+});
+
+describe('seed000 through the driver', () => {
+  it('runs the insert loop and, on the same fresh server, the r.expr floor loop, with one fdatasync per hard insert', async () => {
+    const [cmd, argv] = moduleArgv('scenarios/workers', ['driver-seq', '--dir', join(dir, 'driver-seq'), '--n', '30']);
+    const out = (
+      await runJsonChild<{ total_ms: number; expr_ms: number; fdatasyncs: number; server_cpu_ms?: number }>(cmd, argv, {
+        cwd: process.cwd(),
+        timeoutMs: 120_000,
+      })
+    ).json;
+    expect(out.total_ms).toBeGreaterThan(0);
+    expect(out.expr_ms).toBeGreaterThan(0);
+    // The floor of a lone hard writer: more would be a second sync per insert, fewer a write not made durable.
+    expect(out.fdatasyncs).toBe(30);
+    expect(out.server_cpu_ms).toBeGreaterThanOrEqual(0);
+  }, 130_000);
+
+  it('divides each round by its own floor, r.expr loop + raw loop', () => {
+    expect(
+      floorRatios(
+        [
+          { total_ms: 300, expr_ms: 100 },
+          { total_ms: 660, expr_ms: 200 },
+        ],
+        [200, 400],
+      ),
+    ).toEqual([1, 1.1]);
+    expect(() => floorRatios([{ total_ms: 300 }], [200])).toThrow(/r\.expr/);
+  });
 });

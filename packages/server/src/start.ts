@@ -26,6 +26,13 @@ export async function startServer(opts: ServerOptions): Promise<ServerHandle> {
   const app = buildServer(opts);
   try {
     await app.ready();
+    // Before any listener opens, so the first client meets compiled code and no request waits
+    // behind the warm-up (rethinkdb/warm-up.ts).
+    if (app.wharf.options.driverPort !== false && app.wharf.options.driverWarmUp) {
+      const t0 = performance.now();
+      const rounds = await app.rethinkdb.warmUp();
+      app.log.info({ ...rounds, ms: Math.round(performance.now() - t0) }, 'driver port query path warmed up');
+    }
     await app.listen({ host: app.wharf.options.host, port: app.wharf.options.httpPort });
     if (app.wharf.options.driverPort !== false)
       await app.rethinkdb.listen(app.wharf.options.driverPort, app.wharf.options.host);

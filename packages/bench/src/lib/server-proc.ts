@@ -90,6 +90,23 @@ export function procMajorFaults(pid: number | undefined): number | null {
   }
 }
 
+/**
+ * CPU time (user + system, ms) a process has used so far (/proc/PID/stat utime + stime, in clock
+ * ticks of 10 ms), or null: what a server spends on a loop, whatever the disk and the other
+ * processes on the machine do to its wall time.
+ */
+export function procCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name: state is field 3; utime and stime are fields 14 and 15.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Resident set size of a process in bytes (Linux /proc/PID/status VmRSS), or null. */
 export function procRssBytes(pid: number | undefined): number | null {
   if (pid === undefined) return null;

@@ -3,7 +3,7 @@
 //
 //   node [--conditions=wharf-source --import tsx] workers.{ts,js} <mode> --dir D [...]
 //
-// modes: sqlite-seq, sqlite-blocks, wharf-blocks, driver-seq, driver-blocks, pg-seq, pg-copy,
+// modes: sqlite-seq, sqlite-blocks, wharf-blocks, driver-seq, rethinkdb-seq (--bin B), driver-blocks, pg-seq, pg-copy,
 //        kv-js, sustained (--target embedded|server --memory-budget-mb N)
 
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,15 @@ import { numOpt, parseArgs, strOpt } from '../lib/args.js';
 import { FROM_SOURCE_TREE, packageModule } from '../lib/child.js';
 import { docLines, smallDoc, writeDocLine } from '../lib/docs.js';
 import { type ReadResult, startPointReads } from '../lib/point-reads.js';
-import { procMajorFaults, procRssBytes, serverEngineStats, startServerProc } from '../lib/server-proc.js';
+import { startRethinkdb } from '../lib/rethinkdb-proc.js';
+import {
+  procCpuMs,
+  procMajorFaults,
+  procRssBytes,
+  type ServerProc,
+  serverEngineStats,
+  startServerProc,
+} from '../lib/server-proc.js';
 import { median, summarize } from '../lib/stats.js';
 import { cpuTimes, stealShare } from '../lib/steal.js';
 import { mulberry32 } from '../random.js';
@@ -136,7 +144,7 @@ async function wharfBlocks(dir: string, blocks: number) {
 async function withDriverTable<T>(
   dir: string,
   table: string,
-  fn: (conn: rethinkdb.Connection, server: { url: string }) => Promise<T>,
+  fn: (conn: rethinkdb.Connection, server: ServerProc) => Promise<T>,
 ): Promise<T> {
   fresh(dir);
   const server = await startServerProc(dir);
@@ -153,27 +161,76 @@ async function withDriverTable<T>(
   }
 }
 
-/** Seed 000's loop: 1000 sequential hard inserts through the driver port of a server process. */
+/**
+ * Seed 000's loop on a freshly started server: `n` sequential hard inserts through the driver
+ * port, each awaited, then, on the same server and connection, the driver's floor: `n` bare
+ * `r.expr(i)` round trips (nothing written). The inserts go first, so they meet the fresh
+ * server, and the floor loop does not warm the server for them.
+ */
 function driverSeq(dir: string, n: number) {
   return withDriverTable(dir, 'bench', async (conn, server) => {
     const before = await serverEngineStats(server.url);
-    const lat: number[] = new Array(n);
-    const t0 = now();
-    for (let i = 0; i < n; i++) {
-      const a = now();
-      const res = await r.table('bench').insert(smallDoc(0, i), { durability: 'hard' }).run(conn);
-      lat[i] = (now() - a) * 1000;
-      if (res.inserted !== 1) throw new Error(`insert ${i}: ${JSON.stringify(res)}`);
-    }
-    const totalMs = now() - t0;
+    const loops = await seedLoops(conn, n, server.proc.pid);
     const after = await serverEngineStats(server.url);
-    return {
-      total_ms: totalMs,
-      docs_per_s: n / (totalMs / 1000),
-      latency_us: summarize(lat),
-      fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0),
-    };
+    return { ...loops, fdatasyncs: (after.fdatasyncs ?? 0) - (before.fdatasyncs ?? 0) };
   });
+}
+
+/** The two loops of seed 000 through the official driver on `conn`, whose database has table `bench`. */
+async function seedLoops(conn: rethinkdb.Connection, n: number, serverPid: number | undefined) {
+  const cpu0 = procCpuMs(serverPid);
+  const lat: number[] = new Array(n);
+  const t0 = now();
+  for (let i = 0; i < n; i++) {
+    const a = now();
+    const res = await r.table('bench').insert(smallDoc(0, i), { durability: 'hard' }).run(conn);
+    lat[i] = (now() - a) * 1000;
+    if (res.inserted !== 1) throw new Error(`insert ${i}: ${JSON.stringify(res)}`);
+  }
+  const totalMs = now() - t0;
+  const cpu1 = procCpuMs(serverPid);
+  const exprLat: number[] = new Array(n);
+  const e0 = now();
+  for (let i = 0; i < n; i++) {
+    const a = now();
+    const v = await r.expr(i).run(conn);
+    exprLat[i] = (now() - a) * 1000;
+    if (v !== i) throw new Error(`r.expr(${i}) answered ${JSON.stringify(v)}`);
+  }
+  const exprMs = now() - e0;
+  const cpu2 = procCpuMs(serverPid);
+  const cpu = (a: number | null, b: number | null) => (a === null || b === null ? undefined : b - a);
+  return {
+    total_ms: totalMs,
+    docs_per_s: n / (totalMs / 1000),
+    latency_us: summarize(lat),
+    expr_ms: exprMs,
+    expr_latency_us: summarize(exprLat),
+    /** CPU the server process used (all its threads) during each loop */
+    server_cpu_ms: cpu(cpu0, cpu1),
+    expr_server_cpu_ms: cpu(cpu1, cpu2),
+  };
+}
+
+/**
+ * Seed 000's loops (`seedLoops`) on a freshly started real RethinkDB (`bin`, e.g. 2.4.4) in `dir`,
+ * on free ports of 127.0.0.1, for the figure beside Wharf's.
+ */
+async function rethinkdbSeq(bin: string, dir: string, n: number) {
+  if (!bin) throw new Error('rethinkdb-seq needs --bin PATH (a rethinkdb server binary)');
+  fresh(dir);
+  const rdb = await startRethinkdb(bin, dir);
+  try {
+    const conn = await r.connect({ host: '127.0.0.1', port: rdb.driverPort });
+    try {
+      await r.tableCreate('bench').run(conn);
+      return await seedLoops(conn, n, rdb.proc.pid);
+    } finally {
+      await conn.close();
+    }
+  } finally {
+    await rdb.stop();
+  }
 }
 
 /** Seed 002's loop: r.table(t).insert(r.json(BLOCK), {durability: 'soft'}) one at a time, then sync. */
@@ -862,6 +919,7 @@ async function main() {
     'sqlite-blocks': () => sqliteBlocks(dir, numOpt(opts, 'blocks', 100)),
     'wharf-blocks': () => wharfBlocks(dir, numOpt(opts, 'blocks', 100)),
     'driver-seq': () => driverSeq(dir, numOpt(opts, 'n', 1000)),
+    'rethinkdb-seq': () => rethinkdbSeq(strOpt(opts, 'bin', ''), dir, numOpt(opts, 'n', 1000)),
     'driver-blocks': () => driverBlocks(dir, numOpt(opts, 'blocks', 100)),
     'pg-seq': () => pgSeq(port, user, numOpt(opts, 'n', 1000)),
     'pg-copy': () => pgCopy(port, user, strOpt(opts, 'file', ''), numOpt(opts, 'docs', 0)),

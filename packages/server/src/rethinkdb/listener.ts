@@ -13,6 +13,7 @@ import { DriverConnection } from './connection.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
+import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,8 +30,14 @@ export class DriverListener {
   readonly #server: Server;
   readonly #connections = new Set<DriverConnection>();
   #listening = false;
+  /** Runs the per-query code once per round before any client (`warm-up.ts`). */
+  readonly warmUp: () => Promise<{ inserts: number; exprs: number }>;
 
-  constructor(onConnection: (socket: Socket) => DriverConnection | null) {
+  constructor(
+    onConnection: (socket: Socket) => DriverConnection | null,
+    warmUp: () => Promise<{ inserts: number; exprs: number }>,
+  ) {
+    this.warmUp = warmUp;
     this.#server = createServer({ noDelay: true, keepAlive: true }, (socket) => {
       const conn = onConnection(socket);
       if (conn === null) return;
@@ -84,53 +91,56 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   };
   const log = app.log.child({ listener: 'rethinkdb' });
 
-  const listener = new DriverListener((socket) => {
-    // Past maxConnections (HTTP and driver port together) a new driver connection is closed at once.
-    if (!admitConnection(state, socket)) {
-      log.warn(
-        { remote: socket.remoteAddress, limit: options.limits.maxConnections },
-        'WHARF_ERR_TOO_MANY_CONNECTIONS: closing a new driver connection',
-      );
-      socket.destroy();
-      return null;
-    }
-    state.counters.driverConnections++;
-    state.counters.driverConnectionsTotal++;
-    socket.on('close', () => state.counters.driverConnections--);
-    const loopback = isLoopback(socket.remoteAddress);
-    const address = socket.remoteAddress ?? 'unknown';
-    const connDeps: EvaluatorDeps = deps;
-    if (state.closing) {
-      socket.destroy();
-    }
-    return new DriverConnection(socket, {
-      runner: { start: (term, optargs) => runQuery(connDeps, term, optargs) },
-      handshake: {
-        credentials,
-        refuse: () => {
-          if (options.password === '' && !loopback) {
-            return 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.';
-          }
-          // Login throttling, shared with HTTP: refused before the proof is checked.
-          const wait = state.logins.retryAfterSeconds(address);
-          return wait > 0 ? `Too many failed logins from ${address} within a minute; retry in ${wait} s.` : null;
+  const listener = new DriverListener(
+    (socket) => {
+      // Past maxConnections (HTTP and driver port together) a new driver connection is closed at once.
+      if (!admitConnection(state, socket)) {
+        log.warn(
+          { remote: socket.remoteAddress, limit: options.limits.maxConnections },
+          'WHARF_ERR_TOO_MANY_CONNECTIONS: closing a new driver connection',
+        );
+        socket.destroy();
+        return null;
+      }
+      state.counters.driverConnections++;
+      state.counters.driverConnectionsTotal++;
+      socket.on('close', () => state.counters.driverConnections--);
+      const loopback = isLoopback(socket.remoteAddress);
+      const address = socket.remoteAddress ?? 'unknown';
+      const connDeps: EvaluatorDeps = deps;
+      if (state.closing) {
+        socket.destroy();
+      }
+      return new DriverConnection(socket, {
+        runner: { start: (term, optargs) => runQuery(connDeps, term, optargs) },
+        handshake: {
+          credentials,
+          refuse: () => {
+            if (options.password === '' && !loopback) {
+              return 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.';
+            }
+            // Login throttling, shared with HTTP: refused before the proof is checked.
+            const wait = state.logins.retryAfterSeconds(address);
+            return wait > 0 ? `Too many failed logins from ${address} within a minute; retry in ${wait} s.` : null;
+          },
+          maxMessageBytes: options.limits.handshakeMessageBytes,
         },
-        maxMessageBytes: options.limits.handshakeMessageBytes,
-      },
-      limits: options.limits,
-      serverInfo: { id: deps.serverId, name: options.serverName },
-      log,
-      events: {
-        onHandshake: (ok, badCredentials) => {
-          if (!ok) state.counters.driverHandshakeFailures++;
-          if (badCredentials === true) state.logins.fail(address);
+        limits: options.limits,
+        serverInfo: { id: deps.serverId, name: options.serverName },
+        log,
+        events: {
+          onHandshake: (ok, badCredentials) => {
+            if (!ok) state.counters.driverHandshakeFailures++;
+            if (badCredentials === true) state.logins.fail(address);
+          },
+          onQuery: () => state.counters.driverQueries++,
+          onQueryError: () => state.counters.driverErrors++,
+          onBatch: () => state.counters.driverBatches++,
         },
-        onQuery: () => state.counters.driverQueries++,
-        onQueryError: () => state.counters.driverErrors++,
-        onBatch: () => state.counters.driverBatches++,
-      },
-    });
-  });
+      });
+    },
+    () => warmQueryPath(deps),
+  );
   app.decorate('rethinkdb', listener);
   app.addHook('preClose', async () => {
     state.closing = true;

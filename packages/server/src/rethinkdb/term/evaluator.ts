@@ -46,6 +46,7 @@ import {
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from './indexes.js';
 import { T, termName } from './names.js';
 import { buildSelector, deepMerge, getField, hasFields, matchesObject, pluck, without } from './objects.js';
+import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import {
   Bound,
   DbRef,
@@ -1211,6 +1212,11 @@ export async function runQuery(
   globalOptargs: Record<string, unknown>,
 ): Promise<QueryResult> {
   const root = compile(term);
+  const single = singleInsertOf(root, globalOptargs);
+  if (single !== undefined) {
+    const value = await runSingleInsert(deps.db, single, deps.defaultDurability, deps.trackWrite);
+    if (value !== undefined) return { kind: 'atom', value };
+  }
   let defaultDb = DEFAULT_DB;
   let durability: Durability | undefined;
   const bootstrap = new Evaluator(deps, { defaultDb });
