@@ -141,6 +141,34 @@ export function truncateRaw(raw: string | Uint8Array): string {
   return s.length > MAX_RAW_IN_ERROR ? `${s.slice(0, MAX_RAW_IN_ERROR)}…` : s;
 }
 
+/**
+ * Payload buffers of batches the loader is done with, for the next batches, whichever builder
+ * lays them out. Each is allocated outside V8's heap; a new one per batch made V8 run full
+ * collections once few scavenges came to free them (the `sustained` bench: 1,300 mark-compacts
+ * in 10 minutes).
+ */
+export class PayloadPool {
+  #spare: Buffer[] = [];
+  #owned = new WeakSet<ArrayBufferLike>();
+
+  alloc(size: number): Buffer {
+    const spare = this.#spare.pop();
+    if (spare && spare.length >= size) return spare;
+    const buf = Buffer.allocUnsafeSlow(size); // never a slice of Node's shared pool
+    this.#owned.add(buf.buffer);
+    return buf;
+  }
+
+  /**
+   * Takes back a batch's payload once nothing reads it any more (acknowledged and its results
+   * read); a buffer the pool did not make is left alone.
+   */
+  recycle(payload: Buffer): void {
+    if (this.#spare.length < MAX_SPARE && this.#owned.has(payload.buffer))
+      this.#spare.push(Buffer.from(payload.buffer, 0, payload.buffer.byteLength));
+  }
+}
+
 export class BatchBuilder {
   readonly format: PayloadFormat;
   readonly maxDocs: number;
@@ -158,35 +186,23 @@ export class BatchBuilder {
   #offsets = new Float64Array(1);
   #entryOf: number[] | null = null;
   #preErrors: DocumentError[] = [];
-  // Payload buffers of batches the loader is done with, for the next batches. Each is allocated
-  // outside V8's heap; a new one per batch made V8 run full collections once few scavenges came
-  // to free them (the `sustained` bench: 1,300 mark-compacts in 10 minutes).
-  #spare: Buffer[] = [];
-  #owned = new WeakSet<ArrayBufferLike>();
+  readonly #pool: PayloadPool;
 
-  constructor(format: PayloadFormat, maxDocs: number, expectedBytes: number, firstSeq = 0) {
+  constructor(format: PayloadFormat, maxDocs: number, expectedBytes: number, firstSeq = 0, pool = new PayloadPool()) {
     this.format = format;
     this.maxDocs = maxDocs;
+    this.#pool = pool;
     this.#buf = this.#alloc(Math.max(4096, Math.min(expectedBytes, 1 << 20)));
     this.#reset(firstSeq);
   }
 
   #alloc(size: number): Buffer {
-    const spare = this.#spare.pop();
-    if (spare && spare.length >= size) return spare;
-    const buf = Buffer.allocUnsafeSlow(size); // never a slice of Node's shared pool
-    this.#owned.add(buf.buffer);
-    return buf;
+    return this.#pool.alloc(size);
   }
 
-  /**
-   * Takes back the payload buffer of a batch once nothing reads it any more (acknowledged and
-   * its results read). The next batches are laid out in it.
-   */
+  /** Gives a batch's payload back to the pool (see PayloadPool.recycle). */
   recycle(batch: Batch): void {
-    const b = batch.payload;
-    if (this.#spare.length < MAX_SPARE && this.#owned.has(b.buffer))
-      this.#spare.push(Buffer.from(b.buffer, 0, b.buffer.byteLength));
+    this.#pool.recycle(batch.payload);
   }
 
   /** Entries in the open batch (including pre-rejected ones). */
@@ -390,27 +406,17 @@ export class BlockBatchBuilder {
   #replayCount = 0;
   #segments: BlockSegment[] = [];
   #preErrors: DocumentError[] = [];
-  #spare: Buffer[] = [];
-  #owned = new WeakSet<ArrayBufferLike>();
+  readonly #pool: PayloadPool;
 
-  constructor(maxDocs: number, expectedBytes: number, firstSeq: number) {
+  constructor(maxDocs: number, expectedBytes: number, firstSeq: number, pool = new PayloadPool()) {
     this.maxDocs = maxDocs;
+    this.#pool = pool;
     this.#buf = this.#alloc(Math.max(4096, Math.min(expectedBytes, 8 << 20)));
     this.#firstSeq = firstSeq;
   }
 
   #alloc(size: number): Buffer {
-    const spare = this.#spare.pop();
-    if (spare && spare.length >= size) return spare;
-    const buf = Buffer.allocUnsafeSlow(size);
-    this.#owned.add(buf.buffer);
-    return buf;
-  }
-
-  recycle(batch: Batch): void {
-    const b = batch.payload;
-    if (this.#spare.length < MAX_SPARE && this.#owned.has(b.buffer))
-      this.#spare.push(Buffer.from(b.buffer, 0, b.buffer.byteLength));
+    return this.#pool.alloc(size);
   }
 
   get count(): number {

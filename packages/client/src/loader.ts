@@ -18,6 +18,7 @@ import {
   BlockBatchBuilder,
   type DocumentInput,
   type PayloadFormat,
+  PayloadPool,
   positionOf,
   rawOf,
   segmentOf,
@@ -334,6 +335,8 @@ class LoaderImpl implements Loader {
   readonly #ready: Promise<void>;
   /** The open batch: of documents (push) or of blocks (pushBlock). */
   #builder: BatchBuilder | BlockBatchBuilder | null = null;
+  /** Payload buffers shared by the builders, so switching between them keeps the spares. */
+  readonly #payloads = new PayloadPool();
   readonly #format: PayloadFormat;
   #maxPayload = Number.POSITIVE_INFINITY;
   readonly #queue: Batch[] = [];
@@ -396,7 +399,7 @@ class LoaderImpl implements Loader {
   #builderFor(): BatchBuilder {
     if (this.#builder instanceof BatchBuilder) return this.#builder;
     this.#seal();
-    this.#builder = new BatchBuilder(this.#format, this.#o.batchSize, this.#o.batchBytes, this.#seq);
+    this.#builder = new BatchBuilder(this.#format, this.#o.batchSize, this.#o.batchBytes, this.#seq, this.#payloads);
     return this.#builder;
   }
 
@@ -404,7 +407,7 @@ class LoaderImpl implements Loader {
   #blockBuilderFor(): BlockBatchBuilder {
     if (this.#builder instanceof BlockBatchBuilder) return this.#builder;
     this.#seal();
-    this.#builder = new BlockBatchBuilder(this.#o.batchSize, this.#o.batchBytes, this.#seq);
+    this.#builder = new BlockBatchBuilder(this.#o.batchSize, this.#o.batchBytes, this.#seq, this.#payloads);
     return this.#builder;
   }
 
@@ -839,7 +842,7 @@ class LoaderImpl implements Loader {
       } else this.#latency.recordDocs(batch.starts, batch.sent, ack);
     }
     const outcome = this.#analyze(batch, res);
-    this.#builder?.recycle(batch); // the target and #analyze are done with its payload (if the open builder's own)
+    this.#payloads.recycle(batch.payload); // the target and #analyze are done with it
     const t = this.#totals;
     t.written += outcome.written;
     t.rejected += outcome.rejected;
