@@ -8,8 +8,8 @@ import rethinkdb from 'rethinkdb';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { openTemp } from '../../../test/helpers/temp-database.js';
 import { ReqlError } from '../src/rethinkdb/errors.js';
-import { Catalog } from '../src/rethinkdb/term/catalog.js';
 import { type EvaluatorDeps, type QueryResult, runQuery } from '../src/rethinkdb/term/evaluator.js';
+import { evaluatorDeps } from './evaluator-deps.js';
 
 const r: any = rethinkdb;
 
@@ -49,15 +49,7 @@ async function failure(q: { build(): unknown }): Promise<{ type: number; errorTy
 beforeEach(async () => {
   // No background flush: only a sync makes a soft write durable.
   ({ db } = await openTemp({ flushIntervalMs: 3_600_000 }));
-  deps = {
-    db,
-    catalog: new Catalog(db),
-    serverName: 'wharf',
-    serverId: 'id',
-    arrayLimit: 1000,
-    trackWrite: (p) => p,
-    defaultDurability: 'hard',
-  };
+  deps = evaluatorDeps(db);
   await run(r.tableCreate('people'));
   await run(
     r.table('people').insert([

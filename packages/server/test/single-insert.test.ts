@@ -10,10 +10,10 @@ import rethinkdb from 'rethinkdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTemp } from '../../../test/helpers/temp-database.js';
 import { ReqlError } from '../src/rethinkdb/errors.js';
-import { Catalog } from '../src/rethinkdb/term/catalog.js';
 import { compile } from '../src/rethinkdb/term/compiler.js';
 import { type EvaluatorDeps, runQuery } from '../src/rethinkdb/term/evaluator.js';
 import { singleInsertOf } from '../src/rethinkdb/term/single-insert.js';
+import { evaluatorDeps } from './evaluator-deps.js';
 
 const r: any = rethinkdb;
 
@@ -44,18 +44,10 @@ const taken = (q: { build(): unknown }, optargs: Record<string, unknown> = {}) =
 beforeEach(async () => {
   ({ db } = await openTemp());
   tracked = 0;
-  deps = {
-    db,
-    catalog: new Catalog(db),
-    serverName: 'wharf',
-    serverId: 'id',
-    arrayLimit: 1000,
-    trackWrite: (p) => {
-      tracked++;
-      return p;
-    },
-    defaultDurability: 'hard',
-  };
+  deps = evaluatorDeps(db, (p) => {
+    tracked++;
+    return p;
+  });
   await db.createTable('fast');
   await db.createTable('general');
 });

@@ -10,11 +10,10 @@ import rethinkdb from 'rethinkdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTemp } from '../../../test/helpers/temp-database.js';
 import { type ServerHandle, startServer } from '../src/index.js';
-import { Catalog } from '../src/rethinkdb/term/catalog.js';
 import { compile } from '../src/rethinkdb/term/compiler.js';
-import type { EvaluatorDeps } from '../src/rethinkdb/term/evaluator.js';
 import { singleInsertOf } from '../src/rethinkdb/term/single-insert.js';
 import { warmQueryPath } from '../src/rethinkdb/warm-up.js';
+import { evaluatorDeps } from './evaluator-deps.js';
 
 const r: any = rethinkdb;
 
@@ -32,18 +31,10 @@ describe('warmQueryPath', () => {
     const temp = await openTemp();
     db = temp.db;
     let writes = 0;
-    const deps: EvaluatorDeps = {
-      db,
-      catalog: new Catalog(db),
-      serverName: 'wharf',
-      serverId: 'id',
-      arrayLimit: 1000,
-      trackWrite: (p) => {
-        writes++;
-        return p;
-      },
-      defaultDurability: 'hard',
-    };
+    const deps = evaluatorDeps(db, (p) => {
+      writes++;
+      return p;
+    });
     const before = db.stats();
     expect(await warmQueryPath(deps, 50)).toEqual({ inserts: 50, exprs: 50 });
     expect(writes).toBe(0);

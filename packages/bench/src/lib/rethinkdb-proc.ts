@@ -6,8 +6,8 @@
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { freePort } from './free-port.js';
 
 export const RETHINKDB_MISSING =
   'RethinkDB: not found, skipped (set RETHINKDB_BIN to a rethinkdb 2.4 server binary, or put it on PATH)';
@@ -34,17 +34,6 @@ export function findRethinkdbImport(): string | undefined {
   const env = process.env.RETHINKDB_IMPORT;
   if (env) return existsSync(env) ? env : undefined;
   return onPath('rethinkdb-import');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
 }
 
 export interface RethinkdbProc {

@@ -4,8 +4,8 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../lib/free-port.js';
 
 export interface PgInstall {
   bin: string;
@@ -25,17 +25,6 @@ export function findPostgres(): PgInstall | undefined {
 }
 
 export const PG_MISSING = 'PostgreSQL: not installed, skipped (apt-get install postgresql)';
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
 
 export interface PgCluster {
   port: number;
