@@ -346,7 +346,8 @@ export function segmentOf(segments: readonly BlockSegment[], i: number): BlockSe
   return segments[lo]!;
 }
 
-function isSpace(c: number): boolean {
+/** A byte that blanks a line (the engine skips lines of only these), or pads a document's text. */
+export function isBlankByte(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0c || c === 0x0a;
 }
 
@@ -367,8 +368,8 @@ export function lineOf(payload: Buffer, seg: BlockSegment, k: number): [number, 
   }
   let start = seg.lineStarts[k]!;
   let end = seg.lineStarts[k + 1]!;
-  while (end > start && isSpace(payload[end - 1]!)) end--;
-  while (start < end && isSpace(payload[start]!)) start++;
+  while (end > start && isBlankByte(payload[end - 1]!)) end--;
+  while (start < end && isBlankByte(payload[start]!)) start++;
   return [start, end];
 }
 

@@ -17,6 +17,7 @@ import {
   BatchBuilder,
   BlockBatchBuilder,
   type DocumentInput,
+  isBlankByte,
   type PayloadFormat,
   PayloadPool,
   positionOf,
@@ -315,10 +316,6 @@ interface BlockPosition {
   replay: boolean;
 }
 
-function isBlank(c: number): boolean {
-  return c === 0x0a || c === 0x0d || c === 0x20 || c === 0x09 || c === 0x0c;
-}
-
 const EMPTY_RESULT: WriteResult = { inserted: 0, replaced: 0, unchanged: 0, deleted: 0, skipped: 0, errors: 0 };
 const num = (x: number): number | undefined => (Number.isNaN(x) ? undefined : x);
 
@@ -441,7 +438,7 @@ class LoaderImpl implements Loader {
     let line = pos.line;
     // The input offset of rest[0]: the block's offset is where its last document ends.
     let end = rest.length;
-    if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
+    if (pos.endOfDoc === 'value') while (end > 0 && isBlankByte(rest[end - 1]!)) end--;
     let restStart = pos.offset - end;
     for (;;) {
       const room = this.#o.batchSize - (this.#builder instanceof BlockBatchBuilder ? this.#builder.count : 0);
@@ -455,7 +452,7 @@ class LoaderImpl implements Loader {
         cut = nl + 1;
       }
       end = cut;
-      if (pos.endOfDoc === 'value') while (end > 0 && isBlank(rest[end - 1]!)) end--;
+      if (pos.endOfDoc === 'value') while (end > 0 && isBlankByte(rest[end - 1]!)) end--;
       this.#appendBlock(rest.subarray(0, cut), room, { ...pos, line, offset: restStart + end });
       rest = rest.subarray(cut);
       restStart += cut;
@@ -491,7 +488,7 @@ class LoaderImpl implements Loader {
     starts[docs] = buf.length;
     const textEnd = (k: number): number => {
       let e = starts[k + 1]!;
-      while (e > starts[k]! && isBlank(buf[e - 1]!)) e--;
+      while (e > starts[k]! && isBlankByte(buf[e - 1]!)) e--;
       return e;
     };
     const docEnd = (k: number): number => (pos.endOfDoc === 'value' ? textEnd(k) : starts[k + 1]!);
@@ -515,7 +512,7 @@ class LoaderImpl implements Loader {
       if (this.#format !== 'ndjson') {
         let s = starts[k]!;
         const e = textEnd(k);
-        while (s < e && isBlank(buf[s]!)) s++;
+        while (s < e && isBlankByte(buf[s]!)) s++;
         writable = this.push(buf.subarray(s, e), { line: num(line), offset: num(offsetOf(k)), replay: pos.replay });
       } else if (starts[k + 1]! - starts[k]! + 1 > this.#maxPayload - 1) {
         flush(k);
