@@ -14,6 +14,8 @@
 import { type Frame, ReqlCompileError } from '../errors.js';
 import { type Datum, type DatumObject, MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage } from './datum.js';
 import { T, TERM_NAMES, termName } from './names.js';
+import { arityText } from './registry.js';
+import { TERMS } from './terms/index.js';
 
 export interface DatumNode {
   kind: 'datum';
@@ -52,12 +54,6 @@ export interface ArrayNode {
 }
 export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode;
 
-interface Spec {
-  min: number;
-  max: number;
-  optargs?: readonly string[];
-}
-
 /**
  * The deepest nesting of terms in a query (each argument, optional argument and object field is
  * one level). Compiling and evaluating recurse once per level, so this bounds their stack use;
@@ -66,95 +62,6 @@ interface Spec {
  * frames) overflowed its stack at 800 levels of ADD, so the limit keeps a margin of 2 to 3.
  */
 export const MAX_TERM_DEPTH = 256;
-
-const WRITE_OPTS = ['durability', 'return_changes', 'non_atomic', 'ignore_write_hook'] as const;
-const INF = Number.POSITIVE_INFINITY;
-
-/** Every term Wharf evaluates, with its arity and optional arguments. */
-export const SUPPORTED: Readonly<Record<number, Spec>> = {
-  [T.ERROR]: { min: 0, max: 1 },
-  [T.DB]: { min: 1, max: 1 },
-  [T.TABLE]: { min: 1, max: 2, optargs: ['read_mode', 'identifier_format', 'use_outdated'] },
-  [T.GET]: { min: 2, max: 2 },
-  [T.GET_ALL]: { min: 1, max: INF, optargs: ['index'] },
-  [T.EQ]: { min: 1, max: INF },
-  [T.NE]: { min: 1, max: INF },
-  [T.LT]: { min: 1, max: INF },
-  [T.LE]: { min: 1, max: INF },
-  [T.GT]: { min: 1, max: INF },
-  [T.GE]: { min: 1, max: INF },
-  [T.NOT]: { min: 1, max: 1 },
-  [T.ADD]: { min: 1, max: INF },
-  [T.SUB]: { min: 1, max: INF },
-  [T.MUL]: { min: 1, max: INF },
-  [T.DIV]: { min: 1, max: INF },
-  [T.MOD]: { min: 2, max: 2 },
-  [T.GET_FIELD]: { min: 2, max: 2 },
-  [T.BRACKET]: { min: 2, max: 2 },
-  [T.HAS_FIELDS]: { min: 1, max: INF },
-  [T.PLUCK]: { min: 1, max: INF },
-  [T.WITHOUT]: { min: 1, max: INF },
-  [T.MERGE]: { min: 1, max: INF },
-  [T.KEYS]: { min: 1, max: 1 },
-  [T.OBJECT]: { min: 0, max: INF },
-  [T.MAP]: { min: 2, max: 2 },
-  [T.FILTER]: { min: 2, max: 2, optargs: ['default'] },
-  [T.ORDER_BY]: { min: 1, max: INF, optargs: ['index'] },
-  [T.COUNT]: { min: 1, max: 2 },
-  [T.IS_EMPTY]: { min: 1, max: 1 },
-  [T.NTH]: { min: 2, max: 2 },
-  [T.SKIP]: { min: 2, max: 2 },
-  [T.LIMIT]: { min: 2, max: 2 },
-  [T.TYPE_OF]: { min: 1, max: 1 },
-  [T.UPDATE]: { min: 2, max: 2, optargs: WRITE_OPTS },
-  [T.DELETE]: { min: 1, max: 1, optargs: WRITE_OPTS },
-  [T.REPLACE]: { min: 2, max: 2, optargs: WRITE_OPTS },
-  [T.INSERT]: { min: 2, max: 2, optargs: ['conflict', 'durability', 'return_changes', 'ignore_write_hook'] },
-  [T.DB_CREATE]: { min: 1, max: 1 },
-  [T.DB_DROP]: { min: 1, max: 1 },
-  [T.DB_LIST]: { min: 0, max: 0 },
-  [T.TABLE_CREATE]: {
-    min: 1,
-    max: 2,
-    optargs: ['primary_key', 'shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags', 'durability'],
-  },
-  [T.TABLE_DROP]: { min: 1, max: 2 },
-  [T.TABLE_LIST]: { min: 0, max: 1 },
-  [T.INDEX_LIST]: { min: 1, max: 1 },
-  [T.INDEX_CREATE]: { min: 2, max: 3, optargs: ['multi', 'geo'] },
-  [T.INDEX_DROP]: { min: 2, max: 2 },
-  [T.INDEX_STATUS]: { min: 1, max: INF },
-  [T.INDEX_WAIT]: { min: 1, max: INF },
-  [T.CONFIG]: { min: 1, max: 1 },
-  [T.STATUS]: { min: 1, max: 1 },
-  [T.WAIT]: { min: 0, max: 1, optargs: ['wait_for', 'timeout'] },
-  [T.SYNC]: { min: 1, max: 1 },
-  [T.FUNCALL]: { min: 1, max: INF },
-  [T.BRANCH]: { min: 3, max: INF },
-  [T.OR]: { min: 0, max: INF },
-  [T.AND]: { min: 0, max: INF },
-  [T.ASC]: { min: 1, max: 1 },
-  [T.DESC]: { min: 1, max: 1 },
-  [T.DEFAULT]: { min: 2, max: 2 },
-  [T.JSON]: { min: 1, max: 1 },
-  [T.COERCE_TO]: { min: 2, max: 2 },
-  [T.ISO8601]: { min: 1, max: 1, optargs: ['default_timezone'] },
-  [T.EPOCH_TIME]: { min: 1, max: 1 },
-  [T.TO_EPOCH_TIME]: { min: 1, max: 1 },
-  [T.NOW]: { min: 0, max: 0 },
-  [T.TIME]: { min: 4, max: 7 },
-  [T.UUID]: { min: 0, max: 1 },
-  [T.MINVAL]: { min: 0, max: 0 },
-  [T.MAXVAL]: { min: 0, max: 0 },
-  [T.BETWEEN]: { min: 3, max: 3, optargs: ['index', 'left_bound', 'right_bound'] },
-};
-
-function arityText(spec: Spec): string {
-  const plural = (n: number): string => `${n} argument${n === 1 ? '' : 's'}`;
-  if (spec.min === spec.max) return plural(spec.min);
-  if (spec.max === INF) return `${spec.min} or more arguments`;
-  return `between ${spec.min} and ${spec.max} arguments`;
-}
 
 interface Scope {
   /** Parameter ids of each enclosing FUNC, innermost last. */
@@ -246,7 +153,7 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     }
   }
 
-  const spec = SUPPORTED[type];
+  const spec = TERMS.get(type);
   if (spec === undefined) {
     if (TERM_NAMES[type] === undefined) throw new ReqlCompileError(`Unrecognized TermType: ${type}.`, bt);
     throw new ReqlCompileError(`Wharf does not support the term ${termName(type)} (${type}).`, bt);

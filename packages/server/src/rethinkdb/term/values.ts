@@ -5,6 +5,7 @@
  * class instances, so `instanceof` tells the two apart.
  */
 import type { Key, Table } from '@wharf/engine';
+import { queryLogic } from '../errors.js';
 import type { Node } from './compiler.js';
 import type { Datum, DatumObject } from './datum.js';
 import { datumTypeName } from './datum.js';
@@ -113,4 +114,8 @@ export function typeName(v: Value): string {
 
 export async function* arrayIterator(items: Datum[]): AsyncGenerator<Datum> {
   for (const x of items) yield x;
+}
+
+export function expectType(v: Value, want: string): never {
+  throw queryLogic(`Expected type ${want} but found ${typeName(v)}.`);
 }

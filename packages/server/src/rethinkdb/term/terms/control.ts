@@ -1,0 +1,72 @@
+/**
+ * Control (RethinkDB's control.cc, error.cc, sort.cc's ASC/DESC): ERROR, FUNCALL, BRANCH, DEFAULT.
+ */
+import { queryLogic, ReqlRuntimeError } from '../../errors.js';
+import { ErrorType } from '../../protocol.js';
+import type { Node } from '../compiler.js';
+import { type Datum, truthy } from '../datum.js';
+import { T, termName } from '../names.js';
+import { INF, type TermDef, type TermFamily } from '../registry.js';
+import { expectType, Func } from '../values.js';
+
+const orderDirection = (type: number): TermDef => ({
+  min: 1,
+  max: 1,
+  eval: async () => {
+    throw queryLogic(`${termName(type)} may only be used as an argument to ORDER_BY or UNION.`);
+  },
+});
+
+export const controlTerms: TermFamily = {
+  [T.ERROR]: {
+    min: 0,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const msg = node.args.length === 0 ? 'Error.' : await ev.string(node.args[0] as Node, env);
+      throw new ReqlRuntimeError(msg, ErrorType.USER);
+    },
+  },
+  [T.FUNCALL]: {
+    min: 1,
+    max: INF,
+    eval: async (ev, node, env) => {
+      const a = node.args;
+      const f = await ev.eval(a[0] as Node, env);
+      const args: Datum[] = [];
+      for (const n of a.slice(1)) args.push(await ev.evalDatum(n, env));
+      if (!(f instanceof Func)) expectType(f, 'FUNCTION');
+      return ev.call(f, args);
+    },
+  },
+  [T.BRANCH]: {
+    min: 3,
+    max: INF,
+    eval: async (ev, node, env) => {
+      const a = node.args;
+      if (a.length % 2 === 0) throw queryLogic('Cannot call `branch` term with an even number of arguments.');
+      for (let i = 0; i + 1 < a.length; i += 2) {
+        if (truthy(await ev.evalDatum(a[i] as Node, env))) return ev.eval(a[i + 1] as Node, env);
+      }
+      return ev.eval(a[a.length - 1] as Node, env);
+    },
+  },
+  [T.DEFAULT]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) => {
+      const a = node.args;
+      try {
+        const v = await ev.eval(a[0] as Node, env);
+        if (v !== null) return v;
+      } catch (err) {
+        if (!(err instanceof ReqlRuntimeError) || err.errorType !== ErrorType.NON_EXISTENCE) throw err;
+        const d = await ev.eval(a[1] as Node, env);
+        return d instanceof Func ? ev.call(d, [err.message]) : d;
+      }
+      const d = await ev.eval(a[1] as Node, env);
+      return d instanceof Func ? ev.call(d, [null]) : d;
+    },
+  },
+  [T.ASC]: orderDirection(T.ASC),
+  [T.DESC]: orderDirection(T.DESC),
+};

@@ -1,0 +1,188 @@
+/**
+ * Sequences and transforms (RethinkDB's seq.cc, sort.cc, slice.cc, transform terms): map,
+ * filter, order_by, is_empty, nth, skip, limit.
+ */
+import { opFailed, queryLogic, ReqlRuntimeError } from '../../errors.js';
+import { ErrorType } from '../../protocol.js';
+import type { Node, TermNode } from '../compiler.js';
+import { compareDatums, type Datum, field, isPlainObject, truthy } from '../datum.js';
+import type { Evaluator } from '../evaluator.js';
+import { T } from '../names.js';
+import { matchesObject } from '../objects.js';
+import type { TermDef, TermFamily } from '../registry.js';
+import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
+
+const skipOrLimit = (type: number): TermDef => ({
+  min: 2,
+  max: 2,
+  eval: async (ev, node, env) => {
+    const s = ev.seq(await ev.eval(node.args[0] as Node, env));
+    const n = await ev.number(node.args[1] as Node, env);
+    if (!Number.isInteger(n)) throw queryLogic(`Number not an integer: ${n}`);
+    if (n < 0) throw queryLogic(`${type === T.LIMIT ? 'LIMIT' : 'SKIP'} takes a non-negative argument (got ${n})`);
+    return type === T.LIMIT ? limitSeq(s, n) : skipSeq(s, n);
+  },
+});
+
+export const sequenceTerms: TermFamily = {
+  [T.MAP]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) => {
+      const s = ev.seq(await ev.eval(node.args[0] as Node, env));
+      const f = await ev.eval(node.args[1] as Node, env);
+      return ev.mapSeq(s, (row) => ev.callDatum(f, [row]));
+    },
+  },
+  [T.FILTER]: { min: 2, max: 2, optargs: ['default'], eval: filter },
+  [T.ORDER_BY]: { min: 1, max: Number.POSITIVE_INFINITY, optargs: ['index'], eval: orderBy },
+  [T.IS_EMPTY]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const s = ev.seq(await ev.eval(node.args[0] as Node, env));
+      if (s.array) return s.array.length === 0;
+      const it = s.open();
+      try {
+        return (await it.next()).done === true;
+      } finally {
+        await it.return?.();
+      }
+    },
+  },
+  [T.NTH]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) => {
+      const target = await ev.eval(node.args[0] as Node, env);
+      const i = await ev.number(node.args[1] as Node, env);
+      return ev.nth(target, i);
+    },
+  },
+  [T.SKIP]: skipOrLimit(T.SKIP),
+  [T.LIMIT]: skipOrLimit(T.LIMIT),
+};
+
+async function filter(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const a = node.args;
+  const s = ev.seq(await ev.eval(a[0] as Node, env));
+  const pred = await ev.eval(a[1] as Node, env);
+  const defaultNode = node.optargs.default;
+  const test = async (row: Datum): Promise<boolean> => {
+    try {
+      if (pred instanceof Func) return truthy(await ev.callDatum(pred, [row]));
+      const p = await ev.datum(pred);
+      if (isPlainObject(p)) return matchesObject(p, row);
+      return truthy(p);
+    } catch (err) {
+      if (!(err instanceof ReqlRuntimeError) || err.errorType !== ErrorType.NON_EXISTENCE) throw err;
+      if (defaultNode === undefined) return false;
+      const d = await ev.eval(defaultNode, env);
+      return truthy(d instanceof Func ? await ev.callDatum(d, [err.message]) : await ev.datum(d));
+    }
+  };
+  return ev.mapSeq(s, async (row) => ((await test(row)) ? row : undefined), true);
+}
+
+async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const a = node.args;
+  const input = await ev.eval(a[0] as Node, env);
+  type Key = { by: string | Func; desc: boolean };
+  const keys: Key[] = [];
+  const readKey = async (n: Node): Promise<Key> => {
+    if (n.kind === 'term' && (n.type === T.ASC || n.type === T.DESC)) {
+      const inner = await ev.eval(n.args[0] as Node, env);
+      if (typeof inner !== 'string' && !(inner instanceof Func)) expectType(inner, 'STRING');
+      return { by: inner, desc: n.type === T.DESC };
+    }
+    const v = await ev.eval(n, env);
+    if (typeof v !== 'string' && !(v instanceof Func)) expectType(v, 'STRING');
+    return { by: v, desc: false };
+  };
+  for (const n of a.slice(1)) keys.push(await readKey(n));
+  const indexNode = node.optargs.index;
+  let seq: Seq;
+  if (indexNode !== undefined) {
+    if (!(input instanceof TableRef))
+      throw queryLogic(`Indexed order_by can only be performed on a TABLE or TABLE_SLICE.`);
+    const index = await readKey(indexNode);
+    if (typeof index.by !== 'string')
+      throw opFailed(`Index \`function\` was not found on table \`${input.fullName}\`.`);
+    if (index.by === input.primaryKey) seq = ev.tableSeq(input, { reverse: index.desc });
+    else seq = ev.indexSeq(input, index.by, null, null, { reverse: index.desc });
+    if (keys.length === 0) return seq;
+  } else {
+    if (keys.length === 0) throw queryLogic('Expected 2 or more arguments but found 1.');
+    seq = ev.seq(input);
+  }
+  const rows = await ev.materialize(seq);
+  const sortKeys: Datum[][] = [];
+  for (const row of rows) {
+    const ks: Datum[] = [];
+    for (const k of keys) {
+      if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? null) : null);
+      else {
+        try {
+          ks.push(await ev.callDatum(k.by, [row]));
+        } catch (err) {
+          if (err instanceof ReqlRuntimeError && err.errorType === ErrorType.NON_EXISTENCE) ks.push(null);
+          else throw err;
+        }
+      }
+    }
+    sortKeys.push(ks);
+  }
+  const order = rows.map((_, i) => i);
+  order.sort((x, y) => {
+    const kx = sortKeys[x] as Datum[];
+    const ky = sortKeys[y] as Datum[];
+    for (let i = 0; i < keys.length; i++) {
+      const c = compareDatums(kx[i] as Datum, ky[i] as Datum);
+      if (c !== 0) return (keys[i] as Key).desc ? -c : c;
+    }
+    return x - y;
+  });
+  return Seq.fromArray(
+    order.map((i) => rows[i] as Datum),
+    seq.table,
+  );
+}
+
+export function limitSeq(s: Seq, n: number): Seq {
+  if (s.array) return Seq.fromArray(s.array.slice(0, n), s.table);
+  const open = s.open;
+  return Seq.fromStream(async function* () {
+    if (n === 0) return;
+    const it = open();
+    let taken = 0;
+    try {
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return;
+        yield r.value;
+        if (++taken >= n) return;
+      }
+    } finally {
+      await it.return?.();
+    }
+  }, s.table);
+}
+
+export function skipSeq(s: Seq, n: number): Seq {
+  if (s.array) return Seq.fromArray(s.array.slice(n), s.table);
+  const open = s.open;
+  return Seq.fromStream(async function* () {
+    const it = open();
+    let skipped = 0;
+    try {
+      for (;;) {
+        const r = await it.next();
+        if (r.done) return;
+        if (skipped < n) skipped++;
+        else yield r.value;
+      }
+    } finally {
+      await it.return?.();
+    }
+  }, s.table);
+}
