@@ -52,7 +52,16 @@ export interface ArrayNode {
   items: Node[];
   bt: Frame[];
 }
-export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode;
+/**
+ * A value already evaluated, standing in for a term's first argument when the evaluator applies a
+ * term to each group of GROUPED_DATA (never produced by the compiler).
+ */
+export interface ValueNode {
+  kind: 'value';
+  value: unknown;
+  bt: Frame[];
+}
+export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode | ValueNode;
 
 /**
  * The deepest nesting of terms in a query (each argument, optional argument and object field is

@@ -286,3 +286,26 @@ export function timeFromParts(parts: number[], timezone: string): TimeDatum {
   const ms = Date.UTC(y, mo - 1, d, h, mi, 0) + s * 1000;
   return makeTime(ms / 1000 - offset * 60, tzString(offset));
 }
+
+/** C's `%.20g`: how RethinkDB prints a number in messages (PR_RECONSTRUCTABLE_DOUBLE). */
+export function reconstructableDouble(d: number): string {
+  if (!Number.isFinite(d)) return String(d);
+  let t = d.toPrecision(20);
+  if (t.includes('e')) {
+    const [m, e] = t.split('e') as [string, string];
+    const mant = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m;
+    const exp = Number(e);
+    return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  if (t.includes('.')) t = t.replace(/0+$/, '').replace(/\.$/, '');
+  return t;
+}
+
+const MAX_DBL_INT = 2 ** 53;
+
+/** A number as an integer, or RethinkDB's `Number not an integer` error. */
+export function checkInteger(d: number): number {
+  if (d >= -MAX_DBL_INT && d <= MAX_DBL_INT && Number.isInteger(d)) return d;
+  const range = d < -MAX_DBL_INT ? ' (<-2^53)' : d > MAX_DBL_INT ? ' (>2^53)' : '';
+  throw queryLogic(`Number not an integer${range}: ${reconstructableDouble(d)}`);
+}

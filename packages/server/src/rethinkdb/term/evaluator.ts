@@ -15,6 +15,8 @@ import { ErrorType } from '../protocol.js';
 import { type Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
 import { compile, type Node, type TermNode } from './compiler.js';
 import {
+  checkInteger,
+  compareDatums,
   type Datum,
   type DatumObject,
   datumTypeName,
@@ -27,6 +29,7 @@ import {
 } from './datum.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
+import type { TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import { TERMS } from './terms/index.js';
 import {
@@ -34,6 +37,7 @@ import {
   Env,
   expectType,
   Func,
+  Grouped,
   isDatumValue,
   Seq,
   SingleSelection,
@@ -88,6 +92,8 @@ export class Evaluator {
     switch (node.kind) {
       case 'datum':
         return node.value;
+      case 'value':
+        return node.value as Value;
       case 'var': {
         const v = env?.lookup(node.id);
         if (v === undefined) throw new ReqlRuntimeError('Variable name not found.', ErrorType.QUERY_LOGIC, node.bt);
@@ -125,6 +131,7 @@ export class Evaluator {
     if (v instanceof SingleSelection) return v.row;
     if (v instanceof Seq) return v.array ?? (await this.materialize(v));
     if (v instanceof TableRef) return this.materialize(this.tableSeq(v));
+    if (v instanceof Grouped) return groupedDatum(v);
     throw queryLogic(`Expected type DATUM but found ${typeName(v)}.`);
   }
 
@@ -138,6 +145,21 @@ export class Evaluator {
     const v = await this.evalDatum(node, env);
     if (typeof v !== 'number') throw queryLogic(`Expected type NUMBER but found ${datumTypeName(v)}.`);
     return v;
+  }
+
+  async integer(node: Node, env: Env | null): Promise<number> {
+    return checkInteger(await this.number(node, env));
+  }
+
+  async array(node: Node, env: Env | null): Promise<Datum[]> {
+    const v = await this.evalDatum(node, env);
+    if (!Array.isArray(v)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(v)}.`);
+    return v;
+  }
+
+  /** A sequence (table, stream or array) read into an array, up to the array limit. */
+  async seqArray(node: Node, env: Env | null): Promise<Datum[]> {
+    return this.materialize(this.seq(await this.eval(node, env)));
   }
 
   async bool(node: Node, env: Env | null): Promise<boolean> {
@@ -297,7 +319,25 @@ export class Evaluator {
   term(node: TermNode, env: Env | null): Promise<Value> {
     const def = TERMS.get(node.type);
     if (def === undefined) throw queryLogic(`Wharf does not support the term ${termName(node.type)} (${node.type}).`);
+    if (def.grouped && node.args.length > 0) return this.groupedTerm(def, node, env);
     return def.eval(this, node, env);
+  }
+
+  /** A group-aware term: evaluate the first argument once; on GROUPED_DATA, apply per group. */
+  private async groupedTerm(def: TermDef, node: TermNode, env: Env | null): Promise<Value> {
+    const first = node.args[0] as Node;
+    const input = await this.eval(first, env);
+    const withFirst = (value: Value): TermNode => ({
+      ...node,
+      args: [{ kind: 'value', value, bt: first.kind === 'datum' ? node.bt : first.bt }, ...node.args.slice(1)],
+    });
+    if (!(input instanceof Grouped)) return def.eval(this, withFirst(input), env);
+    const out = new Map<string, { key: Datum; value: Value }>();
+    for (const [k, g] of input.groups) {
+      const v = await def.eval(this, withFirst(g.value), env);
+      out.set(k, { key: g.key, value: v instanceof Seq ? await this.datum(v) : v });
+    }
+    return new Grouped(out);
   }
 
   /** The `index` optarg when it names a secondary index; null for the primary key or none. */
@@ -448,8 +488,15 @@ export async function runQuery(
     return { kind: 'stream', source: value.open() };
   }
   if (value instanceof SingleSelection) return { kind: 'atom', value: value.row };
+  if (value instanceof Grouped) return { kind: 'atom', value: groupedDatum(value) };
   if (isDatumValue(value)) return { kind: 'atom', value };
   throw queryLogic(`Query result must be of type DATUM, GROUPED_DATA, or STREAM (got ${typeName(value)}).`);
 }
 
 export { expectType, validateTime };
+
+/** GROUPED_DATA as the pseudo-type the drivers read: `[key, value]` pairs, in key order. */
+export function groupedDatum(g: Grouped): Datum {
+  const data = [...g.groups.values()].sort((x, y) => compareDatums(x.key, y.key)).map((e) => [e.key, e.value as Datum]);
+  return { $reql_type$: 'GROUPED_DATA', data };
+}

@@ -23,6 +23,11 @@ export type TermEval = (ev: Evaluator, node: TermNode, env: Env | null) => Promi
 
 export interface TermDef extends TermSpec {
   eval: TermEval;
+  /**
+   * On GROUPED_DATA as first argument, the term applies to each group (RethinkDB's
+   * grouped_seq_op_term_t) and the result is grouped the same way.
+   */
+  grouped?: boolean;
 }
 
 /** One family of terms, keyed by term type (`T.*`). */

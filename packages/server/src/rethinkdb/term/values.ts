@@ -87,7 +87,15 @@ export class Bound {
   static readonly MAX = new Bound('max');
 }
 
-export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound;
+/**
+ * GROUPED_DATA: what GROUP makes. Each group's key with its value (the group's rows, or what a
+ * later term made of them); terms marked `grouped` in the registry apply to each group.
+ */
+export class Grouped {
+  constructor(readonly groups: Map<string, { key: Datum; value: Value }>) {}
+}
+
+export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound | Grouped;
 
 export function isDatumValue(v: Value): v is Datum {
   return !(
@@ -96,7 +104,8 @@ export function isDatumValue(v: Value): v is Datum {
     v instanceof Seq ||
     v instanceof SingleSelection ||
     v instanceof Func ||
-    v instanceof Bound
+    v instanceof Bound ||
+    v instanceof Grouped
   );
 }
 
@@ -108,6 +117,7 @@ export function typeName(v: Value): string {
   if (v instanceof Seq)
     return v.table ? (v.array ? 'SELECTION<ARRAY>' : 'SELECTION<STREAM>') : v.array ? 'ARRAY' : 'STREAM';
   if (v instanceof Func) return 'FUNCTION';
+  if (v instanceof Grouped) return 'GROUPED_DATA';
   if (v instanceof Bound) return v.which === 'min' ? 'MINVAL' : 'MAXVAL';
   return datumTypeName(v);
 }

@@ -25,15 +25,6 @@ const skipOrLimit = (type: number): TermDef => ({
 });
 
 export const sequenceTerms: TermFamily = {
-  [T.MAP]: {
-    min: 2,
-    max: 2,
-    eval: async (ev, node, env) => {
-      const s = ev.seq(await ev.eval(node.args[0] as Node, env));
-      const f = await ev.eval(node.args[1] as Node, env);
-      return ev.mapSeq(s, (row) => ev.callDatum(f, [row]));
-    },
-  },
   [T.FILTER]: { min: 2, max: 2, optargs: ['default'], eval: filter },
   [T.ORDER_BY]: { min: 1, max: Number.POSITIVE_INFINITY, optargs: ['index'], eval: orderBy },
   [T.IS_EMPTY]: {
