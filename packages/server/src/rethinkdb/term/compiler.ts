@@ -170,7 +170,9 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
   if ((type === T.ASC || type === T.DESC) && !scope.orderByArg) {
     throw new ReqlCompileError(`${termName(type)} may only be used as an argument to ORDER_BY or UNION.`, bt);
   }
-  if (rawArgs.length < spec.min || rawArgs.length > spec.max) {
+  // r.args(array) splices its elements into the arguments at run time: arity is checked then.
+  const splices = rawArgs.some((a) => Array.isArray(a) && a[0] === T.ARGS);
+  if (!splices && (rawArgs.length < spec.min || rawArgs.length > spec.max)) {
     throw new ReqlCompileError(`Expected ${arityText(spec)} but found ${rawArgs.length}.`, bt);
   }
   const allowed = spec.optargs ?? [];

@@ -29,7 +29,7 @@ import {
 } from './datum.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
-import type { TermDef } from './registry.js';
+import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import { TERMS } from './terms/index.js';
 import {
@@ -319,8 +319,26 @@ export class Evaluator {
   term(node: TermNode, env: Env | null): Promise<Value> {
     const def = TERMS.get(node.type);
     if (def === undefined) throw queryLogic(`Wharf does not support the term ${termName(node.type)} (${node.type}).`);
+    if (node.args.some((n) => n.kind === 'term' && n.type === T.ARGS)) return this.splicedTerm(def, node, env);
     if (def.grouped && node.args.length > 0) return this.groupedTerm(def, node, env);
     return def.eval(this, node, env);
+  }
+
+  /** A term with r.args(array) among its arguments: splice the arrays in, then check arity. */
+  private async splicedTerm(def: TermDef, node: TermNode, env: Env | null): Promise<Value> {
+    const args: Node[] = [];
+    for (const n of node.args) {
+      if (n.kind === 'term' && n.type === T.ARGS) {
+        const items = await this.evalDatum(n.args[0] as Node, env);
+        if (!Array.isArray(items)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(items)}.`);
+        for (const v of items) args.push({ kind: 'value', value: v, bt: n.bt });
+      } else args.push(n);
+    }
+    if (args.length < def.min || args.length > def.max)
+      throw queryLogic(`Expected ${arityText(def)} but found ${args.length}.`);
+    const spliced: TermNode = { ...node, args };
+    if (def.grouped && args.length > 0) return this.groupedTerm(def, spliced, env);
+    return def.eval(this, spliced, env);
   }
 
   /** A group-aware term: evaluate the first argument once; on GROUPED_DATA, apply per group. */

@@ -67,6 +67,8 @@ export const controlTerms: TermFamily = {
       return d instanceof Func ? ev.call(d, [null]) : d;
     },
   },
+  // Spliced into the enclosing term's arguments by the evaluator; alone, it is its array.
+  [T.ARGS]: { min: 1, max: 1, eval: async (ev, node, env) => ev.array(node.args[0] as Node, env) },
   [T.ASC]: orderDirection(T.ASC),
   [T.DESC]: orderDirection(T.DESC),
 };

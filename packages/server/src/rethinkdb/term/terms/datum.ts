@@ -5,7 +5,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { queryLogic, resourceLimit } from '../../errors.js';
-import type { Node } from '../compiler.js';
+import { nameUuid } from '../catalog.js';
+import type { Node, TermNode } from '../compiler.js';
 import {
   type Datum,
   datumTypeName,
@@ -17,10 +18,22 @@ import {
   newObject,
   tooDeepMessage,
 } from '../datum.js';
+import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { buildSelector, deepMerge, hasFields, pluck, without } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import { Bound, Seq, TableRef, typeName, type Value } from '../values.js';
+import {
+  Bound,
+  DbRef,
+  type Env,
+  Grouped,
+  isDatumValue,
+  Seq,
+  SingleSelection,
+  TableRef,
+  typeName,
+  type Value,
+} from '../values.js';
 
 const UUID_NAMESPACE = Buffer.from('91461c99f89d49d2af96d8e2e14e9b58', 'hex');
 
@@ -139,23 +152,45 @@ export const datumTerms: TermFamily = {
       return parsed;
     },
   },
-  [T.COERCE_TO]: {
-    min: 2,
-    max: 2,
+  [T.COERCE_TO]: { min: 2, max: 2, eval: coerceTo },
+  [T.INFO]: { min: 1, max: 1, eval: info },
+  [T.LITERAL]: {
+    min: 0,
+    max: 1,
     eval: async (ev, node, env) => {
-      // Only to 'string' from a string or BINARY (its bytes as UTF-8): what a loader sends as
-      // r.json(r.binary(BYTES).coerceTo('string')). Other conversions are not supported.
-      const v = await ev.evalDatum(node.args[0] as Node, env);
-      const to = await ev.evalDatum(node.args[1] as Node, env);
-      if (typeof to !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(to)}.`);
-      if (to.toLowerCase() === 'string') {
-        if (typeof v === 'string') return v;
-        if (isBinary(v)) return Buffer.from(v.data, 'base64').toString('utf8');
-      }
-      throw queryLogic(`Wharf does not support COERCE_TO from ${datumTypeName(v)} to ${to.toUpperCase()}.`);
+      const out = newObject();
+      out.$reql_type$ = 'LITERAL';
+      if (node.args.length === 1) out.value = await ev.evalDatum(node.args[0] as Node, env);
+      return out;
     },
   },
-  [T.TYPE_OF]: { min: 1, max: 1, eval: async (ev, node, env) => typeName(await ev.eval(node.args[0] as Node, env)) },
+  [T.VALUES]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const d = await ev.evalDatum(node.args[0] as Node, env);
+      if (!isObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
+      return Object.keys(d)
+        .sort()
+        .map((k) => d[k] as Datum);
+    },
+  },
+  [T.BINARY]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const d = await ev.evalDatum(node.args[0] as Node, env);
+      if (isBinary(d)) return d;
+      if (typeof d !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(d)}.`);
+      return binaryOf(Buffer.from(d, 'utf8'));
+    },
+  },
+  [T.TO_JSON_STRING]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => toJson(await ev.evalDatum(node.args[0] as Node, env)),
+  },
+  [T.TYPE_OF]: { min: 1, max: 1, eval: async (ev, node, env) => typeOf(await ev.eval(node.args[0] as Node, env)) },
   [T.UUID]: {
     min: 0,
     max: 1,
@@ -172,3 +207,160 @@ export const datumTerms: TermFamily = {
   [T.MINVAL]: { min: 0, max: 0, eval: async () => Bound.MIN },
   [T.MAXVAL]: { min: 0, max: 0, eval: async () => Bound.MAX },
 };
+
+function binaryOf(bytes: Buffer): Datum {
+  const out = newObject();
+  out.$reql_type$ = 'BINARY';
+  out.data = bytes.toString('base64');
+  return out;
+}
+
+/** RethinkDB's JSON text of a datum: compact, object keys in order. */
+export function toJson(v: Datum): string {
+  if (Array.isArray(v)) return `[${v.map(toJson).join(',')}]`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${toJson(v[k] as Datum)}`)
+      .join(',')}}`;
+  return JSON.stringify(v);
+}
+
+function typeOf(v: Value): string {
+  if (v instanceof Grouped) return 'GROUPED_DATA';
+  if (v instanceof TableRef) return 'TABLE';
+  return typeName(v);
+}
+
+/** The coerce_to name of a value's type (type_manip.cc's map). */
+function coerceName(v: Value): string {
+  if (isDatumValue(v)) {
+    const d = v as Datum;
+    if (isBinary(d)) return 'BINARY';
+    const t = datumTypeName(d);
+    return t.startsWith('PTYPE<') ? 'OBJECT' : t;
+  }
+  return typeName(v);
+}
+
+const COERCE_TYPES = new Set([
+  'DB',
+  'TABLE',
+  'TABLE_SLICE',
+  'SELECTION<STREAM>',
+  'SELECTION<ARRAY>',
+  'STREAM',
+  'SELECTION<OBJECT>',
+  'DATUM',
+  'FUNCTION',
+  'GROUPED_DATA',
+  'NULL',
+  'BINARY',
+  'BOOL',
+  'NUMBER',
+  'STRING',
+  'ARRAY',
+  'OBJECT',
+  'MINVAL',
+  'MAXVAL',
+]);
+
+async function coerceTo(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const v = await ev.eval(node.args[0] as Node, env);
+  const toName = await ev.string(node.args[1] as Node, env);
+  const to = toName.toUpperCase();
+  if (!COERCE_TYPES.has(to)) throw queryLogic(`Unknown Type: ${to}`);
+  const from = coerceName(v);
+  if (from === to) return v;
+  const isSeq = v instanceof Seq || v instanceof TableRef;
+  if (to === 'DATUM' && (isDatumValue(v) || v instanceof SingleSelection)) return v;
+  if (to === 'BOOL') return !(isDatumValue(v) && v === null);
+  if (isDatumValue(v) || v instanceof SingleSelection) {
+    const d = await ev.datum(v);
+    if (from === 'BINARY' && to === 'STRING')
+      return Buffer.from((d as { data: string }).data, 'base64').toString('utf8');
+    if (from === 'STRING' && to === 'BINARY') return binaryOf(Buffer.from(d as string, 'utf8'));
+    if (to === 'STRING') return toJson(d);
+    if (from === 'OBJECT' && to === 'ARRAY' && isObject(d))
+      return Object.keys(d)
+        .sort()
+        .map((k) => [k, d[k] as Datum]);
+    if (from === 'STRING' && to === 'NUMBER') {
+      const text = d as string;
+      const m =
+        /^\s*([+-]?(?:0[xX][0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?(?:[pP][+-]?\d+)?|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))$/i.exec(
+          text,
+        );
+      if (!m) throw queryLogic(`Could not coerce \`${text}\` to NUMBER.`);
+      const body = m[1] as string;
+      const n = /^[+-]?0x/i.test(body)
+        ? parseHexFloat(body)
+        : Number(body.replace(/^([+-]?)inf(inity)?$/i, '$1Infinity'));
+      if (!Number.isFinite(n)) throw queryLogic(`Non-finite number: ${body.toLowerCase().replace('infinity', 'inf')}`);
+      return n;
+    }
+  }
+  if (isSeq || (isDatumValue(v) && Array.isArray(v))) {
+    const rows = await ev.materialize(ev.seq(v));
+    if (to === 'ARRAY' || to === 'DATUM') return rows;
+    if (to === 'OBJECT') {
+      const out = newObject();
+      for (const pair of rows) {
+        if (!Array.isArray(pair)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(pair)}.`);
+        if (pair.length !== 2) throw queryLogic(`Expected array of size 2, but got size ${pair.length}.`);
+        const key = pair[0] as Datum;
+        if (typeof key !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(key)}.`);
+        const existing = field(out, key);
+        if (existing !== undefined)
+          throw queryLogic(
+            `Duplicate key ${JSON.stringify(key)} in coerced object.  (got ${toJson(existing)} and ${toJson(pair[1] as Datum)} as values)`,
+          );
+        out[key] = pair[1] as Datum;
+      }
+      return out;
+    }
+  }
+  throw queryLogic(`Cannot coerce ${from} to ${to}.`);
+}
+
+function parseHexFloat(s: string): number {
+  const m = /^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$/i.exec(s);
+  if (!m) return Number.NaN;
+  const int = m[2] ? Number.parseInt(m[2], 16) : 0;
+  const frac = m[3] ? Number.parseInt(m[3], 16) / 16 ** m[3].length : 0;
+  const v = (int + frac) * 2 ** Number(m[4] ?? 0);
+  return m[1] === '-' ? -v : v;
+}
+
+async function info(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const v = await ev.eval(node.args[0] as Node, env);
+  const out = newObject();
+  out.type = typeOf(v);
+  if (v instanceof DbRef) {
+    ev.deps.catalog.requireDb(v.name);
+    out.name = v.name;
+    out.id = nameUuid(`db:${v.name}`);
+  } else if (v instanceof TableRef) {
+    out.name = v.name;
+    out.primary_key = v.primaryKey;
+    out.db = { type: 'DB', name: v.db, id: nameUuid(`db:${v.db}`) };
+    out.id = nameUuid(v.engineName);
+    let count = 0;
+    let indexes: string[] = [];
+    try {
+      count = await v.engine.count();
+      indexes = (await v.engine.listIndexes()).map((i) => i.name).sort();
+    } catch (err) {
+      throw ev.engineError(err, v);
+    }
+    out.doc_count_estimates = [count];
+    out.indexes = indexes;
+  } else if (v instanceof SingleSelection) {
+    out.table = (await info(ev, { ...node, args: [{ kind: 'value', value: v.table, bt: node.bt }] }, env)) as Datum;
+  } else if (v instanceof Seq && v.table) {
+    out.table = (await info(ev, { ...node, args: [{ kind: 'value', value: v.table, bt: node.bt }] }, env)) as Datum;
+  } else if (isDatumValue(v)) {
+    out.value = toJson(v as Datum);
+  }
+  return out;
+}

@@ -11,6 +11,7 @@ import { aggregationTerms } from './aggregation.js';
 import { arrayTerms } from './arrays.js';
 import { controlTerms } from './control.js';
 import { datumTerms } from './datum.js';
+import { joinTerms } from './joins.js';
 import { mathTerms, numberTerms } from './math.js';
 import { sequenceTerms } from './sequences.js';
 import { stringTerms } from './strings.js';
@@ -27,6 +28,7 @@ const FAMILIES: readonly TermFamily[] = [
   sequenceTerms,
   transformTerms,
   arrayTerms,
+  joinTerms,
   aggregationTerms,
   writeTerms,
   adminTerms,

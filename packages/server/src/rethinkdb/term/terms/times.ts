@@ -3,11 +3,151 @@
  */
 import { queryLogic } from '../../errors.js';
 import type { Node } from '../compiler.js';
-import { datumTypeName, isTime, makeTime, parseIso8601, timeFromParts } from '../datum.js';
+import { datumTypeName, isTime, makeTime, parseIso8601, type TimeDatum, timeFromParts } from '../datum.js';
+import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
-import type { TermFamily } from '../registry.js';
+import type { TermDef, TermFamily } from '../registry.js';
+import type { Env } from '../values.js';
+
+/** RethinkDB's timezone check (pseudo_time.cc sanitize::tz): `±HH[:MM]` or `Z`, as `±HH:MM`. */
+export function sanitizeTimezone(s: string): string {
+  if (s === '-00' || s === '-00:00') throw queryLogic(`\`${s}\` is not a valid time offset.`);
+  if (s === 'Z') return '+00:00';
+  if (s[0] !== '-' && s[0] !== '+') throw queryLogic(`Timezone \`${s}\` does not start with \`-\` or \`+\`.`);
+  const m = /^([+-])(\d{2})(?::?(\d{2}))?(.*)$/.exec(s);
+  if (!m) throw queryLogic(`Invalid timezone string \`${s}\`.`);
+  if (m[4]) throw queryLogic(`Garbage characters \`${m[4]}\` at end of timezone string \`${s}\`.`);
+  const hh = m[2] as string;
+  const mm = m[3] ?? '00';
+  if (!(/^[01]\d$/.test(hh) || /^2[0-4]$/.test(hh))) throw queryLogic(`Hours out of range in \`${s}\`.`);
+  if (!/^[0-5]\d$/.test(mm)) throw queryLogic(`Minutes out of range in \`${s}\`.`);
+  return `${m[1]}${hh}:${mm}`;
+}
+
+function offsetSeconds(tz: string): number {
+  const m = /^([+-])(\d{2}):(\d{2})$/.exec(tz);
+  if (!m) return 0;
+  const v = Number(m[2]) * 3600 + Number(m[3]) * 60;
+  return m[1] === '-' ? -v : v;
+}
+
+/** The wall-clock fields of a time in its own timezone. */
+function local(t: TimeDatum): Date {
+  return new Date(Math.round((t.epoch_time + offsetSeconds(t.timezone)) * 1000));
+}
+
+async function timeArg(ev: Evaluator, node: Node, env: Env | null): Promise<TimeDatum> {
+  const t = await ev.evalDatum(node, env);
+  if (!isTime(t)) throw queryLogic(`Expected type PTYPE<TIME> but found ${datumTypeName(t)}.`);
+  return t;
+}
+
+function portion(f: (d: Date, t: TimeDatum) => number): TermDef {
+  return {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) =>
+      f(local(await timeArg(ev, node.args[0] as Node, env)), await timeArg(ev, node.args[0] as Node, env)),
+  };
+}
+
+export function toIso8601(t: TimeDatum): string {
+  const d = local(t);
+  const year = d.getUTCFullYear();
+  if (year < 0 || year > 9999) throw queryLogic(`Year \`${year}\` out of valid ISO 8601 range [0, 9999].`);
+  const p = (n: number, w = 2): string => String(n).padStart(w, '0');
+  let out = `${p(year, 4)}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}`;
+  const micros = Math.round((t.epoch_time - Math.floor(t.epoch_time)) * 1e6) % 1e6;
+  if (micros !== 0) out += `.${p(Math.floor(micros / 1000), 3)}`;
+  return out + t.timezone;
+}
+
+const constant = (n: number): TermDef => ({ min: 0, max: 0, eval: async () => n });
 
 export const timeTerms: TermFamily = {
+  [T.IN_TIMEZONE]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) => {
+      const t = await timeArg(ev, node.args[0] as Node, env);
+      const tz = sanitizeTimezone(await ev.string(node.args[1] as Node, env));
+      return makeTime(t.epoch_time, tz);
+    },
+  },
+  [T.TO_ISO8601]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => toIso8601(await timeArg(ev, node.args[0] as Node, env)),
+  },
+  [T.TIMEZONE]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => (await timeArg(ev, node.args[0] as Node, env)).timezone,
+  },
+  [T.DURING]: {
+    min: 3,
+    max: 3,
+    optargs: ['left_bound', 'right_bound'],
+    eval: async (ev, node, env) => {
+      const t = await timeArg(ev, node.args[0] as Node, env);
+      const lo = await timeArg(ev, node.args[1] as Node, env);
+      const hi = await timeArg(ev, node.args[2] as Node, env);
+      const leftOpen = ((await ev.optDatum(node, 'left_bound', env)) ?? 'closed') === 'open';
+      const rightOpen = ((await ev.optDatum(node, 'right_bound', env)) ?? 'open') === 'open';
+      const afterLo = leftOpen ? t.epoch_time > lo.epoch_time : t.epoch_time >= lo.epoch_time;
+      const beforeHi = rightOpen ? t.epoch_time < hi.epoch_time : t.epoch_time <= hi.epoch_time;
+      return afterLo && beforeHi;
+    },
+  },
+  [T.DATE]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const t = await timeArg(ev, node.args[0] as Node, env);
+      const d = local(t);
+      const midnight = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) / 1000;
+      return makeTime(midnight - offsetSeconds(t.timezone), t.timezone);
+    },
+  },
+  [T.TIME_OF_DAY]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const t = await timeArg(ev, node.args[0] as Node, env);
+      const s = t.epoch_time + offsetSeconds(t.timezone);
+      return Math.round((s - Math.floor(s / 86400) * 86400) * 1000) / 1000;
+    },
+  },
+  [T.YEAR]: portion((d) => d.getUTCFullYear()),
+  [T.MONTH]: portion((d) => d.getUTCMonth() + 1),
+  [T.DAY]: portion((d) => d.getUTCDate()),
+  [T.DAY_OF_WEEK]: portion((d) => (d.getUTCDay() === 0 ? 7 : d.getUTCDay())),
+  [T.DAY_OF_YEAR]: portion((d) => Math.floor((d.getTime() - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86400000) + 1),
+  [T.HOURS]: portion((d) => d.getUTCHours()),
+  [T.MINUTES]: portion((d) => d.getUTCMinutes()),
+  [T.SECONDS]: portion((d, t) => {
+    const frac = t.epoch_time - Math.trunc(t.epoch_time);
+    return d.getUTCSeconds() + Math.round(frac * 1000) / 1000;
+  }),
+  [T.MONDAY]: constant(1),
+  [T.TUESDAY]: constant(2),
+  [T.WEDNESDAY]: constant(3),
+  [T.THURSDAY]: constant(4),
+  [T.FRIDAY]: constant(5),
+  [T.SATURDAY]: constant(6),
+  [T.SUNDAY]: constant(7),
+  [T.JANUARY]: constant(1),
+  [T.FEBRUARY]: constant(2),
+  [T.MARCH]: constant(3),
+  [T.APRIL]: constant(4),
+  [T.MAY]: constant(5),
+  [T.JUNE]: constant(6),
+  [T.JULY]: constant(7),
+  [T.AUGUST]: constant(8),
+  [T.SEPTEMBER]: constant(9),
+  [T.OCTOBER]: constant(10),
+  [T.NOVEMBER]: constant(11),
+  [T.DECEMBER]: constant(12),
   [T.ISO8601]: {
     min: 1,
     max: 1,
