@@ -1,4 +1,4 @@
-import type { BetweenOptions, Database, Durability, IndexValue, Key, ScanOptions } from '@wharf/engine';
+import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
 import { errorCatalogue } from '@wharf/wire';
 import { engineCodeOf, engineErrorNames } from '../../errors.js';
 import { continueAfter } from '../../scan-pages.js';
@@ -27,6 +27,7 @@ import {
   type TimeDatum,
   validateTime,
 } from './datum.js';
+import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } from './function-indexes.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
 import { arityText, type TermDef } from './registry.js';
@@ -424,6 +425,70 @@ export class Evaluator {
     } finally {
       await it.return?.();
     }
+  }
+
+  /** Where a secondary index lives: the engine (a field path) or the function-index store. */
+  async indexSource(
+    t: TableRef,
+    name: string,
+  ): Promise<{ kind: 'engine'; info: IndexInfo } | { kind: 'function'; def: FunctionIndexDef }> {
+    const def = await this.deps.catalog.functionIndexes.get(t.engineName, name);
+    if (def) return { kind: 'function', def };
+    let infos: IndexInfo[];
+    try {
+      infos = await t.engine.listIndexes();
+    } catch (err) {
+      throw this.engineError(err, t);
+    }
+    const info = infos.find((i) => i.name === name);
+    if (!info) throw opFailed(`Index \`${name}\` was not found on table \`${t.fullName}\`.`);
+    return { kind: 'engine', info };
+  }
+
+  /** Every (value, row) entry of a secondary index, evaluated over a scan of the table. */
+  async indexEntries(
+    t: TableRef,
+    src: { kind: 'engine'; info: IndexInfo } | { kind: 'function'; def: FunctionIndexDef },
+  ): Promise<IndexEntry[]> {
+    const rows = await this.materializeAll(this.tableSeq(t));
+    const out: IndexEntry[] = [];
+    if (src.kind === 'engine') {
+      for (const row of rows) {
+        const v = fieldPathValue(row, src.info);
+        if (v !== undefined && v !== null) entriesOf(v, row, src.info.multi, out);
+      }
+      return out;
+    }
+    const fn = await this.eval(compile(src.def.fn), null);
+    for (const row of rows) {
+      let v: Datum;
+      try {
+        v = await this.callDatum(fn, [row]);
+      } catch (err) {
+        if (err instanceof ReqlRuntimeError) continue; // a row the function fails on is not indexed
+        throw err;
+      }
+      if (v === null) continue;
+      entriesOf(v, row, src.def.multi, out);
+    }
+    return out;
+  }
+
+  /** A whole sequence in memory (index evaluation over a table: no array limit). */
+  async materializeAll(seq: Seq): Promise<Datum[]> {
+    if (seq.array) return seq.array;
+    const out: Datum[] = [];
+    const it = seq.open();
+    try {
+      for (;;) {
+        const r = await it.next();
+        if (r.done) break;
+        out.push(r.value);
+      }
+    } finally {
+      await it.return?.();
+    }
+    return out;
   }
 
   /** Rows of a secondary index between two values (null: unbounded), in index order. */

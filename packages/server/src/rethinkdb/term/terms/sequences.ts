@@ -7,6 +7,7 @@ import { ErrorType } from '../../protocol.js';
 import type { Node, TermNode } from '../compiler.js';
 import { compareDatums, type Datum, field, isPlainObject, truthy } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
+import { sortEntries } from '../function-indexes.js';
 import { T } from '../names.js';
 import { matchesObject } from '../objects.js';
 import type { TermDef, TermFamily } from '../registry.js';
@@ -100,7 +101,15 @@ async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<
     if (typeof index.by !== 'string')
       throw opFailed(`Index \`function\` was not found on table \`${input.fullName}\`.`);
     if (index.by === input.primaryKey) seq = ev.tableSeq(input, { reverse: index.desc });
-    else seq = ev.indexSeq(input, index.by, null, null, { reverse: index.desc });
+    else {
+      const src = await ev.indexSource(input, index.by);
+      if (src.kind === 'engine') seq = ev.indexSeq(input, index.by, null, null, { reverse: index.desc });
+      else
+        seq = Seq.fromArray(
+          sortEntries(await ev.indexEntries(input, src), index.desc).map((e) => e.row),
+          input,
+        );
+    }
     if (keys.length === 0) return seq;
   } else {
     if (keys.length === 0) throw queryLogic('Expected 2 or more arguments but found 1.');
