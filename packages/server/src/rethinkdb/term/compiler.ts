@@ -77,7 +77,49 @@ interface Scope {
   funcs: number[][];
   /** Nesting depth inside ORDER_BY arguments (ASC/DESC are allowed there only). */
   orderByArg: boolean;
+  /** Inside a function a stream operation (map, filter, …) runs per row: no writes there. */
+  streamFunc?: boolean;
 }
+
+/** Terms whose later arguments run once per row of a stream (RethinkDB forbids writes there). */
+const STREAM_OPS: ReadonlySet<number> = new Set([
+  T.MAP,
+  T.CONCAT_MAP,
+  T.FILTER,
+  T.REDUCE,
+  T.FOLD,
+  T.ORDER_BY,
+  T.GROUP,
+  T.INNER_JOIN,
+  T.OUTER_JOIN,
+  T.EQ_JOIN,
+  T.MERGE,
+  T.SUM,
+  T.AVG,
+  T.MIN,
+  T.MAX,
+  T.COUNT,
+  T.DISTINCT,
+  T.CONTAINS,
+  T.OFFSETS_OF,
+]);
+/** Writes and meta operations. */
+const WRITES: ReadonlySet<number> = new Set([
+  T.INSERT,
+  T.UPDATE,
+  T.REPLACE,
+  T.DELETE,
+  T.DB_CREATE,
+  T.DB_DROP,
+  T.TABLE_CREATE,
+  T.TABLE_DROP,
+  T.INDEX_CREATE,
+  T.INDEX_DROP,
+  T.INDEX_RENAME,
+  T.SYNC,
+  T.RECONFIGURE,
+  T.REBALANCE,
+]);
 
 export function compile(wire: unknown): Node {
   return compileNode(wire, [], { funcs: [], orderByArg: false });
@@ -157,7 +199,11 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       if (!Array.isArray(params) || !params.every((p) => typeof p === 'number' && Number.isInteger(p) && p >= 0)) {
         throw new ReqlCompileError('FUNC parameters must be an array of non-negative integers.', bt);
       }
-      const inner: Scope = { funcs: [...scope.funcs, params as number[]], orderByArg: false };
+      const inner: Scope = {
+        funcs: [...scope.funcs, params as number[]],
+        orderByArg: false,
+        streamFunc: scope.streamFunc,
+      };
       return { kind: 'func', params: params as number[], body: compileNode(rawArgs[1], [...bt, 1], inner), bt };
     }
   }
@@ -166,6 +212,9 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
   if (spec === undefined) {
     if (TERM_NAMES[type] === undefined) throw new ReqlCompileError(`Unrecognized TermType: ${type}.`, bt);
     throw new ReqlCompileError(`Wharf does not support the term ${termName(type)} (${type}).`, bt);
+  }
+  if (scope.streamFunc && WRITES.has(type)) {
+    throw new ReqlCompileError('Cannot nest writes or meta ops in stream operations.  Use FOR_EACH instead.', bt);
   }
   if ((type === T.ASC || type === T.DESC) && !scope.orderByArg) {
     throw new ReqlCompileError(`${termName(type)} may only be used as an argument to ORDER_BY or UNION.`, bt);
@@ -180,17 +229,22 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     if (!allowed.includes(k)) throw new ReqlCompileError(`Unrecognized optional argument \`${k}\`.`, bt);
   }
   const args = rawArgs.map((a, i) => {
-    const argScope =
+    let argScope =
       type === T.ORDER_BY && i > 0
         ? { ...scope, orderByArg: true }
         : scope.orderByArg
           ? { ...scope, orderByArg: false }
           : scope;
+    if (i > 0 && STREAM_OPS.has(type)) argScope = { ...argScope, streamFunc: true };
+    else if (type === T.FOR_EACH && i > 0) argScope = { ...argScope, streamFunc: false };
     return compileNode(a, [...bt, i], argScope);
   });
   const optargs = Object.create(null) as Record<string, Node>;
   for (const [k, v] of Object.entries(rawOptargs)) {
-    const optScope = type === T.ORDER_BY && k === 'index' ? { ...scope, orderByArg: true } : scope;
+    const optScope =
+      (type === T.ORDER_BY && k === 'index') || (type === T.UNION && k === 'interleave')
+        ? { ...scope, orderByArg: true }
+        : scope;
     optargs[k] = compileNode(v, [...bt, k], optScope);
   }
   return { kind: 'term', type, args, optargs, bt };

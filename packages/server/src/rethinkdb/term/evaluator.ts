@@ -25,6 +25,7 @@ import {
   makeTime,
   newObject,
   type TimeDatum,
+  typeError,
   validateTime,
 } from './datum.js';
 import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } from './function-indexes.js';
@@ -133,18 +134,18 @@ export class Evaluator {
     if (v instanceof Seq) return v.array ?? (await this.materialize(v));
     if (v instanceof TableRef) return this.materialize(this.tableSeq(v));
     if (v instanceof Grouped) return groupedDatum(v);
-    throw queryLogic(`Expected type DATUM but found ${typeName(v)}.`);
+    expectType(v, 'DATUM');
   }
 
   async string(node: Node, env: Env | null): Promise<string> {
     const v = await this.evalDatum(node, env);
-    if (typeof v !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(v)}.`);
+    if (typeof v !== 'string') throw typeError('STRING', v);
     return v;
   }
 
   async number(node: Node, env: Env | null): Promise<number> {
     const v = await this.evalDatum(node, env);
-    if (typeof v !== 'number') throw queryLogic(`Expected type NUMBER but found ${datumTypeName(v)}.`);
+    if (typeof v !== 'number') throw typeError('NUMBER', v);
     return v;
   }
 
@@ -154,7 +155,7 @@ export class Evaluator {
 
   async array(node: Node, env: Env | null): Promise<Datum[]> {
     const v = await this.evalDatum(node, env);
-    if (!Array.isArray(v)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(v)}.`);
+    if (!Array.isArray(v)) throw typeError('ARRAY', v);
     return v;
   }
 
@@ -165,7 +166,7 @@ export class Evaluator {
 
   async bool(node: Node, env: Env | null): Promise<boolean> {
     const v = await this.evalDatum(node, env);
-    if (typeof v !== 'boolean') throw queryLogic(`Expected type BOOL but found ${datumTypeName(v)}.`);
+    if (typeof v !== 'boolean') throw typeError('BOOL', v);
     return v;
   }
 
@@ -219,6 +220,10 @@ export class Evaluator {
 
   async materialize(seq: Seq): Promise<Datum[]> {
     if (seq.array) return seq.array;
+    if (seq.infinite)
+      throw queryLogic(
+        'Cannot use an infinite stream with an aggregation function (`reduce`, `count`, etc.) or coerce it to an array.',
+      );
     const out: Datum[] = [];
     const it = seq.open();
     try {
@@ -247,19 +252,23 @@ export class Evaluator {
       return Seq.fromArray(out, table);
     }
     const open = seq.open;
-    return Seq.fromStream(async function* () {
-      const it = open();
-      try {
-        for (;;) {
-          const r = await it.next();
-          if (r.done) return;
-          const v = await fn(r.value);
-          if (v !== undefined) yield v;
+    return Seq.fromStream(
+      async function* () {
+        const it = open();
+        try {
+          for (;;) {
+            const r = await it.next();
+            if (r.done) return;
+            const v = await fn(r.value);
+            if (v !== undefined) yield v;
+          }
+        } finally {
+          await it.return?.();
         }
-      } finally {
-        await it.return?.();
-      }
-    }, table);
+      },
+      table,
+      seq.infinite,
+    );
   }
 
   // ---- tables and engine errors ----
@@ -331,7 +340,7 @@ export class Evaluator {
     for (const n of node.args) {
       if (n.kind === 'term' && n.type === T.ARGS) {
         const items = await this.evalDatum(n.args[0] as Node, env);
-        if (!Array.isArray(items)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(items)}.`);
+        if (!Array.isArray(items)) throw typeError('ARRAY', items);
         for (const v of items) args.push({ kind: 'value', value: v, bt: n.bt });
       } else args.push(n);
     }
@@ -363,7 +372,7 @@ export class Evaluator {
   async secondaryIndex(node: TermNode, t: TableRef, env: Env | null): Promise<string | null> {
     const index = await this.optDatum(node, 'index', env);
     if (index === undefined || index === t.primaryKey) return null;
-    if (typeof index !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(index)}.`);
+    if (typeof index !== 'string') throw typeError('STRING', index);
     return index;
   }
 
@@ -384,11 +393,15 @@ export class Evaluator {
 
   async bracket(target: Value, key: Datum, strictField: boolean): Promise<Value> {
     if (typeof key === 'number' && !strictField) return this.nth(target, key);
-    if (typeof key !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(key)}.`);
+    const op = strictField ? 'get_field' : 'bracket';
+    if (typeof key !== 'string') {
+      if (strictField) throw typeError('STRING', key);
+      throw queryLogic(`Expected NUMBER or STRING as second argument to \`bracket\` but found ${datumTypeName(key)}.`);
+    }
     if (target instanceof TableRef || target instanceof Seq) {
       return this.mapSeq(this.seq(target), async (row) => {
         if (!isPlainObject(row))
-          throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
+          throw queryLogic(`Cannot perform ${op} on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
         return field(row, key);
       });
     }
@@ -397,12 +410,14 @@ export class Evaluator {
       const out: Datum[] = [];
       for (const row of d) {
         if (!isPlainObject(row))
-          throw queryLogic(`Cannot perform get_field on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
+          throw queryLogic(`Cannot perform ${op} on a non-object non-sequence \`${JSON.stringify(row)}\`.`);
         const v = field(row, key);
         if (v !== undefined) out.push(v);
       }
       return out;
     }
+    if (!isPlainObject(d))
+      throw queryLogic(`Cannot perform ${op} on a non-object non-sequence \`${JSON.stringify(d)}\`.`);
     return getField(d, key);
   }
 
@@ -449,8 +464,9 @@ export class Evaluator {
   async indexEntries(
     t: TableRef,
     src: { kind: 'engine'; info: IndexInfo } | { kind: 'function'; def: FunctionIndexDef },
+    only?: Datum[],
   ): Promise<IndexEntry[]> {
-    const rows = await this.materializeAll(this.tableSeq(t));
+    const rows = only ?? (await this.materializeAll(this.tableSeq(t)));
     const out: IndexEntry[] = [];
     if (src.kind === 'engine') {
       for (const row of rows) {

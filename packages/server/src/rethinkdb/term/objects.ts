@@ -5,12 +5,12 @@ import {
   type Datum,
   type DatumObject,
   datumsEqual,
-  datumTypeName,
   field,
   hasField,
   isPlainObject,
   newObject,
   pretty,
+  typeError,
 } from './datum.js';
 
 /** A selector: true (take the whole field) or nested selectors. */
@@ -123,7 +123,7 @@ export function getField(obj: Datum, name: string): Datum {
 
 /** Does every field of `pred` exist in `row` with an equal value (nested objects recursively)? */
 export function matchesObject(pred: DatumObject, row: Datum): boolean {
-  if (!isPlainObject(row)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(row)}.`);
+  if (!isPlainObject(row)) throw typeError('OBJECT', row);
   for (const [k, want] of Object.entries(pred)) {
     const have = field(row, k);
     if (have === undefined) throw nonExistence(`No attribute \`${k}\` in object:\n${pretty(row)}`);

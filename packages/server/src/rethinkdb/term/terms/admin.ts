@@ -7,7 +7,7 @@ import type { IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
 import { opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
-import { compareDatums, type Datum, type DatumObject, datumsEqual, datumTypeName, isBinary } from '../datum.js';
+import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
@@ -304,9 +304,9 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       const name = checkIndexName(await ev.evalDatum(a[1] as Node, env));
       primaryConflict(name);
       const multi = (await ev.optDatum(node, 'multi', env)) ?? false;
-      if (typeof multi !== 'boolean') throw queryLogic(`Expected type BOOL but found ${datumTypeName(multi)}.`);
+      if (typeof multi !== 'boolean') throw typeError('BOOL', multi);
       const geo = (await ev.optDatum(node, 'geo', env)) ?? false;
-      if (typeof geo !== 'boolean') throw queryLogic(`Expected type BOOL but found ${datumTypeName(geo)}.`);
+      if (typeof geo !== 'boolean') throw typeError('BOOL', geo);
       if (await exists(name)) throw opFailed(`Index \`${name}\` already exists on table \`${t.fullName}\`.`);
       let field: string | null = null;
       let fn: unknown;
@@ -333,7 +333,7 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
         if (v instanceof Func) fn = toWire({ kind: 'func', params: v.params, body: v.body, bt: node.bt });
         else {
           const d = await ev.datum(v);
-          if (!isBinary(d)) throw queryLogic(`Expected type FUNCTION but found ${datumTypeName(d)}.`);
+          if (!isBinary(d)) throw typeError('FUNCTION', d);
           try {
             fn = JSON.parse(Buffer.from(d.data, 'base64').toString('utf8'));
             compile(fn);
@@ -365,7 +365,7 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       primaryConflict(to);
       checkIndexName(to);
       const overwrite = (await ev.optDatum(node, 'overwrite', env)) ?? false;
-      if (typeof overwrite !== 'boolean') throw queryLogic(`Expected type BOOL but found ${datumTypeName(overwrite)}.`);
+      if (typeof overwrite !== 'boolean') throw typeError('BOOL', overwrite);
       const { engine, functions } = await allIndexes(ev, t);
       const fromEngine = engine.find((i) => i.name === from);
       const fromFn = functions.find((f) => f.name === from);
@@ -394,7 +394,7 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   for (const n of a.slice(1)) {
     const v = await ev.evalDatum(n, env);
     for (const x of Array.isArray(v) ? v : [v]) {
-      if (typeof x !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(x)}.`);
+      if (typeof x !== 'string') throw typeError('STRING', x);
       names.push(x);
     }
   }
@@ -469,6 +469,12 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
 }
 
 async function between(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const out = await betweenRows(ev, node, env);
+  if (out instanceof Seq) out.slice = true;
+  return out;
+}
+
+async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
   const t = await ev.eval(a[0] as Node, env);
   if (!(t instanceof TableRef)) expectType(t, 'TABLE_SLICE');

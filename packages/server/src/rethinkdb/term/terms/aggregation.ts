@@ -12,8 +12,10 @@ import {
   datumsEqual,
   datumTypeName,
   field,
+  isBinary,
   isPlainObject,
   truthy,
+  typeError,
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
@@ -63,7 +65,7 @@ async function values(ev: Evaluator, node: TermNode, env: Env | null): Promise<{
 }
 
 function num(v: Datum): number {
-  if (typeof v !== 'number') throw queryLogic(`Expected type NUMBER but found ${datumTypeName(v)}.`);
+  if (typeof v !== 'number') throw typeError('NUMBER', v);
   return v;
 }
 
@@ -78,7 +80,7 @@ const optimizing = (name: 'min' | 'max'): TermDef => ({
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef))
         throw queryLogic(`Expected type TABLE but found ${datumTypeName(await ev.datum(t))}.`);
-      if (typeof index !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(index)}.`);
+      if (typeof index !== 'string') throw typeError('STRING', index);
       const rows = await ev.materialize(ev.seq(t));
       let best: Datum | undefined;
       let bestKey: Datum | undefined;
@@ -116,11 +118,11 @@ async function group(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
   const input = await ev.eval(a[0] as Node, env);
   const index = await ev.optDatum(node, 'index', env);
   const multi = (await ev.optDatum(node, 'multi', env)) ?? false;
-  if (typeof multi !== 'boolean') throw queryLogic(`Expected type BOOL but found ${datumTypeName(multi)}.`);
+  if (typeof multi !== 'boolean') throw typeError('BOOL', multi);
   const getters: ((row: Datum) => Promise<Datum>)[] = [];
   for (const n of a.slice(1)) getters.push((await accessor(ev, n, env)) as (row: Datum) => Promise<Datum>);
   if (index !== undefined) {
-    if (typeof index !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(index)}.`);
+    if (typeof index !== 'string') throw typeError('STRING', index);
     getters.unshift(async (row) => (isPlainObject(row) ? (field(row, index) ?? null) : null));
   }
   if (getters.length === 0) throw queryLogic('Cannot group by nothing.');
@@ -189,9 +191,11 @@ export const aggregationTerms: TermFamily = {
           }
         }
         if (typeof target === 'string') return [...target].length;
+        if (isBinary(target as Datum)) return Buffer.from((target as { data: string }).data, 'base64').length;
         if (isPlainObject(target as never)) return Object.keys(target as DatumObject).length;
       }
       const s = ev.seq(target);
+      if (s.infinite) await ev.materialize(s); // the infinite-stream error
       const pred = a.length === 2 ? await ev.eval(a[1] as Node, env) : undefined;
       let n = 0;
       const it = s.open();
@@ -251,8 +255,8 @@ export const aggregationTerms: TermFamily = {
     max: 3,
     optargs: ['emit', 'final_emit'],
     eval: async (ev, node, env) => {
-      const rows = await ev.seqArray(node.args[0] as Node, env);
-      let acc = await ev.evalDatum(node.args[1] as Node, env);
+      const input = ev.seq(await ev.eval(node.args[0] as Node, env));
+      const acc0 = await ev.evalDatum(node.args[1] as Node, env);
       const f = await ev.eval(node.args[2] as Node, env);
       if (f instanceof Func && f.params.length !== 0 && f.params.length !== 2)
         throw queryLogic(
@@ -260,26 +264,39 @@ export const aggregationTerms: TermFamily = {
         );
       const emitNode = node.optargs.emit;
       const finalNode = node.optargs.final_emit;
+      let acc = acc0;
       if (emitNode === undefined) {
-        if (finalNode !== undefined) throw queryLogic('`final_emit` can only be given with `emit`.');
-        for (const row of rows) acc = await ev.callDatum(f, [acc, row]);
+        for (const row of await ev.materialize(input)) acc = await ev.callDatum(f, [acc, row]);
+        if (finalNode !== undefined) return ev.callDatum(await ev.eval(finalNode, env), [acc]);
         return acc;
       }
       const emit = await ev.eval(emitNode, env);
-      const out: Datum[] = [];
-      for (const row of rows) {
-        const next = await ev.callDatum(f, [acc, row]);
-        const emitted = await ev.callDatum(emit, [acc, row, next]);
-        if (!Array.isArray(emitted)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(emitted)}.`);
-        out.push(...emitted);
-        acc = next;
-      }
-      if (finalNode !== undefined) {
-        const emitted = await ev.callDatum(await ev.eval(finalNode, env), [acc]);
-        if (!Array.isArray(emitted)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(emitted)}.`);
-        out.push(...emitted);
-      }
-      return Seq.fromArray(out);
+      const final = finalNode === undefined ? undefined : await ev.eval(finalNode, env);
+      const emitted = async (v: Datum): Promise<Datum[]> => {
+        if (!Array.isArray(v)) throw typeError('ARRAY', v);
+        return v;
+      };
+      // A stream, evaluated as it is read (so `r.range().fold(…, {emit}).limit(n)` ends).
+      return Seq.fromStream(
+        async function* () {
+          let state = acc;
+          const it = input.open();
+          try {
+            for (;;) {
+              const r = await it.next();
+              if (r.done) break;
+              const next = await ev.callDatum(f, [state, r.value]);
+              yield* await emitted(await ev.callDatum(emit, [state, r.value, next]));
+              state = next;
+            }
+          } finally {
+            await it.return?.();
+          }
+          if (final !== undefined) yield* await emitted(await ev.callDatum(final, [state]));
+        },
+        null,
+        input.infinite,
+      );
     },
   },
   [T.GROUP]: { min: 1, max: INF, optargs: ['index', 'multi'], eval: group },

@@ -4,7 +4,7 @@
  */
 import { nonExistence, queryLogic, resourceLimit } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
-import { type Datum, datumsEqual, datumTypeName, isBinary, objectOf, truthy } from '../datum.js';
+import { type Datum, datumsEqual, datumTypeName, isBinary, objectOf, truthy, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
@@ -51,7 +51,7 @@ async function boundOpen(ev: Evaluator, node: TermNode, name: string, dflt: stri
   const v = (await ev.optDatum(node, name, env)) ?? dflt;
   if (v === 'open') return true;
   if (v === 'closed') return false;
-  if (typeof v !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(v)}.`);
+  if (typeof v !== 'string') throw typeError('STRING', v);
   throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${v}\`).`);
 }
 
@@ -71,13 +71,14 @@ async function slice(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
     if (!rightOpen && !cr.oob) hi += 1;
     return [lo, Math.min(hi, size)];
   };
-  if (v instanceof Seq && v.array === null) {
+  if ((v instanceof Seq && v.array === null) || v instanceof TableRef) {
+    const stream = ev.seq(v);
     if (l < 0) throw queryLogic('Cannot use a negative left index on a stream.');
     if (r < -1) throw queryLogic('Cannot use a right index < -1 on a stream.');
     if (r === -1 && rightOpen) throw queryLogic('Cannot slice to an open right index of -1 on a stream.');
     const from = l + (leftOpen ? 1 : 0);
     const to = r === -1 ? INF : r + (rightOpen ? 0 : 1);
-    const open = v.open;
+    const open = stream.open;
     return Seq.fromStream(async function* () {
       const it = open();
       try {
@@ -89,10 +90,7 @@ async function slice(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
       } finally {
         await it.return?.();
       }
-    }, v.table);
-  }
-  if (v instanceof TableRef) {
-    if (l < 0) throw queryLogic('Cannot use a negative left index on a stream.');
+    }, stream.table);
   }
   if (v instanceof SingleSelection || (!(v instanceof Seq) && !(v instanceof TableRef) && !isDatumLike(v)))
     throw queryLogic(`Cannot slice non-sequences.`);
@@ -233,17 +231,19 @@ export const arrayTerms: TermFamily = {
       const items = await ev.seqArray(node.args[0] as Node, env);
       const wanted: Value[] = [];
       for (const n of node.args.slice(1)) wanted.push(await ev.eval(n, env));
-      for (const w of wanted) {
-        let found = false;
-        for (const x of items) {
+      // Each element satisfies at most one of the wanted values or predicates (arr.cc).
+      const remaining = [...wanted];
+      for (const x of items) {
+        for (let i = 0; i < remaining.length; i++) {
+          const w = remaining[i] as Value;
           if (w instanceof Func ? truthy(await ev.callDatum(w, [x])) : datumsEqual(await ev.datum(w), x)) {
-            found = true;
+            remaining.splice(i, 1);
             break;
           }
         }
-        if (!found) return false;
+        if (remaining.length === 0) return true;
       }
-      return true;
+      return remaining.length === 0;
     },
   },
 };

@@ -7,7 +7,7 @@ import type { Node } from '../compiler.js';
 import { type Datum, truthy } from '../datum.js';
 import { T, termName } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import { expectType, Func } from '../values.js';
+import { DbRef, expectType, Func, TableRef } from '../values.js';
 
 const orderDirection = (type: number): TermDef => ({
   min: 1,
@@ -22,8 +22,8 @@ export const controlTerms: TermFamily = {
     min: 0,
     max: 1,
     eval: async (ev, node, env) => {
-      const msg = node.args.length === 0 ? 'Error.' : await ev.string(node.args[0] as Node, env);
-      throw new ReqlRuntimeError(msg, ErrorType.USER);
+      if (node.args.length === 0) throw queryLogic('Empty ERROR term outside a default block.');
+      throw new ReqlRuntimeError(await ev.string(node.args[0] as Node, env), ErrorType.USER);
     },
   },
   [T.FUNCALL]: {
@@ -34,7 +34,8 @@ export const controlTerms: TermFamily = {
       const f = await ev.eval(a[0] as Node, env);
       const args: Datum[] = [];
       for (const n of a.slice(1)) args.push(await ev.evalDatum(n, env));
-      if (!(f instanceof Func)) expectType(f, 'FUNCTION');
+      // A non-function acts as a constant function (RethinkDB's CONSTANT_SHORTCUT for r.do).
+      if (!(f instanceof Func)) return f;
       return ev.call(f, args);
     },
   },
@@ -45,7 +46,9 @@ export const controlTerms: TermFamily = {
       const a = node.args;
       if (a.length % 2 === 0) throw queryLogic('Cannot call `branch` term with an even number of arguments.');
       for (let i = 0; i + 1 < a.length; i += 2) {
-        if (truthy(await ev.evalDatum(a[i] as Node, env))) return ev.eval(a[i + 1] as Node, env);
+        const cond = await ev.eval(a[i] as Node, env);
+        if (cond instanceof TableRef || cond instanceof DbRef || cond instanceof Func) expectType(cond, 'DATUM');
+        if (truthy(await ev.datum(cond))) return ev.eval(a[i + 1] as Node, env);
       }
       return ev.eval(a[a.length - 1] as Node, env);
     },

@@ -17,6 +17,7 @@ import {
   nestingDepth,
   newObject,
   tooDeepMessage,
+  typeError,
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
@@ -80,7 +81,11 @@ export const datumTerms: TermFamily = {
       if (target instanceof TableRef || target instanceof Seq) {
         return ev.mapSeq(ev.seq(target), async (row) => (hasFields(row, sel) ? row : undefined), true);
       }
-      return hasFields(await ev.datum(target), sel);
+      const d = await ev.datum(target);
+      if (Array.isArray(d)) return d.filter((row) => hasFields(row, sel));
+      if (!isObject(d))
+        throw queryLogic(`Cannot perform has_fields on a non-object non-sequence \`${JSON.stringify(d)}\`.`);
+      return hasFields(d, sel);
     },
   },
   [T.PLUCK]: pluckOrWithout(T.PLUCK),
@@ -109,7 +114,7 @@ export const datumTerms: TermFamily = {
     max: 1,
     eval: async (ev, node, env) => {
       const d = await ev.evalDatum(node.args[0] as Node, env);
-      if (!isObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
+      if (!isObject(d)) throw typeError('OBJECT', d);
       return Object.keys(d).sort();
     },
   },
@@ -169,7 +174,7 @@ export const datumTerms: TermFamily = {
     max: 1,
     eval: async (ev, node, env) => {
       const d = await ev.evalDatum(node.args[0] as Node, env);
-      if (!isObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
+      if (!isObject(d)) throw typeError('OBJECT', d);
       return Object.keys(d)
         .sort()
         .map((k) => d[k] as Datum);
@@ -181,7 +186,7 @@ export const datumTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const d = await ev.evalDatum(node.args[0] as Node, env);
       if (isBinary(d)) return d;
-      if (typeof d !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(d)}.`);
+      if (typeof d !== 'string') throw typeError('STRING', d);
       return binaryOf(Buffer.from(d, 'utf8'));
     },
   },
@@ -306,10 +311,10 @@ async function coerceTo(ev: Evaluator, node: TermNode, env: Env | null): Promise
     if (to === 'OBJECT') {
       const out = newObject();
       for (const pair of rows) {
-        if (!Array.isArray(pair)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(pair)}.`);
+        if (!Array.isArray(pair)) throw typeError('ARRAY', pair);
         if (pair.length !== 2) throw queryLogic(`Expected array of size 2, but got size ${pair.length}.`);
         const key = pair[0] as Datum;
-        if (typeof key !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(key)}.`);
+        if (typeof key !== 'string') throw typeError('STRING', key);
         const existing = field(out, key);
         if (existing !== undefined)
           throw queryLogic(

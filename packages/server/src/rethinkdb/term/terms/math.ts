@@ -8,12 +8,12 @@ import {
   compareDatums,
   type Datum,
   datumsEqual,
-  datumTypeName,
   isTime,
   makeTime,
   reconstructableDouble,
   type TimeDatum,
   truthy,
+  typeError,
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
@@ -114,7 +114,7 @@ export function finite(n: number): number {
 }
 
 function num(v: Datum): number {
-  if (typeof v !== 'number') throw queryLogic(`Expected type NUMBER but found ${datumTypeName(v)}.`);
+  if (typeof v !== 'number') throw typeError('NUMBER', v);
   return v;
 }
 
@@ -129,11 +129,11 @@ function arith2(type: number, x: Datum, y: Datum, arrayLimit: number): Datum {
       if (isTime(y)) return timeWith(y, y.epoch_time + num(x));
       if (typeof x === 'number') return finite(x + num(y));
       if (typeof x === 'string') {
-        if (typeof y !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(y)}.`);
+        if (typeof y !== 'string') throw typeError('STRING', y);
         return x + y;
       }
       if (Array.isArray(x)) {
-        if (!Array.isArray(y)) throw queryLogic(`Expected type ARRAY but found ${datumTypeName(y)}.`);
+        if (!Array.isArray(y)) throw typeError('ARRAY', y);
         return checkArraySize([...x, ...y], arrayLimit);
       }
       return num(x);
@@ -227,8 +227,7 @@ const roundHalfAway = (n: number): number => (n < 0 ? -Math.round(-n) : Math.rou
 async function random(ev: Evaluator, node: TermNode, env: Env | null): Promise<Datum> {
   const a = node.args;
   const floatOpt = await ev.optDatum(node, 'float', env);
-  if (floatOpt !== undefined && typeof floatOpt !== 'boolean')
-    throw queryLogic(`Expected type BOOL but found ${datumTypeName(floatOpt)}.`);
+  if (floatOpt !== undefined && typeof floatOpt !== 'boolean') throw typeError('BOOL', floatOpt);
   const useFloat = floatOpt ?? a.length === 0;
   const bounds: number[] = [];
   for (const n of a) bounds.push(await ev.number(n, env));

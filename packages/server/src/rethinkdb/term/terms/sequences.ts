@@ -20,6 +20,7 @@ const skipOrLimit = (type: number): TermDef => ({
     const s = ev.seq(await ev.eval(node.args[0] as Node, env));
     const n = await ev.number(node.args[1] as Node, env);
     if (!Number.isInteger(n)) throw queryLogic(`Number not an integer: ${n}`);
+    if (n < 0 && type === T.SKIP && s.array === null) throw queryLogic('Cannot use a negative left index on a stream.');
     if (n < 0) throw queryLogic(`${type === T.LIMIT ? 'LIMIT' : 'SKIP'} takes a non-negative argument (got ${n})`);
     return type === T.LIMIT ? limitSeq(s, n) : skipSeq(s, n);
   },
@@ -94,32 +95,56 @@ async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<
   for (const n of a.slice(1)) keys.push(await readKey(n));
   const indexNode = node.optargs.index;
   let seq: Seq;
+  /** With an index: each row's index value, sorted on first (RethinkDB orders by the index, then by the keys). */
+  let indexOf: ((row: Datum) => Promise<Datum>) | null = null;
+  let indexDesc = false;
   if (indexNode !== undefined) {
-    if (!(input instanceof TableRef))
-      throw queryLogic(`Indexed order_by can only be performed on a TABLE or TABLE_SLICE.`);
+    const table = input instanceof TableRef ? input : input instanceof Seq && input.slice ? input.table : null;
+    if (input instanceof Seq && input.indexOrdered)
+      throw queryLogic('Cannot perform multiple indexed ORDER_BYs on the same table.');
+    if (table === null)
+      throw queryLogic(
+        'Indexed order_by can only be performed on a TABLE or TABLE_SLICE. Make sure order_by comes before any transformations (such as map) or filters.',
+      );
     const index = await readKey(indexNode);
     if (typeof index.by !== 'string')
-      throw opFailed(`Index \`function\` was not found on table \`${input.fullName}\`.`);
-    if (index.by === input.primaryKey) seq = ev.tableSeq(input, { reverse: index.desc });
-    else {
-      const src = await ev.indexSource(input, index.by);
-      if (src.kind === 'engine') seq = ev.indexSeq(input, index.by, null, null, { reverse: index.desc });
-      else
-        seq = Seq.fromArray(
-          sortEntries(await ev.indexEntries(input, src), index.desc).map((e) => e.row),
-          input,
-        );
+      throw opFailed(`Index \`function\` was not found on table \`${table.fullName}\`.`);
+    const name = index.by;
+    indexDesc = index.desc;
+    if (input instanceof TableRef && keys.length === 0) {
+      if (name === input.primaryKey) seq = ev.tableSeq(input, { reverse: index.desc });
+      else {
+        const src = await ev.indexSource(input, name);
+        if (src.kind === 'engine') seq = ev.indexSeq(input, name, null, null, { reverse: index.desc });
+        else
+          seq = Seq.fromArray(
+            sortEntries(await ev.indexEntries(input, src), index.desc).map((e) => e.row),
+            input,
+          );
+      }
+      seq.indexOrdered = true;
+      return seq;
     }
-    if (keys.length === 0) return seq;
+    seq = ev.seq(input);
+    if (name === table.primaryKey) indexOf = async (row) => (isPlainObject(row) ? (field(row, name) ?? null) : null);
+    else {
+      const src = await ev.indexSource(table, name);
+      indexOf = async (row) => {
+        const entries = await ev.indexEntries(table, src, [row]);
+        return entries.length === 0 ? null : (entries[0] as { value: Datum }).value;
+      };
+    }
   } else {
-    if (keys.length === 0) throw queryLogic('Expected 2 or more arguments but found 1.');
+    if (keys.length === 0) throw queryLogic('Must specify something to order by.');
     seq = ev.seq(input);
   }
   const rows = await ev.materialize(seq);
   const sortKeys: Datum[][] = [];
+  if (indexOf !== null) keys.unshift({ by: '', desc: indexDesc });
   for (const row of rows) {
     const ks: Datum[] = [];
-    for (const k of keys) {
+    if (indexOf !== null) ks.push(await indexOf(row));
+    for (const k of indexOf !== null ? keys.slice(1) : keys) {
       if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? null) : null);
       else {
         try {

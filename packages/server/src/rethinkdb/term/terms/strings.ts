@@ -3,7 +3,7 @@
  */
 import { queryLogic } from '../../errors.js';
 import type { Node } from '../compiler.js';
-import { type Datum, datumTypeName, newObject } from '../datum.js';
+import { type Datum, newObject, typeError } from '../datum.js';
 import { T } from '../names.js';
 import type { TermDef, TermFamily } from '../registry.js';
 
@@ -332,7 +332,7 @@ export const stringTerms: TermFamily = {
       if (a.length > 1) {
         const d = await ev.evalDatum(a[1] as Node, env);
         if (d !== null) {
-          if (typeof d !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(d)}.`);
+          if (typeof d !== 'string') throw typeError('STRING', d);
           delim = d;
         }
       }

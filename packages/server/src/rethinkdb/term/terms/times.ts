@@ -3,26 +3,19 @@
  */
 import { queryLogic } from '../../errors.js';
 import type { Node } from '../compiler.js';
-import { datumTypeName, isTime, makeTime, parseIso8601, type TimeDatum, timeFromParts } from '../datum.js';
+import {
+  isTime,
+  makeTime,
+  parseIso8601,
+  sanitizeTimezone,
+  type TimeDatum,
+  timeFromParts,
+  typeError,
+} from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import type { TermDef, TermFamily } from '../registry.js';
 import type { Env } from '../values.js';
-
-/** RethinkDB's timezone check (pseudo_time.cc sanitize::tz): `±HH[:MM]` or `Z`, as `±HH:MM`. */
-export function sanitizeTimezone(s: string): string {
-  if (s === '-00' || s === '-00:00') throw queryLogic(`\`${s}\` is not a valid time offset.`);
-  if (s === 'Z') return '+00:00';
-  if (s[0] !== '-' && s[0] !== '+') throw queryLogic(`Timezone \`${s}\` does not start with \`-\` or \`+\`.`);
-  const m = /^([+-])(\d{2})(?::?(\d{2}))?(.*)$/.exec(s);
-  if (!m) throw queryLogic(`Invalid timezone string \`${s}\`.`);
-  if (m[4]) throw queryLogic(`Garbage characters \`${m[4]}\` at end of timezone string \`${s}\`.`);
-  const hh = m[2] as string;
-  const mm = m[3] ?? '00';
-  if (!(/^[01]\d$/.test(hh) || /^2[0-4]$/.test(hh))) throw queryLogic(`Hours out of range in \`${s}\`.`);
-  if (!/^[0-5]\d$/.test(mm)) throw queryLogic(`Minutes out of range in \`${s}\`.`);
-  return `${m[1]}${hh}:${mm}`;
-}
 
 function offsetSeconds(tz: string): number {
   const m = /^([+-])(\d{2}):(\d{2})$/.exec(tz);
@@ -38,7 +31,7 @@ function local(t: TimeDatum): Date {
 
 async function timeArg(ev: Evaluator, node: Node, env: Env | null): Promise<TimeDatum> {
   const t = await ev.evalDatum(node, env);
-  if (!isTime(t)) throw queryLogic(`Expected type PTYPE<TIME> but found ${datumTypeName(t)}.`);
+  if (!isTime(t)) throw typeError('PTYPE<TIME>', t);
   return t;
 }
 
@@ -168,7 +161,7 @@ export const timeTerms: TermFamily = {
     max: 1,
     eval: async (ev, node, env) => {
       const t = await ev.evalDatum(node.args[0] as Node, env);
-      if (!isTime(t)) throw queryLogic(`Expected type PTYPE<TIME> but found ${datumTypeName(t)}.`);
+      if (!isTime(t)) throw typeError('PTYPE<TIME>', t);
       return t.epoch_time;
     },
   },

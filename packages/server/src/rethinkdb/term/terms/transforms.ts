@@ -4,43 +4,72 @@
  */
 import { queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
-import { compareDatums, type Datum, datumsEqual, datumTypeName, isPlainObject } from '../datum.js';
+import { compareDatums, type Datum, datumsEqual, datumTypeName, isPlainObject, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { buildSelector, hasFields, pluck } from '../objects.js';
 import { INF, type TermFamily } from '../registry.js';
-import { type Env, Func, Seq, TableRef, type Value } from '../values.js';
+import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
 import { checkSize } from './arrays.js';
 
 async function map(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
   const f = await ev.eval(a[a.length - 1] as Node, env);
-  if (f instanceof Func && f.params.length !== 0 && f.params.length !== a.length - 1) {
-    const n = a.length - 1;
+  if (!(f instanceof Func)) expectType(f, 'FUNCTION');
+  const n = a.length - 1;
+  if (f.params.length !== 0 && f.params.length !== n) {
     throw queryLogic(
       `The function passed to \`map\` expects ${f.params.length} argument${f.params.length === 1 ? '' : 's'}, but ${n} sequence${n === 1 ? ' was' : 's were'} found.`,
     );
   }
   const s = ev.seq(await ev.eval(a[0] as Node, env));
-  if (a.length === 2) return ev.mapSeq(s, (row) => ev.callDatum(f, [row]));
-  const seqs = [await ev.materialize(s)];
-  for (const n of a.slice(1, -1)) seqs.push(await ev.seqArray(n, env));
-  const len = Math.min(...seqs.map((x) => x.length));
-  const out: Datum[] = [];
-  for (let i = 0; i < len; i++)
-    out.push(
-      await ev.callDatum(
-        f,
-        seqs.map((x) => x[i] as Datum),
-      ),
-    );
-  return out;
+  if (n === 1) return ev.mapSeq(s, (row) => ev.callDatum(f, [row]));
+  const seqs = [s];
+  for (const x of a.slice(1, -1)) seqs.push(ev.seq(await ev.eval(x, env)));
+  if (seqs.every((x) => x.array !== null)) {
+    const arrays = seqs.map((x) => x.array as Datum[]);
+    const len = Math.min(...arrays.map((x) => x.length));
+    const out: Datum[] = [];
+    for (let i = 0; i < len; i++)
+      out.push(
+        await ev.callDatum(
+          f,
+          arrays.map((x) => x[i] as Datum),
+        ),
+      );
+    return out;
+  }
+  // Lazily, so infinite ranges zip with finite sequences.
+  return Seq.fromStream(
+    async function* () {
+      const its = seqs.map((x) => x.open());
+      try {
+        for (;;) {
+          const row: Datum[] = [];
+          for (const it of its) {
+            const r = await it.next();
+            if (r.done) return;
+            row.push(r.value);
+          }
+          yield await ev.callDatum(f, row);
+        }
+      } finally {
+        for (const it of its) await it.return?.();
+      }
+    },
+    null,
+    seqs.every((x) => x.infinite),
+  );
 }
 
 function rangeSeq(start: number, stop: number, infinite: boolean): Seq {
-  return Seq.fromStream(async function* () {
-    for (let i = start; infinite || i < stop; i++) yield i;
-  });
+  return Seq.fromStream(
+    async function* () {
+      for (let i = start; infinite || i < stop; i++) yield i;
+    },
+    null,
+    infinite,
+  );
 }
 
 async function union(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
@@ -69,7 +98,7 @@ async function union(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
     }
     if (interleave.kind === 'datum' && Array.isArray(interleave.value)) {
       for (const v of interleave.value) {
-        if (typeof v !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(v)}.`);
+        if (typeof v !== 'string') throw typeError('STRING', v);
         keys.push({ by: v, desc: false });
       }
     }
@@ -109,6 +138,23 @@ async function union(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
     }
     return out;
   };
+  const compareKeys = (x: Datum[], y: Datum[]): number => {
+    for (let j = 0; j < x.length; j++) {
+      let c = compareDatums(x[j] as Datum, y[j] as Datum);
+      if ((orderBy as { desc: boolean }[])[j]?.desc) c = -c;
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
+  for (const arr of arrays) {
+    let prev: Datum[] | null = null;
+    for (const row of arr) {
+      const k = await keyOf(row);
+      if (prev !== null && compareKeys(prev, k) > 0)
+        throw queryLogic('The streams given as arguments are not ordered by given ordering.');
+      prev = k;
+    }
+  }
   const idx = arrays.map(() => 0);
   const out: Datum[] = [];
   for (;;) {
@@ -181,7 +227,7 @@ export const transformTerms: TermFamily = {
       let rows: Datum[];
       if (index !== undefined) {
         if (!(input instanceof TableRef)) throw queryLogic('Can only perform an indexed distinct on a TABLE.');
-        if (typeof index !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(index)}.`);
+        if (typeof index !== 'string') throw typeError('STRING', index);
         const all = await ev.materialize(ev.seq(input));
         rows = [];
         for (const r of all) {
