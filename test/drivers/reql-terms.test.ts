@@ -276,6 +276,52 @@ const FAMILIES: Record<string, Case[]> = {
     { name: 'info of a datum', q: () => r.expr(1).info(), want: { type: 'NUMBER', value: '1' } },
     { name: 'default catches a missing field', q: () => r.expr({}).getField('x').default(5), want: 5 },
   ],
+  errors: [
+    {
+      name: 'a type error on null is NON_EXISTENCE',
+      q: () => r.expr([1, 2]).insertAt(null, 1),
+      error: ['ReqlNonExistenceError', 'Expected type NUMBER but found NULL.'],
+    },
+    { name: 'default catches it', q: () => r.expr([1, 2]).insertAt(null, 1).default('d'), want: 'd' },
+    {
+      name: 'a table where a datum is wanted',
+      q: () => r.branch(r.db('test'), 1, 2),
+      error: ['ReqlQueryLogicError', 'Expected type DATUM but found DATABASE:'],
+    },
+    {
+      name: 'writes nested in map',
+      q: () => r.expr([1]).map(() => r.db('test').tableCreate('never')),
+      error: ['ReqlServerCompileError', 'Cannot nest writes or meta ops in stream operations.  Use FOR_EACH instead.'],
+    },
+    {
+      name: 'an infinite stream in an aggregation',
+      q: () => r.range().count(),
+      error: [
+        'ReqlQueryLogicError',
+        'Cannot use an infinite stream with an aggregation function (`reduce`, `count`, etc.) or coerce it to an array.',
+      ],
+    },
+    {
+      name: 'an infinite stream stays lazy',
+      q: () =>
+        r
+          .range()
+          .map((x: Any) => x.mul(2))
+          .limit(3)
+          .coerceTo('array'),
+      want: [0, 2, 4],
+    },
+    {
+      name: 'r.error() outside default',
+      q: () => r.error(),
+      error: ['ReqlQueryLogicError', 'Empty ERROR term outside a default block.'],
+    },
+    {
+      name: 'bracket on a non-object',
+      q: () => r.expr(['a'])('x'),
+      error: ['ReqlQueryLogicError', 'Cannot perform bracket on a non-object non-sequence `"a"`.'],
+    },
+  ],
   times: [
     {
       name: 'in_timezone and its portions',

@@ -104,8 +104,8 @@ describe('term compiler', () => {
 
   it('names unknown and unsupported terms, wrong arity and unknown optargs, with a backtrace', () => {
     expect(compileError([9999, []]).message).toBe('Unrecognized TermType: 9999.');
-    const sample = compileError([81, [[15, ['t']], 3]]);
-    expect(sample.message).toBe('Wharf does not support the term SAMPLE (81).');
+    const js = compileError([11, ['1 + 1']]);
+    expect(js.message).toBe('Wharf does not support the term JAVASCRIPT (11).');
     expect(
       compileError([
         39,

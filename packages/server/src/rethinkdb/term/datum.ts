@@ -135,6 +135,9 @@ function rank(v: Datum): number {
   }
   if (Array.isArray(v)) return 1;
   const rt = field(v as DatumObject, '$reql_type$');
+  // r.minval / r.maxval inside a compound index bound, e.g. [1, r.minval].
+  if (rt === 'MINVAL') return 0;
+  if (rt === 'MAXVAL') return 9;
   if (rt === 'BINARY') return 2;
   if (typeof rt === 'string') return 7;
   return 6;

@@ -35,6 +35,7 @@ import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import { TERMS } from './terms/index.js';
 import {
+  Bound,
   DbRef,
   Env,
   expectType,
@@ -134,6 +135,7 @@ export class Evaluator {
     if (v instanceof Seq) return v.array ?? (await this.materialize(v));
     if (v instanceof TableRef) return this.materialize(this.tableSeq(v));
     if (v instanceof Grouped) return groupedDatum(v);
+    if (v instanceof Bound) return { $reql_type$: v.which === 'min' ? 'MINVAL' : 'MAXVAL' };
     expectType(v, 'DATUM');
   }
 

@@ -231,19 +231,26 @@ export const arrayTerms: TermFamily = {
       const items = await ev.seqArray(node.args[0] as Node, env);
       const wanted: Value[] = [];
       for (const n of node.args.slice(1)) wanted.push(await ev.eval(n, env));
-      // Each element satisfies at most one of the wanted values or predicates (arr.cc).
-      const remaining = [...wanted];
+      // Bag semantics (arr.cc): an element satisfies at most one wanted value and one predicate.
+      const values: Datum[] = [];
+      const funcs: Func[] = [];
+      for (const w of wanted) {
+        if (w instanceof Func) funcs.push(w);
+        else values.push(await ev.datum(w));
+      }
+      if (values.length === 0 && funcs.length === 0) return true;
       for (const x of items) {
-        for (let i = 0; i < remaining.length; i++) {
-          const w = remaining[i] as Value;
-          if (w instanceof Func ? truthy(await ev.callDatum(w, [x])) : datumsEqual(await ev.datum(w), x)) {
-            remaining.splice(i, 1);
+        const vi = values.findIndex((v) => datumsEqual(v, x));
+        if (vi >= 0) values.splice(vi, 1);
+        for (let i = 0; i < funcs.length; i++) {
+          if (truthy(await ev.callDatum(funcs[i] as Func, [x]))) {
+            funcs.splice(i, 1);
             break;
           }
         }
-        if (remaining.length === 0) return true;
+        if (values.length === 0 && funcs.length === 0) return true;
       }
-      return remaining.length === 0;
+      return false;
     },
   },
 };
