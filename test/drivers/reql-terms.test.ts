@@ -307,8 +307,7 @@ const FAMILIES: Record<string, Case[]> = {
         r
           .range()
           .map((x: Any) => x.mul(2))
-          .limit(3)
-          .coerceTo('array'),
+          .limit(3),
       want: [0, 2, 4],
     },
     {
