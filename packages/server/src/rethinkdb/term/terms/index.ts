@@ -11,6 +11,7 @@ import { aggregationTerms } from './aggregation.js';
 import { arrayTerms } from './arrays.js';
 import { controlTerms } from './control.js';
 import { datumTerms } from './datum.js';
+import { geoTerms } from './geo.js';
 import { joinTerms } from './joins.js';
 import { mathTerms, numberTerms } from './math.js';
 import { sequenceTerms } from './sequences.js';
@@ -29,6 +30,7 @@ const FAMILIES: readonly TermFamily[] = [
   transformTerms,
   arrayTerms,
   joinTerms,
+  geoTerms,
   aggregationTerms,
   writeTerms,
   adminTerms,

@@ -1,0 +1,498 @@
+/**
+ * Geospatial terms (RethinkDB's geo.cc over src/rdb_protocol/geo/): point, line, polygon,
+ * circle, geojson, to_geojson, distance, intersects, includes, fill, polygon_sub,
+ * get_intersecting, get_nearest. Geometries are the GEOMETRY pseudo-type (GeoJSON inside).
+ * Geodesics (distance, circle) use GeographicLib, as RethinkDB does (Karney's algorithms on an
+ * ellipsoid, WGS84 by default). Intersection and inclusion are computed on lon/lat edges, which
+ * agrees with RethinkDB's great-circle edges except within a hair of an edge of a large shape.
+ */
+import geographiclib from 'geographiclib-geodesic';
+import { queryLogic } from '../../errors.js';
+import type { Node, TermNode } from '../compiler.js';
+import { type Datum, type DatumObject, datumsEqual, field, isObject, typeError } from '../datum.js';
+import type { Evaluator } from '../evaluator.js';
+import { T } from '../names.js';
+import { INF, type TermDef, type TermFamily } from '../registry.js';
+import { type Env, expectType, Seq, TableRef } from '../values.js';
+
+type P = [number, number];
+interface Geometry {
+  type: 'Point' | 'LineString' | 'Polygon';
+  coordinates: Datum;
+}
+
+const { Geodesic } = geographiclib;
+const UNITS: Record<string, number> = { m: 1, km: 1000, mi: 1609.344, nm: 1852, ft: 0.3048 };
+
+function geometry(type: Geometry['type'], coordinates: Datum): DatumObject {
+  return { $reql_type$: 'GEOMETRY', coordinates, type };
+}
+
+function checkPoint(lon: number, lat: number): P {
+  if (lat < -90 || lat > 90) throw queryLogic(`Latitude must be between -90 and 90.  Got ${lat}.`);
+  if (lon < -180 || lon > 180) throw queryLogic(`Longitude must be between -180 and 180.  Got ${lon}.`);
+  return [lon, lat];
+}
+
+/** A point argument: r.point(...) or a [lon, lat] pair. */
+function pointOf(v: Datum): P {
+  if (Array.isArray(v)) {
+    if (v.length !== 2)
+      throw queryLogic(`Expected point coordinate pair.  Got ${v.length} element array instead of a 2 element one.`);
+    const [lon, lat] = v;
+    if (typeof lon !== 'number') throw typeError('NUMBER', lon as Datum);
+    if (typeof lat !== 'number') throw typeError('NUMBER', lat as Datum);
+    return checkPoint(lon, lat);
+  }
+  const g = asGeometry(v);
+  if (g.type !== 'Point') throw queryLogic(`Expected geometry of type \`Point\` but found \`${g.type}\`.`);
+  return g.coordinates as P;
+}
+
+function asGeometry(v: Datum): Geometry {
+  if (!isObject(v) || field(v, '$reql_type$') !== 'GEOMETRY') throw typeError('PTYPE<GEOMETRY>', v);
+  return { type: field(v, 'type') as Geometry['type'], coordinates: field(v, 'coordinates') as Datum };
+}
+
+const samePoint = (a: P, b: P): boolean => a[0] === b[0] && a[1] === b[1];
+const antipodal = (a: P, b: P): boolean =>
+  Math.abs(a[1] + b[1]) < 1e-12 && Math.abs(Math.abs(a[0] - b[0]) - 180) < 1e-12;
+
+function checkLine(points: P[]): P[] {
+  for (let i = 1; i < points.length; i++) {
+    if (samePoint(points[i - 1] as P, points[i] as P) || antipodal(points[i - 1] as P, points[i] as P))
+      throw queryLogic('Invalid LineString.  Are there antipodal or duplicate vertices?');
+  }
+  return points;
+}
+
+function closeRing(points: P[]): P[] {
+  const ring = [...points];
+  if (!samePoint(ring[0] as P, ring[ring.length - 1] as P)) ring.push(ring[0] as P);
+  const bad = (): never => {
+    throw queryLogic('Invalid LinearRing.  Are there antipodal or duplicate vertices? Is it self-intersecting?');
+  };
+  if (ring.length < 4) bad();
+  for (let i = 1; i < ring.length; i++) if (samePoint(ring[i - 1] as P, ring[i] as P)) bad();
+  const distinct = ring.slice(0, -1);
+  for (let i = 0; i < distinct.length; i++)
+    for (let j = i + 1; j < distinct.length; j++) if (samePoint(distinct[i] as P, distinct[j] as P)) bad();
+  const n = ring.length - 1;
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) {
+      if (Math.abs(i - j) <= 1 || (i === 0 && j === n - 1)) continue;
+      if (segmentsIntersect(ring[i] as P, ring[i + 1] as P, ring[j] as P, ring[j + 1] as P)) bad();
+    }
+  return ring;
+}
+
+// ---- planar predicates on lon/lat ----
+
+function orient(a: P, b: P, c: P): number {
+  const v = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+  return Math.abs(v) < 1e-15 ? 0 : Math.sign(v);
+}
+function onSegment(p: P, a: P, b: P): boolean {
+  return (
+    orient(a, b, p) === 0 &&
+    Math.min(a[0], b[0]) - 1e-12 <= p[0] &&
+    p[0] <= Math.max(a[0], b[0]) + 1e-12 &&
+    Math.min(a[1], b[1]) - 1e-12 <= p[1] &&
+    p[1] <= Math.max(a[1], b[1]) + 1e-12
+  );
+}
+function segmentsIntersect(a: P, b: P, c: P, d: P): boolean {
+  const o1 = orient(a, b, c);
+  const o2 = orient(a, b, d);
+  const o3 = orient(c, d, a);
+  const o4 = orient(c, d, b);
+  if (o1 !== o2 && o3 !== o4) return true;
+  return onSegment(c, a, b) || onSegment(d, a, b) || onSegment(a, c, d) || onSegment(b, c, d);
+}
+/** Strictly inside a ring (not on its boundary). */
+function inRing(p: P, ring: P[]): boolean {
+  let inside = false;
+  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+    const a = ring[i] as P;
+    const b = ring[j] as P;
+    if (a[1] > p[1] !== b[1] > p[1] && p[0] < ((b[0] - a[0]) * (p[1] - a[1])) / (b[1] - a[1]) + a[0]) inside = !inside;
+  }
+  return inside;
+}
+function onRing(p: P, ring: P[]): boolean {
+  for (let i = 0; i + 1 < ring.length; i++) if (onSegment(p, ring[i] as P, ring[i + 1] as P)) return true;
+  return false;
+}
+function edges(points: P[]): [P, P][] {
+  const out: [P, P][] = [];
+  for (let i = 0; i + 1 < points.length; i++) out.push([points[i] as P, points[i + 1] as P]);
+  return out;
+}
+
+interface Shape {
+  type: Geometry['type'];
+  points: P[]; // a point's single vertex, a line's vertices, a polygon's outer ring
+  holes: P[][];
+}
+function shapeOf(g: Geometry): Shape {
+  if (g.type === 'Point') return { type: 'Point', points: [g.coordinates as P], holes: [] };
+  if (g.type === 'LineString') return { type: 'LineString', points: g.coordinates as P[], holes: [] };
+  const rings = g.coordinates as P[][];
+  return { type: 'Polygon', points: rings[0] as P[], holes: rings.slice(1) };
+}
+/** In a polygon's area (boundary included, holes' interiors excluded). */
+function pointInPolygon(p: P, s: Shape): boolean {
+  if (!(inRing(p, s.points) || onRing(p, s.points))) return false;
+  return !s.holes.some((h) => inRing(p, h));
+}
+function shapeEdges(s: Shape): [P, P][] {
+  return [...edges(s.points), ...s.holes.flatMap((h) => edges(h))];
+}
+
+export function intersects(a: Shape, b: Shape): boolean {
+  if (a.type === 'Point' && b.type === 'Point') return samePoint(a.points[0] as P, b.points[0] as P);
+  if (a.type === 'Point' || b.type === 'Point') {
+    const [pt, other] = a.type === 'Point' ? [a, b] : [b, a];
+    const p = pt.points[0] as P;
+    if (other.type === 'LineString') return edges(other.points).some(([x, y]) => onSegment(p, x, y));
+    return pointInPolygon(p, other);
+  }
+  for (const [x, y] of shapeEdges(a))
+    for (const [u, v] of shapeEdges(b)) if (segmentsIntersect(x, y, u, v)) return true;
+  if (a.type === 'Polygon' && b.points.some((p) => pointInPolygon(p, a))) return true;
+  if (b.type === 'Polygon' && a.points.some((p) => pointInPolygon(p, b))) return true;
+  return false;
+}
+
+export function includes(outer: Shape, inner: Shape): boolean {
+  if (outer.type !== 'Polygon') throw queryLogic(`Expected geometry of type \`Polygon\` but found \`${outer.type}\`.`);
+  if (!inner.points.every((p) => pointInPolygon(p, outer))) return false;
+  if (inner.type === 'Point') return true;
+  // No edge of the inner shape may leave the outer area: it may not cross a hole or the boundary.
+  for (const [x, y] of shapeEdges(inner)) {
+    const mid: P = [(x[0] + y[0]) / 2, (x[1] + y[1]) / 2];
+    if (!pointInPolygon(mid, outer)) return false;
+    for (const h of outer.holes) if (h.some((p) => inner.type === 'Polygon' && inRing(p, inner.points))) return false;
+    for (const [u, v] of shapeEdges(outer)) {
+      const o1 = orient(x, y, u);
+      const o2 = orient(x, y, v);
+      const o3 = orient(u, v, x);
+      const o4 = orient(u, v, y);
+      if (o1 * o2 < 0 && o3 * o4 < 0) return false;
+    }
+  }
+  return true;
+}
+
+// ---- geodesics ----
+
+interface Ellipsoid {
+  a: number;
+  f: number;
+}
+async function ellipsoid(ev: Evaluator, node: TermNode, env: Env | null): Promise<Ellipsoid> {
+  const v = await ev.optDatum(node, 'geo_system', env);
+  if (v === undefined || v === 'WGS84') return { a: 6378137, f: 1 / 298.257223563 };
+  if (v === 'unit_sphere') return { a: 1, f: 0 };
+  if (isObject(v)) {
+    const a = field(v, 'a');
+    const f = field(v, 'f');
+    if (typeof a === 'number' && typeof f === 'number') return { a, f };
+  }
+  throw queryLogic(
+    `Unrecognized geo system \`${typeof v === 'string' ? v : JSON.stringify(v)}\` (valid geo systems are "WGS84" and "unit_sphere").`,
+  );
+}
+async function unitOf(ev: Evaluator, node: TermNode, env: Env | null): Promise<number> {
+  const u = (await ev.optDatum(node, 'unit', env)) ?? 'm';
+  if (typeof u !== 'string') throw typeError('STRING', u);
+  const f = UNITS[u];
+  if (f === undefined) throw queryLogic(`Unrecognized distance unit \`${u}\`.`);
+  return f;
+}
+function geod(e: Ellipsoid): InstanceType<typeof Geodesic.Geodesic> {
+  return new Geodesic.Geodesic(e.a, e.f);
+}
+function pointDistance(a: P, b: P, e: Ellipsoid): number {
+  return geod(e).Inverse(a[1], a[0], b[1], b[0]).s12 as number;
+}
+
+type V3 = [number, number, number];
+const toV = (p: P): V3 => {
+  const lon = (p[0] * Math.PI) / 180;
+  const lat = (p[1] * Math.PI) / 180;
+  return [Math.cos(lat) * Math.cos(lon), Math.cos(lat) * Math.sin(lon), Math.sin(lat)];
+};
+const toP = (v: V3): P => {
+  const n = Math.hypot(v[0], v[1], v[2]);
+  return [(Math.atan2(v[1], v[0]) * 180) / Math.PI, (Math.asin(v[2] / n) * 180) / Math.PI];
+};
+const dot = (a: V3, b: V3): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+const cross = (a: V3, b: V3): V3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+
+/** The closest point to `p` on the great-circle edge a-b (as S2's Project does). */
+function projectOnEdge(p: P, a: P, b: P): P {
+  const [x, va, vb] = [toV(p), toV(a), toV(b)];
+  const n = cross(va, vb);
+  const nn = dot(n, n);
+  if (nn === 0) return a;
+  const t = dot(x, n) / nn;
+  const q: V3 = [x[0] - t * n[0], x[1] - t * n[1], x[2] - t * n[2]];
+  // On the arc when q lies between a and b.
+  if (dot(cross(va, q), n) >= 0 && dot(cross(q, vb), n) >= 0) return toP(q);
+  return dot(x, va) >= dot(x, vb) ? a : b;
+}
+
+function distanceTo(p: P, s: Shape, e: Ellipsoid): number {
+  if (s.type === 'Point') return pointDistance(p, s.points[0] as P, e);
+  if (s.type === 'Polygon' && pointInPolygon(p, s)) return 0;
+  let best = Number.POSITIVE_INFINITY;
+  for (const [a, b] of shapeEdges(s)) {
+    const q = projectOnEdge(p, a, b);
+    if (onSegment(p, a, b)) return 0;
+    const d = pointDistance(p, q, e);
+    if (d < best) best = d;
+  }
+  return best;
+}
+
+function circle(center: P, radius: number, n: number, e: Ellipsoid): P[] {
+  if (radius <= 0) throw queryLogic('Radius must be positive');
+  const b = e.a * (1 - e.f);
+  const max = 0.5 * Math.PI * Math.min(e.a, b);
+  if (radius >= max)
+    throw queryLogic(
+      `Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got ${radius}m, but must be smaller than ${max}m.`,
+    );
+  const g = geod(e);
+  const out: P[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = g.Direct(center[1], center[0], -180 + (360 / n) * i, radius);
+    out.push([r.lon2 as number, r.lat2 as number]);
+  }
+  if (n > 0) out.push(out[0] as P);
+  return out;
+}
+
+async function geoArg(ev: Evaluator, n: Node, env: Env | null): Promise<Shape> {
+  return shapeOf(asGeometry(await ev.evalDatum(n, env)));
+}
+
+/** A GeoJSON object checked and made a GEOMETRY (geojson.cc). */
+function fromGeoJson(v: Datum): DatumObject {
+  if (!isObject(v)) throw typeError('OBJECT', v);
+  const type = field(v, 'type');
+  const coords = field(v, 'coordinates');
+  if (type === undefined) throw queryLogic(`No attribute \`type\` in object:\n${JSON.stringify(v)}`);
+  if (coords === undefined) throw queryLogic(`No attribute \`coordinates\` in object:\n${JSON.stringify(v)}`);
+  for (const k of Object.keys(v))
+    if (k !== 'type' && k !== 'coordinates' && k !== 'bbox' && k !== 'crs' && k !== '$reql_type$')
+      throw queryLogic(`Unrecognized field \`${k}\` found in geometry object.`);
+  const crs = field(v, 'crs');
+  if (crs !== undefined && crs !== null) {
+    const name = isObject(crs) ? field(field(crs, 'properties') as DatumObject, 'name') : undefined;
+    if (name !== 'urn:ogc:def:crs:OGC:1.3:CRS84' && name !== 'EPSG:4326')
+      throw queryLogic(`Unrecognized coordinate reference system \`${JSON.stringify(name)}\`.`);
+  }
+  switch (type) {
+    case 'Point':
+      return geometry('Point', pointOf(coords));
+    case 'LineString': {
+      if (!Array.isArray(coords)) throw typeError('ARRAY', coords);
+      const pts = coords.map(pointOf);
+      if (pts.length < 2) throw queryLogic(`GeoJSON LineString must have at least two positions.`);
+      return geometry('LineString', checkLine(pts));
+    }
+    case 'Polygon': {
+      if (!Array.isArray(coords)) throw typeError('ARRAY', coords);
+      const rings = coords.map((r) => {
+        if (!Array.isArray(r)) throw typeError('ARRAY', r);
+        return closeRing(r.map(pointOf));
+      });
+      return geometry('Polygon', rings);
+    }
+    default:
+      if (['MultiPoint', 'MultiLineString', 'MultiPolygon', 'GeometryCollection'].includes(String(type)))
+        throw queryLogic(`GeoJSON type \`${String(type)}\` is not supported.`);
+      throw queryLogic(`Unrecognized GeoJSON type \`${String(type)}\`.`);
+  }
+}
+
+const geoPredicate = (op: (a: Shape, b: Shape) => boolean): TermDef => ({
+  min: 2,
+  max: 2,
+  eval: async (ev, node, env) => {
+    const first = await ev.eval(node.args[0] as Node, env);
+    const b = await geoArg(ev, node.args[1] as Node, env);
+    if (first instanceof Seq || first instanceof TableRef || Array.isArray(first)) {
+      return ev.mapSeq(ev.seq(first), async (row) => (op(shapeOf(asGeometry(row)), b) ? row : undefined), true);
+    }
+    return op(shapeOf(asGeometry(await ev.datum(first))), b);
+  },
+});
+
+export const geoTerms: TermFamily = {
+  [T.POINT]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) =>
+      geometry(
+        'Point',
+        checkPoint(await ev.number(node.args[0] as Node, env), await ev.number(node.args[1] as Node, env)),
+      ),
+  },
+  [T.LINE]: {
+    min: 2,
+    max: INF,
+    eval: async (ev, node, env) => {
+      const pts: P[] = [];
+      for (const n of node.args) pts.push(pointOf(await ev.evalDatum(n, env)));
+      return geometry('LineString', checkLine(pts));
+    },
+  },
+  [T.POLYGON]: {
+    min: 3,
+    max: INF,
+    eval: async (ev, node, env) => {
+      const pts: P[] = [];
+      for (const n of node.args) pts.push(pointOf(await ev.evalDatum(n, env)));
+      return geometry('Polygon', [closeRing(pts)]);
+    },
+  },
+  [T.CIRCLE]: {
+    min: 2,
+    max: 2,
+    optargs: ['num_vertices', 'geo_system', 'unit', 'fill'],
+    eval: async (ev, node, env) => {
+      const center = pointOf(await ev.evalDatum(node.args[0] as Node, env));
+      const radius = (await ev.number(node.args[1] as Node, env)) * (await unitOf(ev, node, env));
+      const n = (await ev.optDatum(node, 'num_vertices', env)) ?? 32;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 3)
+        throw queryLogic('`num_vertices` must be at least 3.');
+      const fill = (await ev.optDatum(node, 'fill', env)) ?? true;
+      const ring = circle(center, radius, n, await ellipsoid(ev, node, env));
+      return fill ? geometry('Polygon', [ring]) : geometry('LineString', ring);
+    },
+  },
+  [T.GEOJSON]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => fromGeoJson(await ev.evalDatum(node.args[0] as Node, env)),
+  },
+  [T.TO_GEOJSON]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const v = await ev.evalDatum(node.args[0] as Node, env);
+      asGeometry(v);
+      const out: DatumObject = {};
+      for (const [k, x] of Object.entries(v as DatumObject)) if (k !== '$reql_type$') out[k] = x;
+      return out;
+    },
+  },
+  [T.DISTANCE]: {
+    min: 2,
+    max: 2,
+    optargs: ['geo_system', 'unit'],
+    eval: async (ev, node, env) => {
+      const a = await geoArg(ev, node.args[0] as Node, env);
+      const b = await geoArg(ev, node.args[1] as Node, env);
+      const e = await ellipsoid(ev, node, env);
+      const unit = await unitOf(ev, node, env);
+      let d: number;
+      if (a.type === 'Point') d = distanceTo(a.points[0] as P, b, e);
+      else if (b.type === 'Point') d = distanceTo(b.points[0] as P, a, e);
+      else throw queryLogic('Distance can only be computed if at least one of the arguments is a point.');
+      return d / unit;
+    },
+  },
+  [T.INTERSECTS]: geoPredicate(intersects),
+  [T.INCLUDES]: geoPredicate(includes),
+  [T.FILL]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const g = asGeometry(await ev.evalDatum(node.args[0] as Node, env));
+      if (g.type === 'Polygon') return geometry('Polygon', g.coordinates);
+      if (g.type !== 'LineString') throw queryLogic(`Expected a LineString or Polygon, but found a ${g.type}.`);
+      return geometry('Polygon', [closeRing(g.coordinates as P[])]);
+    },
+  },
+  [T.POLYGON_SUB]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) => {
+      const outerG = asGeometry(await ev.evalDatum(node.args[0] as Node, env));
+      const innerG = asGeometry(await ev.evalDatum(node.args[1] as Node, env));
+      if (outerG.type !== 'Polygon') throw queryLogic(`Expected a Polygon but found a ${outerG.type}.`);
+      if (innerG.type !== 'Polygon') throw queryLogic(`Expected a Polygon but found a ${innerG.type}.`);
+      const inner = shapeOf(innerG);
+      if (inner.holes.length > 0) throw queryLogic('Expected a Polygon with only an outer shell.  This one has holes.');
+      if (!includes(shapeOf(outerG), inner))
+        throw queryLogic('The second argument to `polygon_sub` is not contained in the first one.');
+      return geometry('Polygon', [...(outerG.coordinates as Datum[]), inner.points]);
+    },
+  },
+  [T.GET_INTERSECTING]: {
+    min: 2,
+    max: 2,
+    optargs: ['index'],
+    eval: async (ev, node, env) => {
+      const t = await ev.eval(node.args[0] as Node, env);
+      if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      const g = await geoArg(ev, node.args[1] as Node, env);
+      const index = await ev.optDatum(node, 'index', env);
+      if (index === undefined) throw queryLogic('get_intersecting requires an index argument.');
+      if (typeof index !== 'string') throw typeError('STRING', index);
+      const src = await ev.indexSource(t, index);
+      if (src.kind !== 'function' || !src.def.geo) throw queryLogic(`Index \`${index}\` is not a geospatial index.`);
+      const seen: Datum[] = [];
+      for (const e of await ev.indexEntries(t, src)) {
+        let hit = false;
+        try {
+          hit = intersects(shapeOf(asGeometry(e.value)), g);
+        } catch {
+          hit = false;
+        }
+        if (hit && !seen.some((x) => datumsEqual(x, e.row))) seen.push(e.row);
+      }
+      return Seq.fromArray(seen, t);
+    },
+  },
+  [T.GET_NEAREST]: {
+    min: 2,
+    max: 2,
+    optargs: ['index', 'max_results', 'max_dist', 'geo_system', 'unit'],
+    eval: async (ev, node, env) => {
+      const t = await ev.eval(node.args[0] as Node, env);
+      if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      const center = pointOf(await ev.evalDatum(node.args[1] as Node, env));
+      const index = await ev.optDatum(node, 'index', env);
+      if (index === undefined) throw queryLogic('get_nearest requires an index argument.');
+      if (typeof index !== 'string') throw typeError('STRING', index);
+      const e = await ellipsoid(ev, node, env);
+      const unit = await unitOf(ev, node, env);
+      const maxResults = (await ev.optDatum(node, 'max_results', env)) ?? 100;
+      if (typeof maxResults !== 'number' || maxResults <= 0) throw queryLogic('max_results must be positive.');
+      const maxDist = ((await ev.optDatum(node, 'max_dist', env)) ?? 100000 / unit) as number;
+      if (typeof maxDist !== 'number' || maxDist <= 0) throw queryLogic('max_dist must be positive.');
+      const src = await ev.indexSource(t, index);
+      if (src.kind !== 'function' || !src.def.geo) throw queryLogic(`Index \`${index}\` is not a geospatial index.`);
+      const found: { dist: number; doc: Datum }[] = [];
+      for (const entry of await ev.indexEntries(t, src)) {
+        let d: number;
+        try {
+          d = distanceTo(center, shapeOf(asGeometry(entry.value)), e) / unit;
+        } catch {
+          continue;
+        }
+        if (d > maxDist) continue;
+        const prev = found.find((f) => datumsEqual(f.doc, entry.row));
+        if (prev) prev.dist = Math.min(prev.dist, d);
+        else found.push({ dist: d, doc: entry.row });
+      }
+      found.sort((x, y) => x.dist - y.dist);
+      return found.slice(0, maxResults).map((f) => ({ dist: f.dist, doc: f.doc }));
+    },
+  },
+};
