@@ -1,7 +1,7 @@
 /**
  * The ReQL term families through the official `rethinkdb` driver against a real Wharf server
  * on 127.0.0.1: strings, numbers, arrays, transforms, aggregation and GROUP, joins, datum and
- * type terms (coerce_to, literal, args, info), times. Each case asserts the result, or the
+ * type terms (coerce_to, literal, args, info), errors, geo, times. Each case asserts the result, or the
  * error's class and text. With RETHINKDB_BIN set (a RethinkDB 2.4 binary), the same cases run
  * against a real RethinkDB too, so the expectations are checked against the reference.
  */
@@ -319,6 +319,64 @@ const FAMILIES: Record<string, Case[]> = {
       name: 'bracket on a non-object',
       q: () => r.expr(['a'])('x'),
       error: ['ReqlQueryLogicError', 'Cannot perform bracket on a non-object non-sequence `"a"`.'],
+    },
+  ],
+  geo: [
+    { name: 'point', q: () => r.point(-122, 37).toGeojson(), want: { type: 'Point', coordinates: [-122, 37] } },
+    {
+      name: 'a latitude out of range',
+      q: () => r.point(0, 91),
+      error: ['ReqlQueryLogicError', 'Latitude must be between -90 and 90.  Got 91.'],
+    },
+    {
+      name: 'polygon closes its ring',
+      q: () => r.polygon([0, 0], [0, 1], [1, 0]).toGeojson()('coordinates'),
+      want: [
+        [
+          [0, 0],
+          [0, 1],
+          [1, 0],
+          [0, 0],
+        ],
+      ],
+    },
+    {
+      name: 'a self-intersecting polygon',
+      q: () => r.polygon([0, 0], [0, 1], [1, 0], [-1, 0.5]),
+      error: [
+        'ReqlQueryLogicError',
+        'Invalid LinearRing.  Are there antipodal or duplicate vertices? Is it self-intersecting?',
+      ],
+    },
+    {
+      name: 'geodesic distance (WGS84), in km',
+      q: () => r.distance(r.point(-122, 37), r.point(-123, 37), { unit: 'km' }).mul(1000).round(),
+      want: 89011,
+    },
+    { name: 'distance to a line', q: () => r.distance(r.point(0, 0), r.line([5, -1], [4, 2])).round(), want: 492471 },
+    {
+      name: 'intersects and includes',
+      q: () =>
+        r.expr([
+          r.polygon([0, 0], [0, 2], [2, 2], [2, 0]).intersects(r.line([1, 1], [3, 3])),
+          r.polygon([0, 0], [0, 2], [2, 2], [2, 0]).includes(r.point(1, 1)),
+          r.polygon([0, 0], [0, 2], [2, 2], [2, 0]).includes(r.line([1, 1], [3, 3])),
+        ]),
+      want: [true, true, false],
+    },
+    {
+      name: 'polygon_sub makes a hole',
+      q: () =>
+        r
+          .polygon([0, 0], [0, 4], [4, 4], [4, 0])
+          .polygonSub(r.polygon([1, 1], [1, 2], [2, 2], [2, 1]))
+          .includes(r.point(1.5, 1.5)),
+      want: false,
+    },
+    {
+      name: 'circle with n vertices',
+      q: () => r.circle([0, 0], 1000, { numVertices: 8 }).toGeojson()('coordinates')(0).count(),
+      want: 9,
     },
   ],
   times: [

@@ -448,8 +448,13 @@ export class Evaluator {
   async indexSource(
     t: TableRef,
     name: string,
+    geo = false,
   ): Promise<{ kind: 'engine'; info: IndexInfo } | { kind: 'function'; def: FunctionIndexDef }> {
     const def = await this.deps.catalog.functionIndexes.get(t.engineName, name);
+    if (def?.geo && !geo)
+      throw queryLogic(
+        `Index \`${name}\` is a geospatial index.  Only get_nearest and get_intersecting can use a geospatial index.`,
+      );
     if (def) return { kind: 'function', def };
     let infos: IndexInfo[];
     try {

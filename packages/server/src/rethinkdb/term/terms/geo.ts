@@ -278,6 +278,13 @@ async function geoArg(ev: Evaluator, n: Node, env: Env | null): Promise<Shape> {
   return shapeOf(asGeometry(await ev.evalDatum(n, env)));
 }
 
+/** The input's `crs` field (kept as given, null included). */
+function withCrs(g: DatumObject, input: DatumObject): DatumObject {
+  const crs = field(input, 'crs');
+  if (crs !== undefined) g.crs = crs;
+  return g;
+}
+
 /** A GeoJSON object checked and made a GEOMETRY (geojson.cc). */
 function fromGeoJson(v: Datum): DatumObject {
   if (!isObject(v)) throw typeError('OBJECT', v);
@@ -296,12 +303,13 @@ function fromGeoJson(v: Datum): DatumObject {
   }
   switch (type) {
     case 'Point':
-      return geometry('Point', pointOf(coords));
+      if (!Array.isArray(coords)) throw typeError('ARRAY', coords);
+      return withCrs(geometry('Point', pointOf(coords)), v);
     case 'LineString': {
       if (!Array.isArray(coords)) throw typeError('ARRAY', coords);
       const pts = coords.map(pointOf);
       if (pts.length < 2) throw queryLogic(`GeoJSON LineString must have at least two positions.`);
-      return geometry('LineString', checkLine(pts));
+      return withCrs(geometry('LineString', checkLine(pts)), v);
     }
     case 'Polygon': {
       if (!Array.isArray(coords)) throw typeError('ARRAY', coords);
@@ -309,7 +317,7 @@ function fromGeoJson(v: Datum): DatumObject {
         if (!Array.isArray(r)) throw typeError('ARRAY', r);
         return closeRing(r.map(pointOf));
       });
-      return geometry('Polygon', rings);
+      return withCrs(geometry('Polygon', rings), v);
     }
     default:
       if (['MultiPoint', 'MultiLineString', 'MultiPolygon', 'GeometryCollection'].includes(String(type)))
@@ -444,8 +452,12 @@ export const geoTerms: TermFamily = {
       const index = await ev.optDatum(node, 'index', env);
       if (index === undefined) throw queryLogic('get_intersecting requires an index argument.');
       if (typeof index !== 'string') throw typeError('STRING', index);
-      const src = await ev.indexSource(t, index);
-      if (src.kind !== 'function' || !src.def.geo) throw queryLogic(`Index \`${index}\` is not a geospatial index.`);
+      if (index === t.primaryKey) throw queryLogic('get_intersecting cannot use the primary index.');
+      const src = await ev.indexSource(t, index, true);
+      if (src.kind !== 'function' || !src.def.geo)
+        throw queryLogic(
+          `Index \`${index}\` is not a geospatial index.  get_intersecting can only be used with a geospatial index.`,
+        );
       const seen: Datum[] = [];
       for (const e of await ev.indexEntries(t, src)) {
         let hit = false;
@@ -456,7 +468,10 @@ export const geoTerms: TermFamily = {
         }
         if (hit && !seen.some((x) => datumsEqual(x, e.row))) seen.push(e.row);
       }
-      return Seq.fromArray(seen, t);
+      const rows = seen;
+      return Seq.fromStream(async function* () {
+        yield* rows;
+      }, t);
     },
   },
   [T.GET_NEAREST]: {
@@ -470,14 +485,18 @@ export const geoTerms: TermFamily = {
       const index = await ev.optDatum(node, 'index', env);
       if (index === undefined) throw queryLogic('get_nearest requires an index argument.');
       if (typeof index !== 'string') throw typeError('STRING', index);
+      if (index === t.primaryKey) throw queryLogic('get_nearest cannot use the primary index.');
       const e = await ellipsoid(ev, node, env);
       const unit = await unitOf(ev, node, env);
       const maxResults = (await ev.optDatum(node, 'max_results', env)) ?? 100;
       if (typeof maxResults !== 'number' || maxResults <= 0) throw queryLogic('max_results must be positive.');
       const maxDist = ((await ev.optDatum(node, 'max_dist', env)) ?? 100000 / unit) as number;
       if (typeof maxDist !== 'number' || maxDist <= 0) throw queryLogic('max_dist must be positive.');
-      const src = await ev.indexSource(t, index);
-      if (src.kind !== 'function' || !src.def.geo) throw queryLogic(`Index \`${index}\` is not a geospatial index.`);
+      const src = await ev.indexSource(t, index, true);
+      if (src.kind !== 'function' || !src.def.geo)
+        throw queryLogic(
+          `Index \`${index}\` is not a geospatial index.  get_nearest can only be used with a geospatial index.`,
+        );
       const found: { dist: number; doc: Datum }[] = [];
       for (const entry of await ev.indexEntries(t, src)) {
         let d: number;
