@@ -41,6 +41,12 @@ export class ReqlRuntimeError extends ReqlError {
   }
 }
 
+/**
+ * `r.error()` with no message: inside a `default` fallback it means "the original error" (or the
+ * original null); escaping, it is a QUERY_LOGIC error (RethinkDB's EMPTY_USER).
+ */
+export class EmptyUserError extends ReqlRuntimeError {}
+
 export const queryLogic = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.QUERY_LOGIC);
 export const nonExistence = (message: string): ReqlRuntimeError =>
   new ReqlRuntimeError(message, ErrorType.NON_EXISTENCE);

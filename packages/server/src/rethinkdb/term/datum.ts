@@ -217,8 +217,17 @@ export function datumsEqual(a: Datum, b: Datum): boolean {
 }
 
 /** Pretty JSON as the reference server prints it in messages (tab-indented). */
-export function pretty(v: Datum | undefined): string {
-  return JSON.stringify(v ?? null, null, '\t');
+export function pretty(v: Datum | undefined, indent = ''): string {
+  // rapidjson's PrettyWriter as RethinkDB configures it: tabs, `"key":\tvalue`, keys in order.
+  if (v === undefined || v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
+  const inner = `${indent}\t`;
+  if (Array.isArray(v)) {
+    if (v.length === 0) return '[]';
+    return `[\n${v.map((x) => inner + pretty(x, inner)).join(',\n')}\n${indent}]`;
+  }
+  const keys = Object.keys(v).sort();
+  if (keys.length === 0) return '{}';
+  return `{\n${keys.map((k) => `${inner}${JSON.stringify(k)}:\t${pretty(v[k] as Datum, inner)}`).join(',\n')}\n${indent}}`;
 }
 
 // ---- TIME ----

@@ -66,6 +66,8 @@ export type QueryResult = { kind: 'atom'; value: unknown } | { kind: 'stream'; s
 
 const SCAN_PAGE = 1000;
 
+const REDUCTIONS: ReadonlySet<number> = new Set([T.SUM, T.AVG, T.MIN, T.MAX]);
+
 /** Attach the failing term's backtrace to errors that don't have one yet. */
 const LOCATED = Symbol('located');
 function locate(err: unknown, node: { bt: (number | string)[] }): unknown {
@@ -81,6 +83,8 @@ export class Evaluator {
   readonly now: TimeDatum;
   readonly defaultDb: string;
   readonly durability: Durability | undefined;
+  /** While a reduction (sum, avg, min, max) runs on one group: an empty group is dropped. */
+  reducingGroup = false;
 
   constructor(deps: EvaluatorDeps, opts: { defaultDb: string; durability?: Durability }) {
     this.deps = deps;
@@ -363,8 +367,19 @@ export class Evaluator {
     });
     if (!(input instanceof Grouped)) return def.eval(this, withFirst(input), env);
     const out = new Map<string, { key: Datum; value: Value }>();
+    const reduction = REDUCTIONS.has(node.type);
     for (const [k, g] of input.groups) {
-      const v = await def.eval(this, withFirst(g.value), env);
+      let v: Value;
+      try {
+        this.reducingGroup = reduction;
+        v = await def.eval(this, withFirst(g.value), env);
+      } catch (err) {
+        // A group a reduction finds nothing in has no entry (RethinkDB drops it).
+        if (reduction && err instanceof ReqlRuntimeError && err.errorType === ErrorType.NON_EXISTENCE) continue;
+        throw err;
+      } finally {
+        this.reducingGroup = false;
+      }
       out.set(k, { key: g.key, value: v instanceof Seq ? await this.datum(v) : v });
     }
     return new Grouped(out);
@@ -418,8 +433,10 @@ export class Evaluator {
       }
       return out;
     }
-    if (!isPlainObject(d))
-      throw queryLogic(`Cannot perform ${op} on a non-object non-sequence \`${JSON.stringify(d)}\`.`);
+    if (!isPlainObject(d)) {
+      const message = `Cannot perform ${op} on a non-object non-sequence \`${JSON.stringify(d)}\`.`;
+      throw d === null ? nonExistence(message) : queryLogic(message);
+    }
     return getField(d, key);
   }
 
@@ -583,7 +600,9 @@ export async function runQuery(
   if (durabilityOptarg !== undefined) {
     const d = await bootstrap.evalDatum(compile(durabilityOptarg), null);
     if (d !== 'hard' && d !== 'soft')
-      throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
+      throw queryLogic(
+        `Durability option \`${typeof d === 'string' ? d : JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`,
+      );
     durability = d;
   }
   const evaluator = new Evaluator(deps, { defaultDb, ...(durability ? { durability } : {}) });

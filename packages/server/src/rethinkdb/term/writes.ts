@@ -96,7 +96,9 @@ async function durabilityOf(ev: WriteContext, node: TermNode, env: Env | null): 
   const d = await ev.optDatum(node, 'durability', env);
   if (d === undefined) return ev.durability;
   if (d !== 'hard' && d !== 'soft')
-    throw queryLogic(`Durability option \`${JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`);
+    throw queryLogic(
+      `Durability option \`${typeof d === 'string' ? d : JSON.stringify(d)}\` unrecognized (options are "hard" and "soft").`,
+    );
   return d;
 }
 
@@ -158,8 +160,30 @@ function keyOf(doc: DatumObject, pk: string): Key | undefined {
   return typeof k === 'string' || typeof k === 'number' ? k : undefined;
 }
 
+/**
+ * RethinkDB words a duplicate key with both documents (`Duplicate primary key \`id\`:` then the
+ * stored one and the new one); the engine says only the key, so the stored ones are read here,
+ * for failed documents only.
+ */
+async function duplicateKeyTexts(t: TableRef, objects: DatumObject[], r: WriteResult): Promise<void> {
+  const errors = r.document_errors ?? [];
+  if (!errors.some((e) => e.message.startsWith('Duplicate primary key'))) return;
+  const pk = t.primaryKey;
+  for (const e of errors.slice(0, 1000)) {
+    if (!e.message.startsWith('Duplicate primary key')) continue;
+    const doc = objects[e.index];
+    const key = doc === undefined ? undefined : keyOf(doc, pk);
+    if (key === undefined) continue;
+    const existing = (await t.engine.get(key)) as DatumObject | null;
+    if (existing === null) continue;
+    const text = `Duplicate primary key \`${pk}\`:\n${pretty(existing)}\n${pretty(doc)}`;
+    if (r.first_error === e.message) r.first_error = text;
+    e.message = text;
+  }
+}
+
 function pkChanged(pk: string, oldRow: DatumObject, newRow: DatumObject): string {
-  return `Primary key \`${pk}\` cannot be changed (\`${pretty(field(oldRow, pk))}\` -> \`${pretty(field(newRow, pk))}\`).`;
+  return `Primary key \`${pk}\` cannot be changed (\`${pretty(oldRow)}\` -> \`${pretty(newRow)}\`).`;
 }
 
 /** The document with its generated primary key (a copy: the caller's object is not changed). */
@@ -183,7 +207,7 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
     else if (c === 'error' || c === 'replace' || c === 'update') conflict = c;
     else
       throw queryLogic(
-        `Conflict option \`${JSON.stringify(c)}\` unrecognized (options are "error", "replace" and "update").`,
+        `Conflict option \`${typeof c === 'string' ? c : JSON.stringify(c)}\` unrecognized (options are "error", "replace" and "update").`,
       );
   }
   const conflictOpt = typeof conflict === 'string' ? { conflict } : {};
@@ -240,6 +264,7 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       olds = keyed.map((k) => (k === undefined ? null : (found[j++] ?? null)));
     }
     const r = await durableWrite(ev, durability, (d) => t.engine.insert(objects, { ...conflictOpt, durability: d }));
+    await duplicateKeyTexts(t, objects, r);
     result.add(r);
     if (result.changes) {
       const failed = new Map((r.document_errors ?? []).map((e) => [e.index, e.message]));

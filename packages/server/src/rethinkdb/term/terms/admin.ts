@@ -48,6 +48,14 @@ export const adminTerms: TermFamily = {
         db = d.name;
         nameNode = a[1] as Node;
       }
+      const readMode = await ev.optDatum(node, 'read_mode', env);
+      if (readMode !== undefined) {
+        if (typeof readMode !== 'string') throw typeError('STRING', readMode);
+        if (!['single', 'majority', 'outdated', '_debug_direct'].includes(readMode))
+          throw queryLogic(
+            `Read mode \`${readMode}\` unrecognized (options are "majority", "single", and "outdated").`,
+          );
+      }
       return ev.tableRef(db, checkName('Table', await ev.evalDatum(nameNode, env)));
     },
   },
@@ -481,6 +489,8 @@ async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Prom
   const index = await ev.secondaryIndex(node, t, env);
   const lower = await ev.eval(a[1] as Node, env);
   const upper = await ev.eval(a[2] as Node, env);
+  if (lower === null || upper === null)
+    throw queryLogic('Cannot use `null` in BETWEEN, use `r.minval` or `r.maxval` to denote unboundedness.');
   const leftBound = (await ev.optDatum(node, 'left_bound', env)) ?? 'closed';
   const rightBound = (await ev.optDatum(node, 'right_bound', env)) ?? 'open';
   for (const [name, v] of [

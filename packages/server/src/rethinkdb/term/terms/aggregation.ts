@@ -74,10 +74,13 @@ const optimizing = (name: 'min' | 'max'): TermDef => ({
   max: 2,
   optargs: ['index'],
   eval: async (ev, node, env) => {
-    const index = await ev.optDatum(node, 'index', env);
+    let index = await ev.optDatum(node, 'index', env);
+    const input = await ev.eval(node.args[0] as Node, env);
+    // A table with neither function nor index: its primary index (RethinkDB's on_idx).
+    if (index === undefined && node.args.length === 1 && input instanceof TableRef) index = input.primaryKey;
     if (index !== undefined) {
       if (node.args.length === 2) throw queryLogic(`Cannot provide both a function and an index to ${name}.`);
-      const t = await ev.eval(node.args[0] as Node, env);
+      const t = input;
       if (!(t instanceof TableRef))
         throw queryLogic(`Expected type TABLE but found ${datumTypeName(await ev.datum(t))}.`);
       if (typeof index !== 'string') throw typeError('STRING', index);
@@ -88,7 +91,7 @@ const optimizing = (name: 'min' | 'max'): TermDef => ({
         const k = isPlainObject(row) ? field(row, index) : undefined;
         if (k === undefined) continue;
         const c = bestKey === undefined ? -1 : compareDatums(k, bestKey);
-        if (bestKey === undefined || (name === 'min' ? c < 0 : c > 0)) {
+        if (bestKey === undefined || (name === 'min' ? c < 0 : c >= 0)) {
           best = row;
           bestKey = k;
         }
@@ -96,7 +99,11 @@ const optimizing = (name: 'min' | 'max'): TermDef => ({
       if (best === undefined) throw nonExistence(`\`${name}\` found no entries in the specified index.`);
       return best;
     }
-    const { rows, vals } = await values(ev, node, env);
+    const { rows, vals } = await values(
+      ev,
+      { ...node, args: [{ kind: 'value', value: input, bt: node.bt }, ...node.args.slice(1)] },
+      env,
+    );
     let best = -1;
     for (let i = 0; i < vals.length; i++) {
       if (best < 0) best = i;
@@ -221,8 +228,11 @@ export const aggregationTerms: TermFamily = {
     min: 1,
     max: 2,
     eval: async (ev, node, env) => {
+      const reducingGroup = ev.reducingGroup;
+      const { vals } = await values(ev, node, env);
+      if (vals.length === 0 && reducingGroup) throw nonExistence('Cannot take the sum of an empty group.');
       let total = 0;
-      for (const v of (await values(ev, node, env)).vals) total += num(v);
+      for (const v of vals) total += num(v);
       return total;
     },
   },

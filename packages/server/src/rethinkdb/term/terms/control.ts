@@ -1,7 +1,7 @@
 /**
  * Control (RethinkDB's control.cc, error.cc, sort.cc's ASC/DESC): ERROR, FUNCALL, BRANCH, DEFAULT.
  */
-import { queryLogic, ReqlRuntimeError } from '../../errors.js';
+import { EmptyUserError, queryLogic, ReqlRuntimeError } from '../../errors.js';
 import { ErrorType } from '../../protocol.js';
 import type { Node } from '../compiler.js';
 import { type Datum, truthy } from '../datum.js';
@@ -22,7 +22,7 @@ export const controlTerms: TermFamily = {
     min: 0,
     max: 1,
     eval: async (ev, node, env) => {
-      if (node.args.length === 0) throw queryLogic('Empty ERROR term outside a default block.');
+      if (node.args.length === 0) throw new EmptyUserError('Empty ERROR term outside a default block.');
       throw new ReqlRuntimeError(await ev.string(node.args[0] as Node, env), ErrorType.USER);
     },
   },
@@ -58,16 +58,22 @@ export const controlTerms: TermFamily = {
     max: 2,
     eval: async (ev, node, env) => {
       const a = node.args;
+      let original: ReqlRuntimeError | null = null;
       try {
         const v = await ev.eval(a[0] as Node, env);
         if (v !== null) return v;
       } catch (err) {
         if (!(err instanceof ReqlRuntimeError) || err.errorType !== ErrorType.NON_EXISTENCE) throw err;
-        const d = await ev.eval(a[1] as Node, env);
-        return d instanceof Func ? ev.call(d, [err.message]) : d;
+        original = err;
       }
-      const d = await ev.eval(a[1] as Node, env);
-      return d instanceof Func ? ev.call(d, [null]) : d;
+      try {
+        const d = await ev.eval(a[1] as Node, env);
+        return d instanceof Func ? await ev.call(d, [original === null ? null : original.message]) : d;
+      } catch (err) {
+        if (!(err instanceof EmptyUserError)) throw err;
+        if (original !== null) throw original;
+        return null;
+      }
     },
   },
   // Spliced into the enclosing term's arguments by the evaluator; alone, it is its array.

@@ -2,7 +2,7 @@
  * Sequences and transforms (RethinkDB's seq.cc, sort.cc, slice.cc, transform terms): map,
  * filter, order_by, is_empty, nth, skip, limit.
  */
-import { opFailed, queryLogic, ReqlRuntimeError } from '../../errors.js';
+import { EmptyUserError, opFailed, queryLogic, ReqlRuntimeError } from '../../errors.js';
 import { ErrorType } from '../../protocol.js';
 import type { Node, TermNode } from '../compiler.js';
 import { compareDatums, type Datum, field, isPlainObject, truthy } from '../datum.js';
@@ -63,19 +63,31 @@ async function filter(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   const defaultNode = node.optargs.default;
   const test = async (row: Datum): Promise<boolean> => {
     try {
-      if (pred instanceof Func) return truthy(await ev.callDatum(pred, [row]));
+      if (pred instanceof Func) {
+        // A function giving an object filters by that object, as an object predicate does.
+        const r = await ev.callDatum(pred, [row]);
+        return isPlainObject(r) ? matchesObject(r, row) : truthy(r);
+      }
       const p = await ev.datum(pred);
       if (isPlainObject(p)) return matchesObject(p, row);
       return truthy(p);
     } catch (err) {
       if (!(err instanceof ReqlRuntimeError) || err.errorType !== ErrorType.NON_EXISTENCE) throw err;
       if (defaultNode === undefined) return false;
-      const d = await ev.eval(defaultNode, env);
-      return truthy(d instanceof Func ? await ev.callDatum(d, [err.message]) : await ev.datum(d));
+      try {
+        const d = await ev.eval(defaultNode, env);
+        return truthy(d instanceof Func ? await ev.callDatum(d, [err.message]) : await ev.datum(d));
+      } catch (inner) {
+        if (inner instanceof EmptyUserError) throw err;
+        throw inner;
+      }
     }
   };
   return ev.mapSeq(s, async (row) => ((await test(row)) ? row : undefined), true);
 }
+
+/** The sort key of a row without the field: before every value (as RethinkDB orders them). */
+const MISSING: Datum = { $reql_type$: 'MINVAL' };
 
 async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
@@ -145,12 +157,12 @@ async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<
     const ks: Datum[] = [];
     if (indexOf !== null) ks.push(await indexOf(row));
     for (const k of indexOf !== null ? keys.slice(1) : keys) {
-      if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? null) : null);
+      if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? MISSING) : MISSING);
       else {
         try {
           ks.push(await ev.callDatum(k.by, [row]));
         } catch (err) {
-          if (err instanceof ReqlRuntimeError && err.errorType === ErrorType.NON_EXISTENCE) ks.push(null);
+          if (err instanceof ReqlRuntimeError && err.errorType === ErrorType.NON_EXISTENCE) ks.push(MISSING);
           else throw err;
         }
       }
