@@ -379,6 +379,56 @@ const FAMILIES: Record<string, Case[]> = {
       want: 9,
     },
   ],
+  defaults: [
+    {
+      name: 'r.error() in a fallback rethrows the original error',
+      q: () => r.expr({}).getField('b').default(r.error()),
+      error: ['ReqlNonExistenceError', 'No attribute `b` in object:'],
+    },
+    { name: 'r.error() in a fallback on null gives null', q: () => r.expr(null).default(r.error()), want: null },
+    { name: 'get_field on null is NON_EXISTENCE', q: () => r.expr({ a: null })('a')('b').default('d'), want: 'd' },
+    {
+      name: 'a filter function giving an object matches like an object',
+      q: () =>
+        r
+          .expr([
+            { a: 1, b: 1 },
+            { a: 1, b: 2 },
+          ])
+          .filter((x: Any) => ({ a: x('b') })),
+      want: [{ a: 1, b: 1 }],
+    },
+  ],
+  tables: [
+    {
+      name: 'a duplicate key is worded with both documents',
+      q: () => r.table('reql_terms').insert({ id: 1, b: 2 })('first_error'),
+      want: 'Duplicate primary key `id`:\n{\n\t"a":\t1,\n\t"id":\t1\n}\n{\n\t"b":\t2,\n\t"id":\t1\n}',
+    },
+    {
+      name: 'a changed primary key is worded with both documents',
+      q: () => r.table('reql_terms').get(1).update({ id: 5 })('first_error'),
+      want: 'Primary key `id` cannot be changed (`{\n\t"a":\t1,\n\t"id":\t1\n}` -> `{\n\t"a":\t1,\n\t"id":\t5\n}`).',
+    },
+    {
+      name: 'min and max of a table go by its primary key',
+      q: () => r.expr([r.table('reql_terms').min()('id'), r.table('reql_terms').max()('id')]),
+      want: [1, 3],
+    },
+    {
+      name: 'a group a reduction finds nothing in is dropped',
+      q: () => r.table('reql_terms').group('a').sum('c').ungroup(),
+      want: [{ group: 2, reduction: 7 }],
+    },
+    {
+      name: 'between with null',
+      q: () => r.table('reql_terms').between(null, 2),
+      error: [
+        'ReqlQueryLogicError',
+        'Cannot use `null` in BETWEEN, use `r.minval` or `r.maxval` to denote unboundedness.',
+      ],
+    },
+  ],
   times: [
     {
       name: 'in_timezone and its portions',
@@ -473,7 +523,17 @@ const canonical = (v: unknown): string => JSON.stringify(v);
 describe.each(TARGETS)('ReQL terms on %s', (_target, port, enabled) => {
   let conn: Any;
   beforeAll(async () => {
-    if (enabled) conn = await r.connect({ host: '127.0.0.1', port: port() });
+    if (!enabled) return;
+    conn = await r.connect({ host: '127.0.0.1', port: port() });
+    await r.tableCreate('reql_terms').run(conn);
+    await r
+      .table('reql_terms')
+      .insert([
+        { id: 1, a: 1 },
+        { id: 2, a: 2, c: 7 },
+        { id: 3, a: 1 },
+      ])
+      .run(conn);
   });
   afterAll(async () => {
     await conn?.close().catch(() => {});

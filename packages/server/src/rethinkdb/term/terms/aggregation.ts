@@ -19,6 +19,7 @@ import {
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
+import { matchesObject } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import { type Env, Func, Grouped, Seq, TableRef, type Value } from '../values.js';
 
@@ -62,6 +63,11 @@ async function values(ev: Evaluator, node: TermNode, env: Env | null): Promise<{
     }
   }
   return { rows: keptRows, vals };
+}
+
+/** A predicate function's result: an object matches like an object predicate, else truthiness. */
+function predicateHolds(result: Datum, row: Datum): boolean {
+  return isPlainObject(result) ? matchesObject(result, row) : truthy(result);
 }
 
 function num(v: Datum): number {
@@ -213,7 +219,7 @@ export const aggregationTerms: TermFamily = {
           if (pred === undefined) n++;
           else if (
             pred instanceof Func
-              ? truthy(await ev.callDatum(pred, [r.value]))
+              ? predicateHolds(await ev.callDatum(pred, [r.value]), r.value)
               : datumsEqual(await ev.datum(pred), r.value)
           )
             n++;
