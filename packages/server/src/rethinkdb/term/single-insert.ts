@@ -11,7 +11,7 @@ import type { Database, Durability } from '@wharf/engine';
 import type { Node } from './compiler.js';
 import { type DatumObject, isPlainObject } from './datum.js';
 import { T } from './names.js';
-import { ResultBuilder } from './writes.js';
+import { duplicateKeyTexts, ResultBuilder } from './writes.js';
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -67,6 +67,11 @@ export async function runSingleInsert(
     );
   } catch {
     return undefined;
+  }
+  if (written.errors > 0) {
+    // Worded as the general path words it (a duplicate key with both documents).
+    const pk = db.listTables().find((t) => t.name === insert.table)?.primaryKey;
+    if (pk !== undefined) await duplicateKeyTexts(db.table(insert.table), pk, [insert.doc], written);
   }
   const result = new ResultBuilder(false);
   result.add(written);

@@ -7,7 +7,7 @@
  * with conflict "replace" in chunks: one write per chunk, not one per row. They are not atomic
  * with respect to concurrent writers of the same rows (documented in the README).
  */
-import type { Durability, Key, WriteResult } from '@wharf/engine';
+import type { Durability, Key, Table, WriteResult } from '@wharf/engine';
 import { queryLogic, ReqlRuntimeError, resourceLimit } from '../errors.js';
 import { ErrorType } from '../protocol.js';
 import type { Node, TermNode } from './compiler.js';
@@ -165,16 +165,20 @@ function keyOf(doc: DatumObject, pk: string): Key | undefined {
  * stored one and the new one); the engine says only the key, so the stored ones are read here,
  * for failed documents only.
  */
-async function duplicateKeyTexts(t: TableRef, objects: DatumObject[], r: WriteResult): Promise<void> {
+export async function duplicateKeyTexts(
+  engine: Table,
+  pk: string,
+  objects: DatumObject[],
+  r: WriteResult,
+): Promise<void> {
   const errors = r.document_errors ?? [];
   if (!errors.some((e) => e.message.startsWith('Duplicate primary key'))) return;
-  const pk = t.primaryKey;
   for (const e of errors.slice(0, 1000)) {
     if (!e.message.startsWith('Duplicate primary key')) continue;
     const doc = objects[e.index];
     const key = doc === undefined ? undefined : keyOf(doc, pk);
     if (key === undefined) continue;
-    const existing = (await t.engine.get(key)) as DatumObject | null;
+    const existing = (await engine.get(key)) as DatumObject | null;
     if (existing === null) continue;
     const text = `Duplicate primary key \`${pk}\`:\n${pretty(existing)}\n${pretty(doc)}`;
     if (r.first_error === e.message) r.first_error = text;
@@ -264,7 +268,7 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       olds = keyed.map((k) => (k === undefined ? null : (found[j++] ?? null)));
     }
     const r = await durableWrite(ev, durability, (d) => t.engine.insert(objects, { ...conflictOpt, durability: d }));
-    await duplicateKeyTexts(t, objects, r);
+    await duplicateKeyTexts(t.engine, t.primaryKey, objects, r);
     result.add(r);
     if (result.changes) {
       const failed = new Map((r.document_errors ?? []).map((e) => [e.index, e.message]));
