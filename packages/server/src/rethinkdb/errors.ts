@@ -47,6 +47,13 @@ export class ReqlRuntimeError extends ReqlError {
  */
 export class EmptyUserError extends ReqlRuntimeError {}
 
+/** RethinkDB's text for an array past the array limit (the `array_limit` global optarg). */
+export const arrayOverLimit = (limit: number): ReqlRuntimeError =>
+  new ReqlRuntimeError(
+    `Array over size limit \`${limit}\`.  To raise the number of allowed elements, modify the \`array_limit\` option to \`.run\` (not available in the Data Explorer), or use an index.`,
+    ErrorType.RESOURCE_LIMIT,
+  );
+
 export const queryLogic = (message: string): ReqlRuntimeError => new ReqlRuntimeError(message, ErrorType.QUERY_LOGIC);
 export const nonExistence = (message: string): ReqlRuntimeError =>
   new ReqlRuntimeError(message, ErrorType.NON_EXISTENCE);

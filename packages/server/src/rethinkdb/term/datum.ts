@@ -191,7 +191,13 @@ export function compareDatums(a: Datum, b: Datum): number {
       return compareObjects(x, y);
     }
     case 2:
-      return compareStrings(String(field(a as DatumObject, 'data')), String(field(b as DatumObject, 'data')));
+      // Bytes in order (base64 text does not sort like its bytes).
+      return Math.sign(
+        Buffer.compare(
+          Buffer.from(String(field(a as DatumObject, 'data')), 'base64'),
+          Buffer.from(String(field(b as DatumObject, 'data')), 'base64'),
+        ),
+      );
     default:
       return compareObjects(a as DatumObject, b as DatumObject);
   }

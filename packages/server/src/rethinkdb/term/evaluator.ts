@@ -3,13 +3,13 @@ import { errorCatalogue } from '@wharf/wire';
 import { engineCodeOf, engineErrorNames } from '../../errors.js';
 import { continueAfter } from '../../scan-pages.js';
 import {
+  arrayOverLimit,
   internalError,
   nonExistence,
   opFailed,
   queryLogic,
   ReqlError,
   ReqlRuntimeError,
-  resourceLimit,
 } from '../errors.js';
 import { ErrorType } from '../protocol.js';
 import { type Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
@@ -98,6 +98,8 @@ export class Evaluator {
   async eval(node: Node, env: Env | null): Promise<Value> {
     switch (node.kind) {
       case 'datum':
+        if (Array.isArray(node.value) && node.value.length > this.deps.arrayLimit)
+          throw arrayOverLimit(this.deps.arrayLimit);
         return node.value;
       case 'value':
         return node.value as Value;
@@ -236,8 +238,7 @@ export class Evaluator {
       for (;;) {
         const r = await it.next();
         if (r.done) break;
-        if (out.length >= this.deps.arrayLimit)
-          throw resourceLimit(`Array over size limit \`${this.deps.arrayLimit}\`.`);
+        if (out.length >= this.deps.arrayLimit) throw arrayOverLimit(this.deps.arrayLimit);
         out.push(r.value);
       }
     } finally {
@@ -605,7 +606,15 @@ export async function runQuery(
       );
     durability = d;
   }
-  const evaluator = new Evaluator(deps, { defaultDb, ...(durability ? { durability } : {}) });
+  const arrayLimitOptarg = ownOptarg(globalOptargs, 'array_limit');
+  let queryDeps = deps;
+  if (arrayLimitOptarg !== undefined) {
+    const n = await bootstrap.evalDatum(compile(arrayLimitOptarg), null);
+    if (typeof n !== 'number') throw typeError('NUMBER', n);
+    if (n < 1) throw queryLogic(`Illegal array size limit \`${n}\`.  (Must be >= 1.)`);
+    queryDeps = { ...deps, arrayLimit: Math.floor(n) };
+  }
+  const evaluator = new Evaluator(queryDeps, { defaultDb, ...(durability ? { durability } : {}) });
   const value = await evaluator.eval(root, null);
   if (value instanceof TableRef) return { kind: 'stream', source: evaluator.tableSeq(value).open() };
   if (value instanceof Seq) {

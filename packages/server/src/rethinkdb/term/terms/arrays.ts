@@ -2,7 +2,7 @@
  * Arrays (RethinkDB's arr.cc): append, prepend, slice, difference, set_*, insert_at,
  * splice_at, delete_at, change_at, offsets_of, contains.
  */
-import { nonExistence, queryLogic, resourceLimit } from '../../errors.js';
+import { arrayOverLimit, nonExistence, queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
 import { type Datum, datumsEqual, datumTypeName, isBinary, objectOf, truthy, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
@@ -27,7 +27,7 @@ const outOfBounds = (index: number, size: number) =>
   nonExistence(`Index \`${index}\` out of bounds for array of size: \`${size}\`.`);
 
 export function checkSize(ev: Evaluator, arr: Datum[]): Datum[] {
-  if (arr.length > ev.deps.arrayLimit) throw resourceLimit(`Array over size limit \`${ev.deps.arrayLimit}\`.`);
+  if (arr.length > ev.deps.arrayLimit) throw arrayOverLimit(ev.deps.arrayLimit);
   return arr;
 }
 

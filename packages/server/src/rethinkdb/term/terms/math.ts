@@ -1,7 +1,7 @@
 /**
  * Math and logic (RethinkDB's arith.cc, logic.cc): comparisons, arithmetic, NOT, OR, AND.
  */
-import { queryLogic, resourceLimit } from '../../errors.js';
+import { arrayOverLimit, queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
 import {
   checkInteger,
@@ -138,7 +138,11 @@ function arith2(type: number, x: Datum, y: Datum, arrayLimit: number): Datum {
       }
       return num(x);
     case T.SUB:
-      if (isTime(x)) return isTime(y) ? finite(x.epoch_time - y.epoch_time) : timeWith(x, x.epoch_time - num(y));
+      // time - time is rounded to milliseconds, as RethinkDB's sanitize_epoch_sec does.
+      if (isTime(x))
+        return isTime(y)
+          ? Math.round(finite(x.epoch_time - y.epoch_time) * 1000) / 1000
+          : timeWith(x, x.epoch_time - num(y));
       return finite(num(x) - num(y));
     case T.MUL: {
       if (Array.isArray(x) || Array.isArray(y)) {
@@ -171,7 +175,7 @@ function arith2(type: number, x: Datum, y: Datum, arrayLimit: number): Datum {
 }
 
 function checkArraySize(arr: Datum[], limit: number): Datum[] {
-  if (arr.length > limit) throw resourceLimit(`Array over size limit \`${limit}\`.`);
+  if (arr.length > limit) throw arrayOverLimit(limit);
   return arr;
 }
 

@@ -281,7 +281,9 @@ export const transformTerms: TermFamily = {
         for (const r of list) {
           const d = await ev.datum(r as Value);
           if (!isPlainObject(d))
-            throw queryLogic(`FOR_EACH expects one or more basic write queries.  Instead, got:\n${JSON.stringify(d)}`);
+            throw queryLogic(
+              `FOR_EACH expects one or more basic write queries.  Expected type ARRAY but found ${datumTypeName(d)}.`,
+            );
           mergeWriteResults(total, d);
         }
       }
