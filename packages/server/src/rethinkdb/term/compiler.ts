@@ -190,6 +190,8 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       const inner = scope.funcs[scope.funcs.length - 1];
       if (inner === undefined || inner.length !== 1)
         throw new ReqlCompileError('r.row is not defined in this context.', bt);
+      if (scope.funcs.length > 1)
+        throw new ReqlCompileError('Cannot use r.row in nested queries.  Use functions instead.', bt);
       return { kind: 'var', id: inner[0] as number, bt };
     }
     case T.FUNC: {

@@ -623,6 +623,7 @@ export async function runQuery(
   }
   if (value instanceof SingleSelection) return { kind: 'atom', value: value.row };
   if (value instanceof Grouped) return { kind: 'atom', value: groupedDatum(value) };
+  if (value instanceof Bound) throw queryLogic(`Cannot convert \`r.${value.which}val\` to JSON.`);
   if (isDatumValue(value)) return { kind: 'atom', value };
   throw queryLogic(`Query result must be of type DATUM, GROUPED_DATA, or STREAM (got ${typeName(value)}).`);
 }

@@ -21,7 +21,7 @@ import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { matchesObject } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import { type Env, Func, Grouped, Seq, TableRef, type Value } from '../values.js';
+import { type Env, Func, Grouped, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 
 const isNonExistence = (err: unknown): boolean =>
   err instanceof ReqlRuntimeError && err.errorType === ErrorType.NON_EXISTENCE;
@@ -204,6 +204,7 @@ export const aggregationTerms: TermFamily = {
           }
         }
         if (typeof target === 'string') return [...target].length;
+        if (target instanceof SingleSelection) return target.row === null ? 0 : Object.keys(target.row).length;
         if (isBinary(target as Datum)) return Buffer.from((target as { data: string }).data, 'base64').length;
         if (isPlainObject(target as never)) return Object.keys(target as DatumObject).length;
       }

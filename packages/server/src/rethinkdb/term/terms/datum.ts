@@ -222,6 +222,11 @@ function binaryOf(bytes: Buffer): Datum {
 
 /** RethinkDB's JSON text of a datum: compact, object keys in order. */
 export function toJson(v: Datum): string {
+  if (isObject(v)) {
+    const rt = field(v, '$reql_type$');
+    if (rt === 'MINVAL' || rt === 'MAXVAL')
+      throw queryLogic(`Cannot convert \`r.${rt === 'MINVAL' ? 'minval' : 'maxval'}\` to JSON.`);
+  }
   if (Array.isArray(v)) return `[${v.map(toJson).join(',')}]`;
   if (v !== null && typeof v === 'object')
     return `{${Object.keys(v)
@@ -275,6 +280,7 @@ async function coerceTo(ev: Evaluator, node: TermNode, env: Env | null): Promise
   const toName = await ev.string(node.args[1] as Node, env);
   const to = toName.toUpperCase();
   if (!COERCE_TYPES.has(to)) throw queryLogic(`Unknown Type: ${to}`);
+  if (v instanceof Bound && to === 'STRING') throw queryLogic(`Cannot convert \`r.${v.which}val\` to JSON.`);
   const from = coerceName(v);
   if (from === to) return v;
   const isSeq = v instanceof Seq || v instanceof TableRef;

@@ -18,11 +18,16 @@ import {
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import type { Env } from '../values.js';
+import { type Env, expectType, Seq, TableRef } from '../values.js';
 
 async function datums(ev: Evaluator, args: Node[], env: Env | null): Promise<Datum[]> {
   const vals: Datum[] = [];
-  for (const n of args) vals.push(await ev.evalDatum(n, env));
+  for (const n of args) {
+    const v = await ev.eval(n, env);
+    // A table or stream is not a datum here (r.expr(5).add(table) is a type error).
+    if (v instanceof TableRef || (v instanceof Seq && v.array === null)) expectType(v, 'DATUM');
+    vals.push(await ev.datum(v));
+  }
   return vals;
 }
 

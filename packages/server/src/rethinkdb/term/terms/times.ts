@@ -26,7 +26,11 @@ function offsetSeconds(tz: string): number {
 
 /** The wall-clock fields of a time in its own timezone. */
 function local(t: TimeDatum): Date {
-  return new Date(Math.round((t.epoch_time + offsetSeconds(t.timezone)) * 1000));
+  const d = new Date(Math.round((t.epoch_time + offsetSeconds(t.timezone)) * 1000));
+  // The reference server's calendar (boost) covers the years 1400 to 9999.
+  const year = d.getUTCFullYear();
+  if (year < 1400 || year > 9999) throw queryLogic('Error in time logic: Year is out of valid range: 1400..10000.');
+  return d;
 }
 
 async function timeArg(ev: Evaluator, node: Node, env: Env | null): Promise<TimeDatum> {
@@ -171,7 +175,7 @@ export const timeTerms: TermFamily = {
     max: 7,
     eval: async (ev, node, env) => {
       const a = node.args;
-      if (a.length !== 4 && a.length !== 7) throw queryLogic(`Expected 4 or 7 arguments but found ${a.length}.`);
+      if (a.length !== 4 && a.length !== 7) throw queryLogic(`Got ${a.length} arguments to TIME (expected 4 or 7).`);
       const parts: number[] = [];
       for (const n of a.slice(0, -1)) parts.push(await ev.number(n, env));
       return timeFromParts(parts, await ev.string(a[a.length - 1] as Node, env));
