@@ -509,7 +509,7 @@ export class Evaluator {
         if (err instanceof ReqlRuntimeError) continue; // a row the function fails on is not indexed
         throw err;
       }
-      if (v === null) continue;
+      if (v === null || isBoundSentinel(v)) continue; // r.minval/r.maxval index nothing
       entriesOf(v, row, src.def.multi, out);
     }
     return out;
@@ -629,6 +629,12 @@ export async function runQuery(
 }
 
 export { expectType, validateTime };
+
+function isBoundSentinel(v: Datum): boolean {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const rt = field(v, '$reql_type$');
+  return rt === 'MINVAL' || rt === 'MAXVAL';
+}
 
 /** GROUPED_DATA as the pseudo-type the drivers read: `[key, value]` pairs, in key order. */
 export function groupedDatum(g: Grouped): Datum {

@@ -155,6 +155,15 @@ function bulkText(arg: Node | undefined): string | Buffer | null {
   return bytes[i] === 0x7b ? Buffer.concat([Buffer.from('['), bytes, Buffer.from(']')]) : null;
 }
 
+/** Does a document hold r.minval or r.maxval anywhere? */
+function holdsBound(v: Datum): boolean {
+  if (Array.isArray(v)) return v.some(holdsBound);
+  if (v === null || typeof v !== 'object') return false;
+  const rt = field(v, '$reql_type$');
+  if (rt === 'MINVAL' || rt === 'MAXVAL') return true;
+  return Object.values(v).some(holdsBound);
+}
+
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
   const k = field(doc, pk);
   return typeof k === 'string' || typeof k === 'number' ? k : undefined;
@@ -207,8 +216,11 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   let conflict: Conflict | Func = 'error';
   if (node.optargs.conflict !== undefined) {
     const c = await ev.eval(node.optargs.conflict, env);
-    if (c instanceof Func) conflict = c;
-    else if (c === 'error' || c === 'replace' || c === 'update') conflict = c;
+    if (c instanceof Func) {
+      if (c.params.length !== 3)
+        throw queryLogic('The conflict function passed to `insert` should expect 3 arguments.');
+      conflict = c;
+    } else if (c === 'error' || c === 'replace' || c === 'update') conflict = c;
     else
       throw queryLogic(
         `Conflict option \`${typeof c === 'string' ? c : JSON.stringify(c)}\` unrecognized (options are "error", "replace" and "update").`,
@@ -250,8 +262,20 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
     if (!depthChecked && nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH)
       throw resourceLimit(tooDeepMessage('A document to insert'));
   }
-  const objects = docs as DatumObject[];
   const result = new ResultBuilder(returnChanges);
+  // Documents built at run time may hold r.minval/r.maxval (a literal datum cannot).
+  const objects = depthChecked
+    ? (docs as DatumObject[])
+    : (docs as DatumObject[]).filter((d) => {
+        if (!holdsBound(d)) return true;
+        result.error('`r.minval` and `r.maxval` cannot be written to disk.');
+        result.changes?.push({
+          old_val: null,
+          new_val: null,
+          error: '`r.minval` and `r.maxval` cannot be written to disk.',
+        });
+        return false;
+      });
   if (objects.length === 0) return result.build();
   if (conflict instanceof Func) {
     await insertWithConflictFunction(ev, t, objects, conflict, durability, result);

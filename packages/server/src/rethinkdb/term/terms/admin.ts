@@ -4,7 +4,7 @@
  * status, wait.
  */
 import type { IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
-import { opFailed, queryLogic } from '../../errors.js';
+import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
 import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, typeError } from '../datum.js';
@@ -65,7 +65,10 @@ export const adminTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-      const key = ev.primaryKeyOf(await ev.evalDatum(node.args[1] as Node, env));
+      const k = await ev.evalDatum(node.args[1] as Node, env);
+      // A key of a type no Wharf document can have (bool, array, object): no such document.
+      if (k !== null && typeof k !== 'string' && typeof k !== 'number') return null;
+      const key = ev.primaryKeyOf(k);
       let row: object | null;
       try {
         row = await t.engine.get(key);
@@ -189,7 +192,7 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
     const src = await ev.indexSource(t, index);
     const wanted: Datum[] = [];
     for (const n of a.slice(1)) wanted.push(await ev.evalDatum(n, env));
-    for (const w of wanted) if (w === null) throw queryLogic('Cannot use `null` as a key in GET_ALL.');
+    for (const w of wanted) if (w === null) throw nonExistence('Keys cannot be NULL.');
     if (src.kind === 'function' || !wanted.every(isScalar)) {
       if (wanted.length === 0) return Seq.fromArray([], t);
       const entries = await ev.indexEntries(t, src);
@@ -210,7 +213,11 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
     }, t);
   }
   const keys: Key[] = [];
-  for (const n of a.slice(1)) keys.push(ev.primaryKeyOf(await ev.evalDatum(n, env)));
+  for (const n of a.slice(1)) {
+    const k = await ev.evalDatum(n, env);
+    if (k !== null && typeof k !== 'string' && typeof k !== 'number') continue; // no document has it
+    keys.push(ev.primaryKeyOf(k));
+  }
   return Seq.fromStream(async function* () {
     if (keys.length === 0) return;
     let rows: (object | null)[];
@@ -377,10 +384,12 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       const { engine, functions } = await allIndexes(ev, t);
       const fromEngine = engine.find((i) => i.name === from);
       const fromFn = functions.find((f) => f.name === from);
-      if (!fromEngine && !fromFn) throw opFailed(`Index \`${from}\` does not exist on table \`${t.fullName}\`.`);
+      const renameFailed = () =>
+        opFailed(`Index \`${from}\` does not exist or index \`${to}\` already exists on table \`${t.fullName}\`.`);
+      if (!fromEngine && !fromFn) throw renameFailed();
       if (from === to) return { renamed: 0 };
       const toExists = engine.some((i) => i.name === to) || functions.some((f) => f.name === to);
-      if (toExists && !overwrite) throw opFailed(`Index \`${to}\` already exists on table \`${t.fullName}\`.`);
+      if (toExists && !overwrite) throw renameFailed();
       if (toExists) {
         if (!(await store.drop(t.engineName, to))) await ev.deps.trackWrite(api.dropIndex(to));
       }

@@ -78,7 +78,12 @@ async function union(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
   const interleave = node.optargs.interleave;
   let orderBy: { by: string | Func; desc: boolean }[] | null = null;
   if (interleave !== undefined) {
-    const specs = interleave.kind === 'array' ? interleave.items : [interleave];
+    const specs =
+      interleave.kind === 'array'
+        ? interleave.items
+        : interleave.kind === 'datum' && Array.isArray(interleave.value)
+          ? []
+          : [interleave];
     const keys: { by: string | Func; desc: boolean }[] = [];
     for (const spec of specs) {
       let desc = false;
@@ -261,7 +266,12 @@ export const transformTerms: TermFamily = {
     min: 1,
     max: INF,
     eval: async (ev, node, env) => {
-      const s = ev.seq(await ev.eval(node.args[0] as Node, env));
+      const input = await ev.eval(node.args[0] as Node, env);
+      if (!(input instanceof Seq || input instanceof TableRef || Array.isArray(input)))
+        throw queryLogic(
+          `Cannot perform has_fields on a non-object non-sequence \`${JSON.stringify(await ev.datum(input))}\`.`,
+        );
+      const s = ev.seq(input);
       const paths: Datum[] = [];
       for (const n of node.args.slice(1)) paths.push(await ev.evalDatum(n, env));
       const sel = buildSelector(paths);
