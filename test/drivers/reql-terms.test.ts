@@ -421,6 +421,25 @@ const FAMILIES: Record<string, Case[]> = {
       want: [{ group: 2, reduction: 7 }],
     },
     {
+      name: 'reconfigure to what one server holds',
+      q: () => r.table('reql_terms').reconfigure({ shards: 1, replicas: 1 })('reconfigured'),
+      want: 1,
+    },
+    {
+      name: 'reconfigure with no shards',
+      q: () => r.table('reql_terms').reconfigure({ shards: 0, replicas: 1 }),
+      error: ['ReqlQueryLogicError', 'Every table must have at least one shard.'],
+    },
+    {
+      name: 'reconfigure past the servers there are',
+      q: () => r.table('reql_terms').reconfigure({ shards: 1, replicas: 2 }),
+      error: [
+        'ReqlOpFailedError',
+        "Can't put 2 replicas on servers with the tag `default` because there are only 1 servers with the tag `default`.",
+      ],
+    },
+    { name: 'rebalance', q: () => r.table('reql_terms').rebalance()('rebalanced'), want: 1 },
+    {
       name: 'between with null',
       q: () => r.table('reql_terms').between(null, 2),
       error: [

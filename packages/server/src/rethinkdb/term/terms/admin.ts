@@ -143,6 +143,23 @@ export const adminTerms: TermFamily = {
       return config;
     },
   },
+  [T.RECONFIGURE]: {
+    min: 1,
+    max: 1,
+    optargs: ['shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags', 'dry_run', 'emergency_repair'],
+    eval: reconfigure,
+  },
+  [T.REBALANCE]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const tables = await tablesOf(ev, await ev.eval(node.args[0] as Node, env));
+      return {
+        rebalanced: tables.length,
+        status_changes: tables.map((t) => ({ old_val: tableStatus(ev, t), new_val: tableStatus(ev, t) })),
+      };
+    },
+  },
   [T.STATUS]: {
     min: 1,
     max: 1,
@@ -460,6 +477,11 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   const full = { fullName: `${db}.${name}` };
   if (node.type === T.TABLE_CREATE) {
     const pk = (await ev.optDatum(node, 'primary_key', env)) ?? 'id';
+    const durability = await ev.optDatum(node, 'durability', env);
+    if (durability !== undefined && durability !== 'hard' && durability !== 'soft')
+      throw queryLogic(
+        `Durability option \`${typeof durability === 'string' ? durability : JSON.stringify(durability)}\` unrecognized (options are "hard" and "soft").`,
+      );
     if (typeof pk !== 'string' || pk.length === 0) throw queryLogic('primary_key must be a non-empty string.');
     try {
       await ev.deps.db.createTable(engineName, { primaryKey: pk });
@@ -559,4 +581,107 @@ async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Prom
 /** Values the engine's indexes hold (anything else is answered by function-indexes.ts). */
 function isScalar(v: Datum): boolean {
   return v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number';
+}
+
+/** A table, or every table of a database (for reconfigure and rebalance). */
+async function tablesOf(ev: Evaluator, v: Value): Promise<TableRef[]> {
+  if (v instanceof TableRef) return [v];
+  if (v instanceof DbRef) {
+    ev.deps.catalog.requireDb(v.name);
+    return ev.deps.catalog.listTables(v.name).map((name) => ev.tableRef(v.name, name));
+  }
+  return expectType(v, 'TABLE');
+}
+
+function tableStatus(ev: Evaluator, t: TableRef): DatumObject {
+  const server = ev.deps.serverName;
+  return {
+    db: t.db,
+    id: nameUuid(t.engineName),
+    name: t.name,
+    raft_leader: server,
+    shards: [{ primary_replicas: [server], replicas: [{ server, state: 'ready' }] }],
+    status: { all_replicas_ready: true, ready_for_outdated_reads: true, ready_for_reads: true, ready_for_writes: true },
+  };
+}
+
+/**
+ * RECONFIGURE on a server of one: the arguments are checked as RethinkDB checks them (its
+ * texts), and only a layout this server can hold (one replica on the `default` tag) is
+ * accepted; the table's data does not move, so the answer reports the configuration as is.
+ */
+async function reconfigure(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const target = await ev.eval(node.args[0] as Node, env);
+  const opt = async (name: string): Promise<Datum | undefined> => ev.optDatum(node, name, env);
+  const repair = await opt('emergency_repair');
+  const layoutGiven = ['shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags'].some(
+    (k) => node.optargs[k] !== undefined,
+  );
+  const dryRun = (await opt('dry_run')) ?? false;
+  if (typeof dryRun !== 'boolean') throw typeError('BOOL', dryRun);
+  if (repair !== undefined && repair !== null) {
+    if (target instanceof DbRef)
+      throw queryLogic(
+        "Can't emergency repair an entire database at once; instead you should run `reconfigure()` on each table individually.",
+      );
+    if (repair !== 'unsafe_rollback' && repair !== 'unsafe_rollback_or_erase')
+      throw queryLogic('`emergency_repair` should be "unsafe_rollback" or "unsafe_rollback_or_erase"');
+    if (layoutGiven) throw queryLogic("In emergency repair mode, you can't specify shards, replicas, etc.");
+    await tablesOf(ev, target);
+    throw opFailed("This table doesn't need to be repaired.");
+  }
+  const shards = await opt('shards');
+  if (shards === undefined) throw queryLogic('Missing required argument `shards`.');
+  if (typeof shards !== 'number') throw typeError('NUMBER', shards);
+  if (shards < 1) throw queryLogic('Every table must have at least one shard.');
+  const replicas = await opt('replicas');
+  if (replicas === undefined) throw queryLogic('Missing required argument `replicas`.');
+  const primaryTag = await opt('primary_replica_tag');
+  const nonvoting = await opt('nonvoting_replica_tags');
+  const counts = new Map<string, number>();
+  if (typeof replicas === 'number') {
+    if (primaryTag !== undefined)
+      throw queryLogic('`replicas` must be an OBJECT if `primary_replica_tag` is specified.');
+    if (nonvoting !== undefined)
+      throw queryLogic('`replicas` must be an OBJECT if `nonvoting_replica_tags` is specified.');
+    counts.set('default', replicas);
+  } else if (replicas !== null && typeof replicas === 'object' && !Array.isArray(replicas)) {
+    if (primaryTag === undefined)
+      throw queryLogic('`primary_replica_tag` must be specified when `replicas` is an OBJECT.');
+    for (const [tag, n] of Object.entries(replicas)) {
+      if (typeof n !== 'number') throw typeError('NUMBER', n as Datum);
+      if (n < 0) throw queryLogic("Can't have a negative number of replicas");
+      counts.set(tag, n);
+    }
+    if (typeof primaryTag !== 'string') throw typeError('STRING', primaryTag);
+    if (!counts.has(primaryTag))
+      throw opFailed(
+        `Can't use server tag \`${primaryTag}\` for primary replicas because you specified no replicas in server tag \`${primaryTag}\`.`,
+      );
+    for (const tag of Array.isArray(nonvoting) ? nonvoting : []) {
+      if (typeof tag === 'string' && !counts.has(tag))
+        throw opFailed(
+          `You specified that the replicas in server tag \`${tag}\` should be non-voting, but you didn't specify a number of replicas in server tag \`${tag}\`.`,
+        );
+    }
+  } else throw typeError('NUMBER', replicas);
+  let total = 0;
+  for (const n of counts.values()) total += n;
+  if (total < 1)
+    throw opFailed(
+      'You must set `replicas` to at least one. `replicas` includes the primary replica; if there are zero replicas, there is nowhere to put the data.',
+    );
+  for (const [tag, n] of counts) {
+    const servers = tag === 'default' ? 1 : 0;
+    if (n > servers)
+      throw opFailed(
+        `Can't put ${n} replicas on servers with the tag \`${tag}\` because there are only ${servers} servers with the tag \`${tag}\`. It's impossible to have more replicas of the data than there are servers.`,
+      );
+  }
+  const tables = await tablesOf(ev, target);
+  return {
+    reconfigured: dryRun ? 0 : tables.length,
+    config_changes: tables.map((t) => ({ old_val: ev.tableConfig(t), new_val: ev.tableConfig(t) })),
+    status_changes: tables.map((t) => ({ old_val: tableStatus(ev, t), new_val: tableStatus(ev, t) })),
+  };
 }
