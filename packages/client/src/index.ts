@@ -6,6 +6,22 @@ export type { DocumentInput, PayloadFormat } from './batcher.js';
 export type { LoaderErrorCode } from './errors.js';
 export { errorCode, LoaderError } from './errors.js';
 export { Inflight } from './inflight.js';
+export type {
+  JobDefinition,
+  JobInput,
+  JobOptions,
+  JobTask,
+  TaskEpoch,
+  TaskLow,
+  TaskOutcome,
+  TaskRun,
+  WorkerBeat,
+  WorkerEvents,
+} from './job/job.js';
+export { JobView, JobWorker, jobPrefix, Liveness, ownerIn, planTasks, readJob } from './job/job.js';
+export { jumpHash, keyHash, ownerOf, rehash } from './job/jump-hash.js';
+export type { CoordinationDoc, CoordinationStore } from './job/store.js';
+export { DEFAULT_JOB_TABLE, openStore } from './job/store.js';
 export { aggregateIntervals, LatencyRecorder, latencyOf } from './latency.js';
 export type { BlockMeta, Loader, LoaderOptions, LoaderProgress, WriteMeta } from './loader.js';
 export { checkIndexSpecs, createLoader, resolveLoaderOptions } from './loader.js';
