@@ -5,12 +5,8 @@
  * registers and heartbeats in a coordination table on the target (store.ts); each task's owner is
  * `ownerOf(task key, workers in join order, live)` (jump-hash.ts), so every worker computes the
  * same owners from the same documents and a dead worker's tasks move to the live ones while no
- * other task moves. Documents, all under the id prefix `JOB/`:
- *
- *   JOB/job                    the definition: table, format, inputs, tasks (first worker creates it)
- *   JOB/member/000003          a worker's join slot: the join order every worker agrees on
- *   JOB/beat/WORKER            its heartbeat: a counter, its state, its task, its rate
- *   JOB/task/000007/000002     task 7's epoch 2: who holds it, its checkpoint, done/released
+ * other task moves. The documents (their shapes: @wharf/wire's jobs.ts) are all under the id
+ * prefix `JOB/`: the definition, each worker's join slot and heartbeat, each task's epochs.
  *
  * Invariants:
  * - A task is held by the creator of its highest epoch document. Creating epoch e+1 (an insert
@@ -27,85 +23,22 @@
  *   there means "already stored"): no duplicates, no gaps.
  */
 import { hostname } from 'node:os';
+import {
+  type JobDefinition,
+  type JobInput,
+  type JobMember,
+  type JobTask,
+  JobView,
+  jobPrefix,
+  type TaskEpoch,
+  type TaskLow,
+  type WorkerBeat,
+} from '@wharf/wire';
 import { LoaderError } from '../errors.js';
 import { ownerOf } from './jump-hash.js';
-import type { CoordinationDoc, CoordinationStore } from './store.js';
-
-export interface JobInput {
-  path: string;
-  size: number;
-}
-
-export interface JobTask {
-  index: number;
-  /** The key jump-hashed: the input path and the range's first byte. */
-  key: string;
-  path: string;
-  /** Byte range [start, end) of the input; a record belongs to the task its first byte is in. */
-  start: number;
-  end: number;
-}
-
-export interface JobDefinition extends CoordinationDoc {
-  kind: 'job';
-  job: string;
-  table: string;
-  format: string;
-  inputs: JobInput[];
-  taskBytes: number;
-  tasks: JobTask[];
-  createdAt: number;
-  createdBy: string;
-}
-
-/** Progress of a task: everything before `offset` is written or rejected, and durable. */
-export interface TaskLow {
-  offset: number;
-  /** Line, counted from the task's first byte, of the last record before `offset`. */
-  lastLine: number | null;
-  docs: number;
-  written: number;
-  rejected: number;
-  present: number;
-}
-
-export interface TaskEpoch extends CoordinationDoc {
-  kind: 'task';
-  job: string;
-  task: number;
-  epoch: number;
-  worker: string;
-  low: TaskLow;
-  /** Furthest input offset this task may have sent. */
-  high: { offset: number };
-  done: boolean;
-  released: boolean;
-  startedAt: number;
-  updatedAt: number;
-  docsPerSec: number;
-}
-
-export interface WorkerBeat extends CoordinationDoc {
-  kind: 'beat';
-  job: string;
-  worker: string;
-  host: string;
-  pid: number;
-  beat: number;
-  at: number;
-  state: 'running' | 'idle' | 'done' | 'left';
-  task: number | null;
-  docsPerSec: number;
-}
-
-interface Member extends CoordinationDoc {
-  kind: 'member';
-  slot: number;
-  worker: string;
-}
+import type { CoordinationStore } from './store.js';
 
 const pad = (n: number) => String(n).padStart(6, '0');
-export const jobPrefix = (job: string) => `${job}/`;
 const taskPrefix = (job: string, task: number) => `${job}/task/${pad(task)}/`;
 
 /** The task a worker holds, and why it was told to stop. */
@@ -127,60 +60,6 @@ export function planTasks(inputs: readonly JobInput[], taskBytes: number, splitt
     }
   }
   return tasks;
-}
-
-/** Everything the coordination table says about one job, read at once. */
-export class JobView {
-  readonly definition: JobDefinition | null;
-  /** Workers in join order. */
-  readonly workers: string[];
-  readonly beats = new Map<string, WorkerBeat>();
-  /** Each task's highest epoch. */
-  readonly latest = new Map<number, TaskEpoch>();
-
-  constructor(job: string, docs: readonly CoordinationDoc[]) {
-    let definition: JobDefinition | null = null;
-    const members: Member[] = [];
-    for (const doc of docs) {
-      const rest = doc.id.slice(job.length + 1);
-      if (rest === 'job') definition = doc as JobDefinition;
-      else if (rest.startsWith('member/')) members.push(doc as Member);
-      else if (rest.startsWith('beat/')) this.beats.set((doc as WorkerBeat).worker, doc as WorkerBeat);
-      else if (rest.startsWith('task/')) {
-        const t = doc as TaskEpoch;
-        const prev = this.latest.get(t.task);
-        if (!prev || t.epoch > prev.epoch) this.latest.set(t.task, t);
-      }
-    }
-    this.definition = definition;
-    members.sort((a, b) => a.slot - b.slot);
-    this.workers = members.map((m) => m.worker);
-  }
-
-  get complete(): boolean {
-    const tasks = this.definition?.tasks ?? [];
-    return tasks.length > 0 && tasks.every((t) => this.latest.get(t.index)?.done === true);
-  }
-
-  /** Sums of the tasks' checkpoints: the job's documents so far. */
-  totals(): { docs: number; written: number; rejected: number; present: number; tasksDone: number; tasks: number } {
-    const out = {
-      docs: 0,
-      written: 0,
-      rejected: 0,
-      present: 0,
-      tasksDone: 0,
-      tasks: this.definition?.tasks.length ?? 0,
-    };
-    for (const t of this.latest.values()) {
-      out.docs += t.low.docs;
-      out.written += t.low.written;
-      out.rejected += t.low.rejected;
-      out.present += t.low.present;
-      if (t.done) out.tasksDone++;
-    }
-    return out;
-  }
 }
 
 export async function readJob(store: CoordinationStore, job: string): Promise<JobView> {
@@ -316,7 +195,7 @@ export class JobWorker {
   async #join(): Promise<void> {
     const members = (await this.#store.list(`${this.#o.job}/member/`)).length;
     for (let slot = members; ; slot++) {
-      const doc: Member = { id: `${this.#o.job}/member/${pad(slot)}`, kind: 'member', slot, worker: this.id };
+      const doc: JobMember = { id: `${this.#o.job}/member/${pad(slot)}`, kind: 'member', slot, worker: this.id };
       if (await this.#store.create(doc)) return;
     }
   }

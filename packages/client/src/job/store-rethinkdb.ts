@@ -3,10 +3,12 @@
  * `insert` with conflict "error" to create, "replace" to put, `between` on the primary key to list.
  * One connection, to the first host that answers.
  */
+
+import type { CoordinationDoc } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
 import { ensureRethinkdbTable } from '../targets/rethinkdb-tables.js';
 import type { TargetSpec } from '../targets/target.js';
-import { type CoordinationDoc, type CoordinationStore, prefixEnd } from './store.js';
+import { type CoordinationStore, prefixEnd } from './store.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the official driver has no usable types; results are checked here
 type R = any;

@@ -1,8 +1,10 @@
 /** A job's coordination table on a Wharf server, through its HTTP API (docs/CONTRACTS.md §1). */
+
+import type { CoordinationDoc } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
 import type { TargetSpec } from '../targets/target.js';
 import type { WriteResult } from '../types.js';
-import { type CoordinationDoc, type CoordinationStore, prefixEnd } from './store.js';
+import { type CoordinationStore, prefixEnd } from './store.js';
 
 type Spec = Extract<TargetSpec, { kind: 'wharf' }>;
 

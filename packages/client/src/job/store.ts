@@ -5,16 +5,10 @@
  * targets: create-if-absent (an insert with conflict "error": the one primitive the claims rely
  * on), replace, and a range read by primary key.
  */
+
+import { type CoordinationDoc, DEFAULT_JOB_TABLE } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
 import { parseTarget } from '../targets/target.js';
-
-/** The table that holds every job's documents unless `--job-table` says otherwise. */
-export const DEFAULT_JOB_TABLE = 'wharf_jobs';
-
-export interface CoordinationDoc {
-  id: string;
-  [field: string]: unknown;
-}
 
 export interface CoordinationStore {
   /** The target and table, for messages. */

@@ -8,8 +8,10 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import {
   type JobInput,
+  type JobStatus,
   type JobView,
   JobWorker,
+  jobStatus,
   openStore,
   readJob,
   redact,
@@ -201,100 +203,6 @@ export async function runJob(o: ImportOptions, io: ImportIo): Promise<JobOutcome
     return { exitCode: EXIT.failed, view, tasksDone };
   }
   return { exitCode: t.rejected > 0 ? EXIT.rejects : EXIT.ok, view, tasksDone };
-}
-
-export interface JobStatus {
-  job: string;
-  found: boolean;
-  table: string | null;
-  format: string | null;
-  complete: boolean;
-  docsPerSec: number;
-  totals: ReturnType<JobView['totals']>;
-  workers: {
-    worker: string;
-    host: string | null;
-    pid: number | null;
-    state: string;
-    lastBeatMsAgo: number | null;
-    task: number | null;
-    docsPerSec: number;
-  }[];
-  tasks: {
-    task: number;
-    path: string;
-    start: number;
-    end: number;
-    state: 'waiting' | 'running' | 'released' | 'orphaned' | 'done';
-    holder: string | null;
-    epoch: number;
-    progress: number;
-    docs: number;
-    written: number;
-    rejected: number;
-    docsPerSec: number;
-  }[];
-}
-
-/**
- * A job as its coordination table shows it. A worker whose last heartbeat is older than
- * `deadAfterMs` (its clock against this one's) is shown dead, its unfinished task orphaned.
- */
-export function jobStatus(job: string, view: JobView, deadAfterMs: number, now = Date.now()): JobStatus {
-  const def = view.definition;
-  const workers = view.workers.map((w) => {
-    const b = view.beats.get(w);
-    const ago = b ? Math.max(0, now - b.at) : null;
-    const dead = b?.state === 'left' || ago === null || ago > deadAfterMs;
-    return {
-      worker: w,
-      host: b?.host ?? null,
-      pid: b?.pid ?? null,
-      state: b?.state === 'done' ? 'done' : dead ? 'dead' : (b?.state ?? 'joining'),
-      lastBeatMsAgo: ago,
-      task: b?.task ?? null,
-      docsPerSec: b?.docsPerSec ?? 0,
-    };
-  });
-  const deadWorkers = new Set(workers.filter((w) => w.state === 'dead').map((w) => w.worker));
-  const tasks = (def?.tasks ?? []).map((t) => {
-    const e = view.latest.get(t.index);
-    const state = !e
-      ? 'waiting'
-      : e.done
-        ? 'done'
-        : e.released
-          ? 'released'
-          : deadWorkers.has(e.worker)
-            ? 'orphaned'
-            : 'running';
-    const span = Math.max(1, t.end - t.start);
-    return {
-      task: t.index,
-      path: t.path,
-      start: t.start,
-      end: t.end,
-      state: state as JobStatus['tasks'][number]['state'],
-      holder: e?.worker ?? null,
-      epoch: e?.epoch ?? 0,
-      progress: e?.done ? 1 : e ? Math.min(1, Math.max(0, (e.low.offset - t.start) / span)) : 0,
-      docs: e?.low.docs ?? 0,
-      written: e?.low.written ?? 0,
-      rejected: e?.low.rejected ?? 0,
-      docsPerSec: state === 'running' ? (e?.docsPerSec ?? 0) : 0,
-    };
-  });
-  return {
-    job,
-    found: def !== null,
-    table: def?.table ?? null,
-    format: def?.format ?? null,
-    complete: view.complete,
-    docsPerSec: tasks.reduce((s, t) => s + t.docsPerSec, 0),
-    totals: view.totals(),
-    workers,
-    tasks,
-  };
 }
 
 /** `--status`: the job's tasks and workers, as a table or JSON. Exit 0 when the job exists. */
