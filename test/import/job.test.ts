@@ -187,6 +187,45 @@ describe.each(cases)('a job shared by four workers, into $name', (c) => {
   );
 });
 
+describe('a worker interrupted with Ctrl-C', () => {
+  it('hands its task over with a checkpoint, and another worker finishes the job exactly', async () => {
+    const target = `wharf://127.0.0.1:${server.http.port}`;
+    // Tasks of several read chunks (1 MiB), so the interrupt stops reading inside one.
+    // Tiny hard batches: the interrupt lands long before the task could end.
+    const args = [...workerArgs(target, 'ctrl-c', 'ctrl_c'), '--task-bytes', '4MiB', '--batch-size', '20'];
+    const first = start(args, { cwd: tmp.dir });
+    let err = '';
+    first.child.stderr!.on('data', (d) => (err += d));
+    await until('the worker registers', () => / worker (\S+) on /.test(err), 20);
+    const id = / worker (\S+) on /.exec(err)![1]!;
+    const store = await openStore(target);
+    try {
+      await until(
+        'the worker has a durable checkpoint in a task',
+        async () => (await epochs(store, 'ctrl-c')).some((e) => e.worker === id && !e.done && e.low.docs > 0),
+        20,
+      );
+      first.child.kill('SIGINT');
+      const interrupted = await first.done;
+      expect(interrupted.code).toBe(130);
+      expect(interrupted.stdout).toMatch(/incomplete: \d+ of \d+ tasks done/);
+      const released = (await epochs(store, 'ctrl-c')).filter((e) => e.released);
+      expect(released.length).toBe(1);
+      expect(released[0]!.low.docs).toBeGreaterThan(0);
+
+      const second = await wharf(args, { cwd: tmp.dir });
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toContain(`taken over at byte ${released[0]!.low.offset}`);
+      expect(second.stdout).toMatch(
+        /complete: (\d+) of \1 tasks done; 60000 documents read, 60000 written, 0 rejected/,
+      );
+      expect(await cases[0]!.read('ctrl_c')).toEqual(docs);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+});
+
 describe('job command line', () => {
   const target = () => `wharf://127.0.0.1:${server.http.port}`;
 

@@ -228,16 +228,44 @@ export class JobWorker {
     await this.#join();
     let running: Promise<void> | null = null;
     let failure: unknown = null;
+    let lastBeat = performance.now();
+    // The others take this worker's task deadAfterMs after its last recorded heartbeat: stop
+    // loading well before that when heartbeats do not get through.
+    const watchdog = setInterval(
+      () => {
+        const cur = this.#current;
+        if (cur && !cur.why && performance.now() - lastBeat > this.#o.deadAfterMs / 2) {
+          cur.why = 'fenced';
+          events.note?.(`no heartbeat recorded for ${this.#o.deadAfterMs / 2} ms: stopping task ${cur.task.index}`);
+          cur.abort.abort();
+        }
+      },
+      Math.max(20, this.#o.heartbeatMs / 2),
+    );
     try {
       for (;;) {
         if (failure) throw failure;
         if (signal?.aborted) {
-          this.#current?.abort.abort();
+          const cur = this.#current;
+          if (cur) {
+            cur.why = 'released';
+            cur.abort.abort();
+          }
           await running;
           break;
         }
-        await this.#heartbeat(this.#current ? 'running' : 'idle');
-        const view = await readJob(this.#store, this.#o.job);
+        let view: JobView;
+        try {
+          await this.#heartbeat(this.#current ? 'running' : 'idle');
+          lastBeat = performance.now();
+          view = await readJob(this.#store, this.#o.job);
+        } catch (err) {
+          // A blip of the target: retry until the others would count this worker dead.
+          if (performance.now() - lastBeat > this.#o.deadAfterMs) throw err;
+          events.note?.(`coordination table unreachable, retrying: ${(err as Error).message}`);
+          await sleep(this.#o.heartbeatMs, running);
+          continue;
+        }
         this.view = view;
         this.#liveness.observe(view);
         if (view.complete) break;
@@ -268,6 +296,14 @@ export class JobWorker {
         await sleep(this.#o.heartbeatMs, running);
       }
     } finally {
+      clearInterval(watchdog);
+      // Giving up on an error: stop the task without writing to it; the others take it over.
+      const cur = this.#current;
+      if (cur && !cur.why) {
+        cur.why = 'fenced';
+        cur.abort.abort();
+      }
+      await running;
       await this.#heartbeat(signal?.aborted || failure ? 'left' : 'done').catch(() => {});
     }
     return (this.view = await readJob(this.#store, this.#o.job));
@@ -279,7 +315,9 @@ export class JobWorker {
       const latest = view.latest.get(task.index);
       if (latest?.done) continue;
       if (ownerIn(view, task, this.#liveness) !== this.id) continue;
-      if (latest && !latest.released && this.#liveness.isLive(view, latest.worker)) continue;
+      // Held by a live worker: it hands the task over itself (or is fenced by a later epoch).
+      if (latest && !latest.released && latest.worker !== this.id && this.#liveness.isLive(view, latest.worker))
+        continue;
       return {
         task,
         epoch: (latest?.epoch ?? 0) + 1,
@@ -338,7 +376,8 @@ export class JobWorker {
       },
       reserve: async (offset) => {
         if (offset <= doc.high.offset) return;
-        doc.high = { offset: Math.min(task.end, offset + this.#o.reserveBytes) };
+        // Not capped at task.end: the task's last record may end past it.
+        doc.high = { offset: offset + this.#o.reserveBytes };
         if (cur.why === 'fenced') throw new LoaderError('WHARF_ERR_TARGET', `task ${task.index} was taken over`);
         await write(true);
       },
