@@ -6,7 +6,7 @@
  * worker's task must have been taken over. Against a Wharf server, and against a 3-node
  * RethinkDB cluster when RETHINKDB_BIN names a RethinkDB 2.4 binary.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type RethinkdbProc, startRethinkdbCluster } from '@wharf/bench/rethinkdb';
 import { type CoordinationStore, openStore, readJob, type TaskEpoch } from '@wharf/client';
@@ -241,16 +241,24 @@ describe('job command line', () => {
     );
     expect(embedded.code).toBe(2);
     expect(embedded.stderr).toContain('a job needs a target every worker can reach');
+    const thresholds = await wharf(
+      ['import', 'data/a.ndjson', '-t', 't', '--target', target(), '--job', 'x', '--fail-if', 'p99<1s'],
+      { cwd: tmp.dir },
+    );
+    expect(thresholds.code).toBe(2);
+    expect(thresholds.stderr).toContain('--fail-if does not apply to a job');
   });
 
   it('refuses to join a job of the same name over other inputs', async () => {
     const first = await wharf(
-      ['import', 'data/b.ndjson', '-t', 'other', '--target', target(), '--job', 'same', '--progress', 'none'],
-      {
-        cwd: tmp.dir,
-      },
+      ['import', 'data/b.ndjson', '-t', 'other', '--target', target(), '--job', 'same', '--report', 'same.json'],
+      { cwd: tmp.dir },
     );
     expect(first.code, first.stderr).toBe(0);
+    // --report: the job's status, this worker's tasks and its exit status.
+    const report = JSON.parse(readFileSync(join(tmp.dir, 'same.json'), 'utf8'));
+    expect(report).toMatchObject({ job: 'same', complete: true, exitCode: 0, error: null, tasksDone: [0] });
+    expect(report.totals).toMatchObject({ docs: 20_000, written: 20_000, rejected: 0 });
     const second = await wharf(['import', 'data/a.ndjson', '-t', 'other', '--target', target(), '--job', 'same'], {
       cwd: tmp.dir,
     });

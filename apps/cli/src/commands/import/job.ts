@@ -5,7 +5,7 @@
  * task it takes is an ordinary import of a byte range (runImport with an ImportTask); the process
  * exits once every task of the job is done, with the job's totals.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import {
   type JobInput,
   type JobStatus,
@@ -91,6 +91,7 @@ export async function runJob(o: ImportOptions, io: ImportIo): Promise<JobOutcome
     ['--dry-run', o.dryRun],
     ['--index', o.indexes.length > 0],
     ['--chart', o.chart !== undefined],
+    ['--fail-if', o.failIf.length > 0],
   ] as const) {
     if (on)
       throw new UsageError(
@@ -184,6 +185,20 @@ export async function runJob(o: ImportOptions, io: ImportIo): Promise<JobOutcome
   }
 
   const t = view.totals();
+  const exitCode = failed
+    ? EXIT.failed
+    : !view.complete
+      ? EXIT.interrupted
+      : t.written !== t.docs - t.rejected
+        ? EXIT.failed
+        : t.rejected > 0
+          ? EXIT.rejects
+          : EXIT.ok;
+  if (o.report)
+    writeFileSync(
+      o.report,
+      `${JSON.stringify({ ...jobStatus(job, view, o.deadAfterMs), worker: worker.id, tasksDone, exitCode, error: failed?.message ?? null }, null, 2)}\n`,
+    );
   io.stdout.write(
     `wharf import job ${job} → ${redact(o.target)} table ${o.table} (${format})\n` +
       `  ${view.complete ? 'complete' : 'incomplete'}: ${t.tasksDone} of ${t.tasks} tasks done; ` +
@@ -193,16 +208,10 @@ export async function runJob(o: ImportOptions, io: ImportIo): Promise<JobOutcome
       (tasksDone.length ? `: ${tasksDone.join(', ')}` : '') +
       '\n',
   );
-  if (failed) {
-    io.stderr.write(`wharf import: job ${job}: ${failed.message}\n`);
-    return { exitCode: EXIT.failed, view, tasksDone };
-  }
-  if (!view.complete) return { exitCode: EXIT.interrupted, view, tasksDone };
-  if (t.written !== t.docs - t.rejected) {
+  if (failed) io.stderr.write(`wharf import: job ${job}: ${failed.message}\n`);
+  else if (view.complete && t.written !== t.docs - t.rejected)
     io.stderr.write(`wharf import: job ${job}: written ${t.written} ≠ read ${t.docs} − rejected ${t.rejected}\n`);
-    return { exitCode: EXIT.failed, view, tasksDone };
-  }
-  return { exitCode: t.rejected > 0 ? EXIT.rejects : EXIT.ok, view, tasksDone };
+  return { exitCode, view, tasksDone };
 }
 
 /** `--status`: the job's tasks and workers, as a table or JSON. Exit 0 when the job exists. */
