@@ -69,7 +69,11 @@ export class RethinkdbStore implements CoordinationStore {
   async open(): Promise<void> {
     const mod: R = await import('rethinkdb');
     this.#r = mod.default ?? mod;
-    await ensureRethinkdbTable(this.#r, (q) => this.#run(q), this.#spec.db, this.#tableName, 'id');
+    // Replicated on up to three servers, so the job survives the loss of one (RethinkDB elects a
+    // new primary while a majority of the replicas live).
+    const servers = await this.#run<number>(this.#r.db('rethinkdb').table('server_status').count()).catch(() => 1);
+    const options = servers > 1 ? { replicas: Math.min(3, servers) } : {};
+    await ensureRethinkdbTable(this.#r, (q) => this.#run(q), this.#spec.db, this.#tableName, 'id', options);
   }
 
   async create(doc: CoordinationDoc): Promise<boolean> {

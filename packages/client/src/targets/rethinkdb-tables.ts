@@ -21,6 +21,8 @@ export async function ensureRethinkdbTable(
   db: string,
   name: string,
   primaryKey: string,
+  /** More `tableCreate` optargs (shards, replicas…). */
+  options: Record<string, unknown> = {},
 ): Promise<void> {
   const exists = (err: unknown) => {
     if (!/already exists/i.test((err as Error).message)) throw err;
@@ -28,7 +30,7 @@ export async function ensureRethinkdbTable(
   const dbs = await run<string[]>(r.dbList());
   if (!dbs.includes(db)) await run(r.dbCreate(db)).catch(exists);
   const tables = await run<string[]>(r.db(db).tableList());
-  if (!tables.includes(name)) await run(r.db(db).tableCreate(name, { primaryKey })).catch(exists);
+  if (!tables.includes(name)) await run(r.db(db).tableCreate(name, { ...options, primaryKey })).catch(exists);
   const config = r.db('rethinkdb').table('table_config');
   let single = 0;
   while (single < 2) {
