@@ -187,6 +187,19 @@ describe.each(cases)('a job shared by four workers, into $name', (c) => {
   );
 });
 
+describe("a job through a Wharf server's driver port (rethinkdb://)", () => {
+  it('coordinates through ReQL and loads the input exactly', async () => {
+    const target = `rethinkdb://127.0.0.1:${server.driver!.port}/test`;
+    const args = ['import', 'data/*.ndjson', '-t', 'via_driver', '--target', target, '--job', 'via-driver'];
+    const results = await Promise.all([wharf(args, { cwd: tmp.dir }), wharf(args, { cwd: tmp.dir })]);
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/complete: 2 of 2 tasks done; 60000 documents read, 60000 written, 0 rejected/);
+    }
+    expect(await cases[0]!.read('via_driver')).toEqual(docs);
+  }, 120_000);
+});
+
 describe('a worker interrupted with Ctrl-C', () => {
   it('hands its task over with a checkpoint, and another worker finishes the job exactly', async () => {
     const target = `wharf://127.0.0.1:${server.http.port}`;

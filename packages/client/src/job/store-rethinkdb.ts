@@ -94,8 +94,10 @@ export class RethinkdbStore implements CoordinationStore {
   }
 
   async list(prefix: string): Promise<CoordinationDoc[]> {
-    const cursor = await this.#run<R>(this.#table.between(prefix, prefixEnd(prefix)).orderBy({ index: 'id' }));
-    return (Array.isArray(cursor) ? cursor : await cursor.toArray()) as CoordinationDoc[];
+    const cursor = await this.#run<R>(this.#table.between(prefix, prefixEnd(prefix)));
+    const docs = (Array.isArray(cursor) ? cursor : await cursor.toArray()) as CoordinationDoc[];
+    // Sorted here: an indexed orderBy after `between` is RethinkDB's, not every driver port's.
+    return docs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   async close(): Promise<void> {
