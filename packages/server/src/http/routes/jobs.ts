@@ -6,7 +6,16 @@
  * `wharf import --job NAME --status` does: `JobView` and `jobStatus` of @wharf/wire.
  */
 import type { Document as Doc, ScanOptions } from '@wharf/engine';
-import { type CoordinationDoc, DEFAULT_JOB_TABLE, type JobStatus, JobView, jobPrefix, jobStatus } from '@wharf/wire';
+import {
+  type CoordinationDoc,
+  DEFAULT_JOB_TABLE,
+  type JobList,
+  type JobStatus,
+  type JobSummary,
+  JobView,
+  jobPrefix,
+  jobStatus,
+} from '@wharf/wire';
 import type { FastifyInstance } from 'fastify';
 import { fromEngineError, WharfServerError } from '../../errors.js';
 import { continueAfter } from '../../scan-pages.js';
@@ -142,22 +151,6 @@ export const JobSummarySchema = {
     updatedAt: { ...nullable('number'), description: 'The latest heartbeat or checkpoint (workers’ clocks)' },
   },
 } as const;
-
-export type JobSummary = {
-  job: string;
-  table: string | null;
-  format: string | null;
-  complete: boolean;
-  tasks: number;
-  tasksDone: number;
-  docs: number;
-  written: number;
-  rejected: number;
-  docsPerSec: number;
-  workers: { live: number; dead: number; done: number };
-  createdAt: number | null;
-  updatedAt: number | null;
-};
 
 const readQuery = {
   jobTable: {
@@ -296,7 +289,7 @@ export default async function jobsRoutes(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    async (request) => {
+    async (request): Promise<JobList> => {
       const { jobTable, deadAfterMs } = request.query;
       const now = Date.now();
       // Ids sort by job name first, so each job's documents come together.
@@ -334,7 +327,7 @@ export default async function jobsRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: { $ref: 'JobStatus#' }, ...errorResponses },
       },
     },
-    async (request) => {
+    async (request): Promise<JobStatus> => {
       const { job } = request.params;
       const { jobTable, deadAfterMs } = request.query;
       const prefix = jobPrefix(job);
