@@ -216,6 +216,33 @@ describe('/api/jobs', () => {
     });
   });
 
+  it('leaves out documents that are not what their id says, and still answers', async () => {
+    const before = (await get('/api/jobs/load-1')).json;
+    const junk = [
+      { id: 'junk/job', kind: 'job', tasks: 'not a list' },
+      { id: 'load-1/task/000000/000009', kind: 'task', task: 0, epoch: 9, worker: 'x' }, // no checkpoint
+      { id: 'load-1/beat/x', kind: 'beat', worker: 'x', at: 'yesterday' },
+      { id: 'load-1/member/999999', kind: 'member', slot: '1', worker: 'x' },
+      { id: 'load-1/other', kind: 'job' },
+      { id: 'no-slash', kind: 'job', tasks: [] },
+      { id: 7, kind: 'job' },
+    ];
+    const res = await fetch(`${server.url}/api/tables/wharf_jobs/documents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(junk),
+    });
+    expect((await res.json()).inserted).toBe(junk.length);
+    const list = await get('/api/jobs');
+    expect(list.status).toBe(200);
+    expect(list.json.jobs.map((j: { job: string }) => j.job)).toEqual(['load-1', 'load-2']);
+    const after = await get('/api/jobs/load-1');
+    expect(after.status).toBe(200);
+    const ages = (s: JobStatus) => ({ ...s, workers: s.workers.map((w) => ({ ...w, lastBeatMsAgo: 0 })) });
+    expect(ages(after.json)).toEqual(ages(before));
+    expect((await get('/api/jobs/junk')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
+  });
+
   it('reads the coordination table named by jobTable, and refuses a deadAfterMs below 1 ms', async () => {
     expect((await get('/api/jobs?jobTable=elsewhere')).json).toEqual({ jobTable: 'elsewhere', jobs: [] });
     expect((await get('/api/jobs/load-1?jobTable=elsewhere')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
