@@ -1,9 +1,9 @@
 /**
  * The admin UI in a real browser (Debian's chromium driven by playwright-core) against a real
  * server process: the live dashboard, creating a table, importing a generated file (count and
- * chart), editing a document, a bad file's errors, and the stats feed reconnecting after a
- * restart. Every scenario runs at 1280 px and at 400 px wide; screenshots go to
- * test/admin/artifacts/ (gitignored).
+ * chart), editing a document, running and finished jobs with a job's tasks and workers, a bad
+ * file's errors, and the stats feed reconnecting after a restart. Every scenario runs at 1280 px
+ * and at 400 px wide; screenshots go to test/admin/artifacts/ (gitignored).
  *
  * Skipped, with a message, only when /usr/bin/chromium is missing (`apt-get install -y chromium`)
  * outside CI; under CI (`CI` set, as `.ci/run` runs) a missing browser fails the suite.
@@ -314,6 +314,11 @@ describe.skipIf(!hasChromium)(
             await eventually(() => worker.getByTestId('state').textContent()).toBe('dead');
             await eventually(() => task(1).getAttribute('data-state')).toBe('released');
             await eventually(() => runningRow.getByTestId('state').textContent()).toBe('stalled');
+            // A job the table does not hold: the server's error, on the page.
+            await page.goto(`${server.url}/#/jobs/nope-${size.name}`);
+            await eventually(() => page.getByTestId('job-error').textContent()).toContain(
+              `WHARF_ERR_JOB_NOT_FOUND (404): No job \`nope-${size.name}\` in table \`wharf_jobs\``,
+            );
           } finally {
             running.leave();
             await running.done.catch(() => {});
