@@ -222,6 +222,8 @@ describe('/api/jobs', () => {
       { id: 'junk/job', kind: 'job', tasks: 'not a list' },
       { id: 'load-1/task/000000/000009', kind: 'task', task: 0, epoch: 9, worker: 'x' }, // no checkpoint
       { id: 'load-1/beat/x', kind: 'beat', worker: 'x', at: 'yesterday' },
+      { id: 'load-1/beat/y', kind: 'beat', worker: 'y', at: 1, state: 'running', docsPerSec: 'fast' },
+      { id: 'load-1/task/000001/000009', kind: 'task', task: 1, epoch: 9, worker: 'y', docsPerSec: [1], low: {} },
       { id: 'load-1/member/999999', kind: 'member', slot: '1', worker: 'x' },
       { id: 'load-1/other', kind: 'job' },
       { id: 'no-slash', kind: 'job', tasks: [] },

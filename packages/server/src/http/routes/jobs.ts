@@ -187,22 +187,37 @@ function wellFormed(doc: Doc, job: string): doc is CoordinationDoc {
   if (typeof id !== 'string' || !id.startsWith(jobPrefix(job))) return false;
   const rest = id.slice(job.length + 1);
   const d = doc as Record<string, unknown>;
+  const str = (v: unknown) => typeof v === 'string';
+  const optional = (v: unknown, is: (v: unknown) => boolean) => v === undefined || v === null || is(v);
   if (rest === 'job')
     return (
       d.kind === 'job' &&
+      str(d.table) &&
+      str(d.format) &&
       Array.isArray(d.tasks) &&
-      d.tasks.every((t) => isObj(t) && isNum(t.index) && isNum(t.start) && isNum(t.end) && typeof t.path === 'string')
+      d.tasks.every((t) => isObj(t) && isNum(t.index) && isNum(t.start) && isNum(t.end) && str(t.path))
     );
-  if (rest.startsWith('member/')) return d.kind === 'member' && isNum(d.slot) && typeof d.worker === 'string';
-  if (rest.startsWith('beat/')) return d.kind === 'beat' && typeof d.worker === 'string' && isNum(d.at);
+  if (rest.startsWith('member/')) return d.kind === 'member' && isNum(d.slot) && str(d.worker);
+  if (rest.startsWith('beat/'))
+    return (
+      d.kind === 'beat' &&
+      str(d.worker) &&
+      isNum(d.at) &&
+      str(d.state) &&
+      optional(d.host, str) &&
+      optional(d.pid, Number.isInteger) &&
+      optional(d.task, Number.isInteger) &&
+      optional(d.docsPerSec, isNum)
+    );
   if (rest.startsWith('task/'))
     return (
       d.kind === 'task' &&
-      isNum(d.task) &&
-      isNum(d.epoch) &&
-      typeof d.worker === 'string' &&
+      Number.isInteger(d.task) &&
+      Number.isInteger(d.epoch) &&
+      str(d.worker) &&
       isObj(d.low) &&
-      ['offset', 'docs', 'written', 'rejected', 'present'].every((f) => isNum((d.low as Record<string, unknown>)[f]))
+      ['offset', 'docs', 'written', 'rejected', 'present'].every((f) => isNum((d.low as Record<string, unknown>)[f])) &&
+      optional(d.docsPerSec, isNum)
     );
   return false;
 }
