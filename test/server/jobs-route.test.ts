@@ -245,7 +245,50 @@ describe('/api/jobs', () => {
     expect((await get('/api/jobs/junk')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
   });
 
-  it('reads the coordination table named by jobTable, and refuses a deadAfterMs below 1 ms', async () => {
+  it('reads the coordination table named by jobTable (`wharf import --job-table`)', async () => {
+    const store = await openStore(target(), 'other.wharf_jobs');
+    let id: string;
+    try {
+      const worker = new JobWorker(store, {
+        job: 'load-3',
+        table: 'events',
+        format: 'ndjson',
+        inputs: [{ path: 'events.ndjson', size: 2000 }],
+        taskBytes: 1000,
+        splittable: true,
+        heartbeatMs: 50,
+        deadAfterMs: 60_000,
+        reserveBytes: 1000,
+      });
+      id = worker.id;
+      const view = await worker.run(async (run) => ({
+        complete: true,
+        low: { offset: run.task.end, lastLine: 9, docs: 10, written: 10, rejected: 0, present: 0 },
+      }));
+      expect(view.complete).toBe(true);
+    } finally {
+      await store.close();
+    }
+    expect((await get('/api/jobs')).json.jobs.map((j: { job: string }) => j.job)).toEqual(['load-1', 'load-2']);
+    const other = await get('/api/jobs?jobTable=other.wharf_jobs');
+    expect(other.json.jobTable).toBe('other.wharf_jobs');
+    expect(other.json.jobs).toEqual([
+      expect.objectContaining({
+        job: 'load-3',
+        table: 'events',
+        complete: true,
+        tasks: 2,
+        tasksDone: 2,
+        docs: 20,
+        workers: { live: 0, dead: 0, done: 1 },
+      }),
+    ]);
+    const detail = await get('/api/jobs/load-3?jobTable=other.wharf_jobs');
+    expect(detail.json.workers.map((w: { worker: string }) => w.worker)).toEqual([id]);
+    expect((await get('/api/jobs/load-3')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
+  });
+
+  it('lists no jobs of a table that does not exist, and refuses a deadAfterMs below 1 ms', async () => {
     expect((await get('/api/jobs?jobTable=elsewhere')).json).toEqual({ jobTable: 'elsewhere', jobs: [] });
     expect((await get('/api/jobs/load-1?jobTable=elsewhere')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
     const bad = await get('/api/jobs?deadAfterMs=0');
