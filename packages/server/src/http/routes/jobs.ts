@@ -230,7 +230,7 @@ function jobOf(doc: Doc): string | null {
   return slash > 0 ? id.slice(0, slash) : null;
 }
 
-export function summarize(view: JobView, status: JobStatus): JobSummary {
+function summarize(view: JobView, status: JobStatus): JobSummary {
   const count = (pred: (state: string) => boolean) => status.workers.filter((w) => pred(w.state)).length;
   let updatedAt: number | null = null;
   const later = (t: unknown) => {
@@ -269,7 +269,8 @@ export default async function jobsRoutes(app: FastifyInstance): Promise<void> {
    * are a few per task and worker); none when the table does not exist.
    */
   async function read(table: string, range: { gte?: string; lt?: string }): Promise<Doc[]> {
-    if (!app.db.listTables().some((t) => t.name === table)) return [];
+    const info = app.db.listTables().find((t) => t.name === table);
+    if (!info) return [];
     const out: Doc[] = [];
     const opts: ScanOptions = { ...range, limit: page };
     for (;;) {
@@ -282,7 +283,7 @@ export default async function jobsRoutes(app: FastifyInstance): Promise<void> {
       }
       out.push(...docs);
       if (docs.length < page) return out;
-      continueAfter(opts, (docs[docs.length - 1] as { id: string }).id);
+      continueAfter(opts, (docs[docs.length - 1] as Doc)[info.primaryKey]);
     }
   }
 
