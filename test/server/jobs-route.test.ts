@@ -155,9 +155,13 @@ describe('/api/jobs', () => {
     });
 
     it('lists it in progress beside the finished one, and shows its task, holder and progress', async () => {
+      // The checkpoint and the heartbeat that says the worker is on the task are separate writes.
       await until(
-        'the held task is checkpointed half way',
-        async () => (await get('/api/jobs/load-2')).json.tasks?.some((t: { docs: number }) => t.docs === 40),
+        'the held task is checkpointed half way and its worker beats running',
+        async () => {
+          const { json } = await get('/api/jobs/load-2');
+          return json.tasks?.some((t: { docs: number }) => t.docs === 40) && json.workers?.[0]?.state === 'running';
+        },
         20,
       );
       const list = await get('/api/jobs');
