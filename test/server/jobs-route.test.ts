@@ -292,6 +292,18 @@ describe('/api/jobs', () => {
     expect((await get('/api/jobs/load-3')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
   });
 
+  it('reads past the first page of the table (scanPageRows, 10 000 by default)', async () => {
+    // Documents of no job (no `/` in their ids) that sort before every job's.
+    const filler = Array.from({ length: 10_001 }, (_, i) => ({ id: `filler-${String(i).padStart(5, '0')}` }));
+    const res = await fetch(`${server.url}/api/tables/wharf_jobs/documents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(filler),
+    });
+    expect((await res.json()).inserted).toBe(filler.length);
+    expect((await get('/api/jobs')).json.jobs.map((j: { job: string }) => j.job)).toEqual(['load-1', 'load-2']);
+  });
+
   it('lists no jobs of a table that does not exist, and refuses a deadAfterMs below 1 ms', async () => {
     expect((await get('/api/jobs?jobTable=elsewhere')).json).toEqual({ jobTable: 'elsewhere', jobs: [] });
     expect((await get('/api/jobs/load-1?jobTable=elsewhere')).json.code).toBe('WHARF_ERR_JOB_NOT_FOUND');
