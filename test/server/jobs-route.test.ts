@@ -4,7 +4,8 @@
  * `wharf import --job` processes that finish a job, and a `JobWorker` of @wharf/client in this
  * process, holding a task half done, then leaving. The detail must equal what
  * `wharf import --job NAME --status --json` prints for the same job; a server with no
- * coordination table lists no jobs.
+ * coordination table lists no jobs; documents that are not what their id says are left out, and
+ * the list reads past the first scan page.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
