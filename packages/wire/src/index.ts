@@ -22,7 +22,7 @@ export {
   HEADER_LENGTH_SIZE,
   validateClientMessage,
 } from './frame.js';
-export type { ImportFormat, ImportRun, ServerCounters } from './http-types.js';
+export type { ImportFormat, ImportRun, JobList, JobSummary, ServerCounters } from './http-types.js';
 export type {
   CoordinationDoc,
   JobDefinition,
