@@ -106,8 +106,11 @@ describe('where the limit sits', () => {
     expect(exitedChildrenCpuMs()! - before).toBeGreaterThanOrEqual(290);
   });
 
-  const run = (o: { workers: number; server: number; busy: number; disk: number }) =>
+  const run = (o: { workers: number; server: number; busy: number; disk: number; tasks?: number[] }) =>
     ({
+      docs: 1_000_000,
+      tasks: 16,
+      per_worker: (o.tasks ?? [16]).map((t) => ({ process_ms: 1000, tasks_done: t, handed_over: 0 })),
       usage: {
         wallMs: 1000,
         exitedChildrenCpuMs: o.workers,
@@ -135,5 +138,13 @@ describe('where the limit sits', () => {
     expect(limitOf([run({ workers: 300, server: 200, busy: 0.3, disk: 0.1 })], 2, 'server').verdict).toMatch(
       /^neither CPU nor disk saturated/,
     );
+  });
+
+  it('gives the CPU per million documents, and the bound the busiest worker puts on the speed-up', () => {
+    const one = limitOf([run({ workers: 1300, server: 2100, busy: 1, disk: 0.1 })], 2, 'server').detail;
+    expect(one).toContain('per 1M docs 1.30 s + 2.10 s');
+    expect(one).not.toContain('busiest');
+    const four = limitOf([run({ workers: 3000, server: 2600, busy: 1, disk: 0.1, tasks: [5, 2, 3, 6] })], 2, 'server');
+    expect(four.detail).toContain('the busiest worker finished 6 of 16 tasks: at most 2.67× one worker');
   });
 });

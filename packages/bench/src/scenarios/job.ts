@@ -173,11 +173,21 @@ export function limitOf(
   const steal = m((s) => s.usage.stealShare);
   const cores = (ms: number | null) => (ms === null ? '?' : (ms / wall).toFixed(2));
   const ours = workers !== null && server !== null ? (workers + server) / (wall * cpus) : null;
+  // Tasks go to their jump-hash owner and move only when it leaves: the busiest worker's share
+  // bounds the speed-up over one worker, whatever the CPUs.
+  const busiest = m((s) => Math.max(...s.per_worker.map((w) => w.tasks_done)));
+  const tasks = xs[0]?.tasks ?? 0;
+  const balance =
+    (xs[0]?.per_worker.length ?? 1) > 1 && busiest
+      ? `; the busiest worker finished ${busiest} of ${tasks} tasks: at most ${(tasks / busiest).toFixed(2)}× one worker`
+      : '';
+  const docs = xs[0]?.docs ?? 0;
+  const perM = (ms: number | null) => (ms === null || !docs ? '?' : `${((ms / docs) * 1000).toFixed(2)} s`);
   const detail =
     `workers ${cpuS(workers)} of CPU (${cores(workers)} CPUs on average), ` +
-    `${serverName} ${cpuS(server)} (${cores(server)} CPUs); ` +
+    `${serverName} ${cpuS(server)} (${cores(server)} CPUs), per 1M docs ${perM(workers)} + ${perM(server)}; ` +
     `the machine's ${cpus} CPUs ${pct(busy)} busy (${pct(ours)} these processes, steal ${pct(steal)}); ` +
-    `disk busy ${pct(disk)} of the time`;
+    `disk busy ${pct(disk)} of the time${balance}`;
   let verdict: string;
   if (disk !== null && disk >= 0.8) verdict = 'disk';
   else if (busy !== null && busy >= 0.85) {
