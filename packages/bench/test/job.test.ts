@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'wharf-bench-job-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the job scenario', () => {
-  it('runs 1, 2 and 4 workers into a fresh server each, checks the table, and says where the time went', async () => {
+  it('runs one plain import, then 1, 2 and 4 workers, into a fresh server each, checks the table, and says where the time went', async () => {
     const notes: string[] = [];
     const ctx = makeContext({
       cliBin: CLI,
@@ -41,7 +41,11 @@ describe('the job scenario', () => {
       else process.env.RETHINKDB_BIN = bin;
     }
     const runs = (res.samples.wharf as { runs: Record<string, JobSample[]> }).runs;
-    expect(Object.keys(runs)).toEqual(['wharf-1', 'wharf-2', 'wharf-4']);
+    expect(Object.keys(runs)).toEqual(['wharf-import', 'wharf-1', 'wharf-2', 'wharf-4']);
+    // The reference: the same file by one plain import (no job) into its own fresh server.
+    const plain = runs['wharf-import']![0]!;
+    expect(plain).toMatchObject({ kind: 'import', count: 5000, phases: null });
+    expect(plain.usage.exitedChildrenCpuMs).toBeGreaterThanOrEqual(50);
     for (const n of [1, 2, 4]) {
       const s = runs[`wharf-${n}`]![0]!;
       expect(s.count).toBe(5000);
@@ -57,8 +61,14 @@ describe('the job scenario', () => {
     }
     const measures = res.rows.map((r) => r.measure);
     expect(measures).toContain('5,000 docs → Wharf server (wharf://): 4 workers (first spawn → last exit)');
-    expect(res.rows.find((r) => r.measure.endsWith('2 workers (first spawn → last exit)'))!.ratios).toHaveLength(1);
-    expect(res.rows.filter((r) => r.measure.endsWith('where the limit sits'))).toHaveLength(3);
+    expect(res.rows.find((r) => r.measure.endsWith('2 workers (first spawn → last exit)'))).toMatchObject({
+      reference: '1 worker',
+      ratios: [expect.any(Number)],
+    });
+    expect(res.rows.find((r) => r.measure.endsWith('1 worker (first spawn → last exit)'))).toMatchObject({
+      reference: 'plain import',
+    });
+    expect(res.rows.filter((r) => r.measure.endsWith('where the limit sits'))).toHaveLength(4);
     expect(res.rows.at(-1)).toMatchObject({
       measure: 'into a 3-node RethinkDB cluster',
       value: /RethinkDB: not found/,

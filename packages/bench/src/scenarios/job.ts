@@ -7,8 +7,10 @@
 // workers have 4 tasks each on average (jump hash decides who owns which). Per measurement: a
 // fresh target, then N `wharf import --job` processes spawned at once (lib/cli-job.ts), timed from
 // the first spawn to the last exit; each must report the whole job complete and the table's count
-// must equal the input. Rounds interleave the worker counts (1, 2, 4, 1, 2, 4, …) and the figures
-// are medians; N workers ÷ 1 worker is taken per round.
+// must equal the input. Each round starts with one plain `wharf import` of the same file into a
+// fresh target (no job, spawn → exit): the reference for what the job itself costs. Rounds
+// interleave (plain, 1, 2, 4, plain, 1, 2, 4, …) and the figures are medians; 1 worker ÷ the plain
+// import and N workers ÷ 1 worker are taken per round.
 //
 // Where the limit sits (lib/usage.ts): between the first spawn and the last exit, the CPU of the
 // workers (exited children of this process: exact), of the server process(es) (/proc/PID/stat),
@@ -21,6 +23,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { openStore, readJob } from '@wharf/client';
 import rethinkdb from 'rethinkdb';
+import { cliImport } from '../lib/cli-import.js';
 import { cliJob, type JobRun } from '../lib/cli-job.js';
 import { docLines } from '../lib/docs.js';
 import { interleave, type Step } from '../lib/interleave.js';
@@ -40,8 +43,9 @@ const RETHINKDB_NODES = 3;
 
 const SERVER_MISSING = 'job: @wharf/server is not installed, the Wharf rows are skipped (npm install @wharf/server)';
 
-/** One job run: N workers into one fresh target. */
+/** One run into one fresh target: a job of N workers, or one plain `wharf import` (no job). */
 export interface JobSample {
+  kind: 'job' | 'import';
   workers: number;
   docs: number;
   docs_per_s: number;
@@ -113,6 +117,7 @@ function sample(docs: number, workers: number, run: JobRun, usage: Usage, t: Tim
       : null;
   const busy = t?.epochs.reduce((sum, e) => sum + (e.updatedAt - e.startedAt), 0);
   const s: JobSample = {
+    kind: 'job',
     workers,
     docs,
     docs_per_s: docs / (run.wallMs / 1000),
@@ -140,6 +145,11 @@ const phaseText = (p: JobSample['phases']) =>
 
 /** One progress line. */
 function describe(s: JobSample): string {
+  if (s.kind === 'import')
+    return (
+      `${fmtRate(s.docs_per_s)} (${fmtMs(s.wall_ms)} spawn → exit; CPU import ${cpuS(s.usage.exitedChildrenCpuMs)}, ` +
+      `server ${cpuS(s.usage.procCpuMs)}; machine busy ${pct(s.usage.machineBusyShare)}, disk busy ${pct(s.usage.diskBusyShare)})`
+    );
   const tasks = s.per_worker.map((w) => w.tasks_done).join('+');
   const handed = s.per_worker.reduce((n, w) => n + w.handed_over, 0);
   return (
@@ -219,78 +229,157 @@ export async function jobScenario(ctx: BenchContext, opts: { docs?: number }): P
       `job: every worker and the server run on this machine's ${cpus} CPUs: with more workers than CPUs they compete for them`,
     );
 
+  const measure = { cli, scratch, diskStat, cpus };
   try {
     if (isInstalled('@wharf/server')) {
       const input = writeInput(join(scratch, 'input'), 'docs.ndjson', docs);
-      const step = (n: number): Step<JobSample> => ({
-        name: `wharf-${n}`,
-        describe,
-        run: async (round) => {
-          const data = join(scratch, `server-${n}`);
-          rmSync(data, { recursive: true, force: true });
-          const server = await startServerProc(data);
-          try {
-            const target = `wharf://127.0.0.1:${server.httpPort}`;
-            const job = `bench-${n}-${round}`;
-            const table = `job_${n}`;
-            const before = usageMark([server.proc.pid], diskStat);
-            const run = await cliJob(cli, {
-              cwd: scratch,
-              file: input.file,
-              table,
-              target,
-              job,
-              taskBytes: input.taskBytes,
-              workers: n,
-              docs,
-            });
-            const usage = usageBetween(before, usageMark([server.proc.pid], diskStat));
-            const res = await fetch(`${server.url}/api/tables/${table}/count`);
-            const { count } = (await res.json()) as { count: number };
-            return sample(docs, n, run, usage, await jobTimeline(target, job), count);
-          } finally {
+      const fresh = async (name: string): Promise<FreshTarget> => {
+        const data = join(scratch, `server-${name}`);
+        rmSync(data, { recursive: true, force: true });
+        const server = await startServerProc(data);
+        return {
+          url: `wharf://127.0.0.1:${server.httpPort}`,
+          pids: [server.proc.pid],
+          count: async (table) =>
+            ((await (await fetch(`${server.url}/api/tables/${table}/count`)).json()) as { count: number }).count,
+          stop: async () => {
             await server.stop();
             rmSync(data, { recursive: true, force: true });
-          }
-        },
-      });
+          },
+        };
+      };
       ctx.log(
-        `job → Wharf server: ${ctx.rounds} rounds of [${JOB_WORKERS.map((n) => `${n} worker${n > 1 ? 's' : ''}`).join(', ')}], ` +
+        `job → Wharf server: ${ctx.rounds} rounds of [one plain import, ${JOB_WORKERS.map((n) => `${n} worker${n > 1 ? 's' : ''}`).join(', ')}], ` +
           `${docs.toLocaleString('en-US')} docs (${(input.bytes / 1e6).toFixed(0)} MB), --task-bytes ${input.taskBytes}`,
       );
-      const r = await interleave(ctx.rounds, JOB_WORKERS.map(step), ctx.log);
+      const r = await interleave(ctx.rounds, stepsFor('wharf', fresh, input, docs, measure), ctx.log);
       samples.wharf = { docs, bytes: input.bytes, task_bytes: input.taskBytes, runs: r };
-      rows.push(...rowsFor(r, 'Wharf server (wharf://)', 'server', docs, cpus));
+      rows.push(...rowsFor(r, 'wharf', 'Wharf server (wharf://)', 'server', docs, cpus));
       rmSync(join(scratch, 'input'), { recursive: true, force: true });
     } else notes(SERVER_MISSING);
 
-    rows.push(...(await intoRethinkdb(ctx, scratch, diskStat, cpus, docs, samples)));
+    rows.push(...(await intoRethinkdb(ctx, measure, docs, samples)));
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
   return { name: 'job', rows, charts: [], samples };
 }
 
+/** A target started for one measurement, and how to read its table's count and stop it. */
+interface FreshTarget {
+  /** the --target of the imports */
+  url: string;
+  /** the target's processes, whose CPU is counted */
+  pids: (number | undefined)[];
+  count(table: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+interface Measure {
+  cli: string;
+  scratch: string;
+  diskStat: string | null;
+  cpus: number;
+}
+
+/**
+ * One round's steps into fresh targets: one plain `wharf import` of the input (the reference: the
+ * same load without the job), then a job of each worker count.
+ */
+function stepsFor(
+  key: string,
+  fresh: (name: string, table: string) => Promise<FreshTarget>,
+  input: { file: string; taskBytes: number },
+  docs: number,
+  m: Measure,
+): Step<JobSample>[] {
+  const plain: Step<JobSample> = {
+    name: `${key}-import`,
+    describe,
+    run: async () => {
+      const table = 'plain';
+      const t = await fresh('import', table);
+      try {
+        const before = usageMark(t.pids, m.diskStat);
+        const run = await cliImport(m.cli, m.scratch, { file: input.file, table, target: t.url, docs });
+        const usage = usageBetween(before, usageMark(t.pids, m.diskStat));
+        const count = await t.count(table);
+        if (count !== docs) throw new Error(`a plain import: the table holds ${count} documents, expected ${docs}`);
+        return {
+          kind: 'import',
+          workers: 1,
+          docs,
+          docs_per_s: docs / (run.processMs / 1000),
+          wall_ms: run.processMs,
+          phases: null,
+          concurrency: null,
+          task_ms_median: null,
+          per_worker: [{ process_ms: run.processMs, tasks_done: 1, handed_over: 0 }],
+          tasks: 1,
+          usage,
+          count,
+        };
+      } finally {
+        await t.stop();
+      }
+    },
+  };
+  const job = (n: number): Step<JobSample> => ({
+    name: `${key}-${n}`,
+    describe,
+    run: async (round) => {
+      const table = `job_${n}`;
+      const t = await fresh(String(n), table);
+      try {
+        const name = `bench-${n}-${round}`;
+        const before = usageMark(t.pids, m.diskStat);
+        const run = await cliJob(m.cli, {
+          cwd: m.scratch,
+          file: input.file,
+          table,
+          target: t.url,
+          job: name,
+          taskBytes: input.taskBytes,
+          workers: n,
+          docs,
+        });
+        const usage = usageBetween(before, usageMark(t.pids, m.diskStat));
+        return sample(docs, n, run, usage, await jobTimeline(t.url, name), await t.count(table));
+      } finally {
+        await t.stop();
+      }
+    },
+  });
+  return [plain, ...JOB_WORKERS.map(job)];
+}
+
 /** Rows of one target: docs/s per worker count with its ratio to 1 worker, and where the limit sits. */
 function rowsFor(
   r: Record<string, JobSample[]>,
+  key: string,
   targetName: string,
   serverName: string,
   docs: number,
   cpus: number,
 ): Row[] {
-  const key = Object.keys(r)[0]!.replace(/-\d+$/, '');
-  const rate = (n: number) => r[`${key}-${n}`]!.map((s) => s.docs_per_s);
+  const rate = (n: number | 'import') => r[`${key}-${n}`]!.map((s) => s.docs_per_s);
   const rows: Row[] = [];
   const med = (xs: readonly JobSample[], f: (s: JobSample) => number | null | undefined) => {
     const v = xs.map(f).filter((x): x is number => x !== null && x !== undefined);
     return v.length ? median(v) : null;
   };
+  const plain = r[`${key}-import`]!;
+  rows.push({
+    scenario: 'job',
+    measure: `${docs.toLocaleString('en-US')} docs → ${targetName}: one plain wharf import, no job (spawn → exit)`,
+    value: `${fmtRate(median(rate('import')))} (${fmtMs(median(plain.map((s) => s.wall_ms)))})`,
+  });
   for (const n of JOB_WORKERS) {
     const xs = r[`${key}-${n}`]!;
     const tasks = xs.map((s) => s.per_worker.map((w) => w.tasks_done).join('+'));
     const handed = xs.map((s) => s.per_worker.reduce((t, w) => t + w.handed_over, 0));
-    const ratios = n === 1 ? undefined : pairRatios(rate(n), rate(1));
+    const reference = n === 1 ? 'plain import' : '1 worker';
+    const ratios = pairRatios(rate(n), rate(n === 1 ? 'import' : 1));
     const phase = (k: 'startup_ms' | 'tasks_ms' | 'tail_ms') => med(xs, (s) => s.phases?.[k]);
     const startup = phase('startup_ms');
     const tasksMs = phase('tasks_ms');
@@ -305,14 +394,16 @@ function rowsFor(
         `exit ${tail === null ? '?' : fmtMs(tail)}; ${xs[0]!.tasks} tasks, ${med(xs, (s) => s.concurrency)?.toFixed(2) ?? '?'} at once, ` +
         `${taskMs === null ? '?' : fmtMs(taskMs)} each; per worker ${tasks.join(' / ')}` +
         `${handed.some((h) => h > 0) ? `; handed over ${handed.join(' / ')}` : ''})`,
-      ...(ratios ? { reference: '1 worker', ratio: median(ratios), ratios } : {}),
+      reference,
+      ratio: median(ratios),
+      ratios,
     });
   }
-  for (const n of JOB_WORKERS) {
+  for (const n of ['import', ...JOB_WORKERS] as const) {
     const { verdict, detail } = limitOf(r[`${key}-${n}`]!, cpus, serverName);
     rows.push({
       scenario: 'job',
-      measure: `${targetName}, ${n} worker${n > 1 ? 's' : ''}: where the limit sits`,
+      measure: `${targetName}, ${n === 'import' ? 'plain import' : `${n} worker${n > 1 ? 's' : ''}`}: where the limit sits`,
       value: `${verdict}: ${detail}`,
     });
   }
@@ -322,9 +413,7 @@ function rowsFor(
 /** The same into a fresh 3-node RethinkDB cluster per run, on the first `docs` (≤ 200k, quick 50k) documents. */
 async function intoRethinkdb(
   ctx: BenchContext,
-  scratch: string,
-  diskStat: string | null,
-  cpus: number,
+  m: Measure,
   allDocs: number,
   samples: Record<string, unknown>,
 ): Promise<Row[]> {
@@ -334,71 +423,61 @@ async function intoRethinkdb(
     return [{ scenario: 'job', measure: `into a ${RETHINKDB_NODES}-node RethinkDB cluster`, value: RETHINKDB_MISSING }];
   }
   const docs = Math.min(allDocs, ctx.quick ? 50_000 : 200_000);
-  const input = writeInput(join(scratch, 'input-rethinkdb'), 'docs.ndjson', docs);
-  const step = (n: number): Step<JobSample> => ({
-    name: `rethinkdb-${n}`,
-    describe,
-    run: async (round) => {
-      const nodes: RethinkdbProc[] = await startRethinkdbCluster(bin, join(scratch, `cluster-${n}`), RETHINKDB_NODES);
+  const input = writeInput(join(m.scratch, 'input-rethinkdb'), 'docs.ndjson', docs);
+  const fresh = async (name: string, table: string): Promise<FreshTarget> => {
+    const nodes: RethinkdbProc[] = await startRethinkdbCluster(
+      bin,
+      join(m.scratch, `cluster-${name}`),
+      RETHINKDB_NODES,
+    );
+    const stop = async () => {
+      await Promise.all(nodes.map((x) => x.stop()));
+    };
+    const query = async <T>(node: number, q: (db: rethinkdb.Db) => rethinkdb.Operation<T>): Promise<T> => {
+      const conn = await rethinkdb.connect({ host: '127.0.0.1', port: nodes[node]!.driverPort });
       try {
-        const table = `job_${n}`;
-        const conn = await rethinkdb.connect({ host: '127.0.0.1', port: nodes[0]!.driverPort });
-        try {
-          // One shard per node, so that every node takes writes (the loader would create the
-          // table with RethinkDB's default: one shard on one node).
-          // (not a literal: @types/rethinkdb lacks shards and replicas)
-          const options = { primary_key: 'id', shards: RETHINKDB_NODES, replicas: 1 };
-          await rethinkdb.db('test').tableCreate(table, options).run(conn);
-          await rethinkdb.db('test').table(table).wait().run(conn); // all replicas ready
-        } finally {
-          await conn.close();
-        }
-        const target = `rethinkdb://${nodes.map((x) => `127.0.0.1:${x.driverPort}`).join(',')}/test`;
-        const job = `bench-${n}-${round}`;
-        const pids = nodes.map((x) => x.proc.pid);
-        const before = usageMark(pids, diskStat);
-        const run = await cliJob(ctx.cliBin!, {
-          cwd: scratch,
-          file: input.file,
-          table,
-          target,
-          job,
-          taskBytes: input.taskBytes,
-          workers: n,
-          docs,
-        });
-        const usage = usageBetween(before, usageMark(pids, diskStat));
-        const c = await rethinkdb.connect({ host: '127.0.0.1', port: nodes[1]!.driverPort });
-        let count: number;
-        try {
-          count = (await rethinkdb.db('test').table(table).count().run(c)) as number;
-        } finally {
-          await c.close();
-        }
-        return sample(docs, n, run, usage, await jobTimeline(target, job), count);
+        return await q(rethinkdb.db('test')).run(conn);
       } finally {
-        await Promise.all(nodes.map((x) => x.stop()));
+        await conn.close();
       }
-    },
-  });
+    };
+    try {
+      // One shard per node, so that every node takes writes (the loader would create the table
+      // with RethinkDB's default: one shard on one node). Not a literal: @types/rethinkdb lacks
+      // shards and replicas.
+      const options = { primary_key: 'id', shards: RETHINKDB_NODES, replicas: 1 };
+      await query(0, (db) => db.tableCreate(table, options));
+      await query(0, (db) => db.table(table).wait()); // all replicas ready
+    } catch (err) {
+      await stop();
+      throw err;
+    }
+    return {
+      url: `rethinkdb://${nodes.map((x) => `127.0.0.1:${x.driverPort}`).join(',')}/test`,
+      pids: nodes.map((x) => x.proc.pid),
+      count: (t) => query(1, (db) => db.table(t).count()) as Promise<number>,
+      stop,
+    };
+  };
   if (docs < allDocs) {
     const line = `job: into RethinkDB ${docs.toLocaleString('en-US')} documents (the first of the same input), not ${allDocs.toLocaleString('en-US')}: it loads them an order of magnitude slower than Wharf`;
     ctx.log(line);
     ctx.notes.push(line);
   }
   ctx.log(
-    `job → ${RETHINKDB_NODES}-node RethinkDB cluster: ${ctx.rounds} rounds of [${JOB_WORKERS.join(', ')} workers], ` +
+    `job → ${RETHINKDB_NODES}-node RethinkDB cluster: ${ctx.rounds} rounds of [one plain import, ${JOB_WORKERS.join(', ')} workers], ` +
       `${docs.toLocaleString('en-US')} docs (${(input.bytes / 1e6).toFixed(0)} MB), --task-bytes ${input.taskBytes}, ` +
       `a table of ${RETHINKDB_NODES} shards × 1 replica`,
   );
-  const res = await interleave(ctx.rounds, JOB_WORKERS.map(step), ctx.log);
+  const res = await interleave(ctx.rounds, stepsFor('rethinkdb', fresh, input, docs, m), ctx.log);
   samples.rethinkdb = { docs, bytes: input.bytes, task_bytes: input.taskBytes, nodes: RETHINKDB_NODES, runs: res };
-  rmSync(join(scratch, 'input-rethinkdb'), { recursive: true, force: true });
+  rmSync(join(m.scratch, 'input-rethinkdb'), { recursive: true, force: true });
   return rowsFor(
     res,
+    'rethinkdb',
     `${RETHINKDB_NODES}-node RethinkDB cluster (${RETHINKDB_NODES} shards)`,
     'RethinkDB nodes',
     docs,
-    cpus,
+    m.cpus,
   );
 }
