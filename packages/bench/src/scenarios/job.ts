@@ -240,8 +240,11 @@ export async function jobScenario(ctx: BenchContext, opts: { docs?: number }): P
         return {
           url: `wharf://127.0.0.1:${server.httpPort}`,
           pids: [server.proc.pid],
-          count: async (table) =>
-            ((await (await fetch(`${server.url}/api/tables/${table}/count`)).json()) as { count: number }).count,
+          count: async (table) => {
+            const res = await fetch(`${server.url}/api/tables/${table}/count`);
+            if (!res.ok) throw new Error(`counting table ${table}: HTTP ${res.status} ${await res.text()}`);
+            return ((await res.json()) as { count: number }).count;
+          },
           stop: async () => {
             await server.stop();
             rmSync(data, { recursive: true, force: true });
