@@ -82,7 +82,8 @@ export class FeedCursor {
         // The first batch, and any batch with rows already, goes out once nothing more is ready;
         // otherwise wait for a row.
         let item: IteratorResult<unknown> | typeof IDLE;
-        if (first || rows.length > 0) item = await Promise.race([next, this.#feed.idle().then((): typeof IDLE => IDLE)]);
+        if (first || rows.length > 0)
+          item = await Promise.race([next, this.#feed.idle().then((): typeof IDLE => IDLE)]);
         else {
           this.#feed.want(true);
           try {

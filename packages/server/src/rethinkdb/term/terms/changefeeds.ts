@@ -22,7 +22,7 @@
  * FeedHandle given to `deps.feeds.opened`.
  */
 import type { ChangeBatch, ChangeFeed, Key } from '@wharf/engine';
-import { opFailed, queryLogic, ReqlError, ReqlRuntimeError, resourceLimit } from '../../errors.js';
+import { opFailed, queryLogic, ReqlRuntimeError, resourceLimit } from '../../errors.js';
 import type { FeedHandle } from '../../feed-cursor.js';
 import type { Node, TermNode } from '../compiler.js';
 import {
@@ -123,7 +123,12 @@ async function changes(ev: Evaluator, node: TermNode, env: Env | null): Promise<
   return Seq.fromStream(() => group.open(), null, true);
 }
 
-async function readOptions(ev: Evaluator, node: TermNode, env: Env | null, queueSizeLimit: number): Promise<FeedOptions> {
+async function readOptions(
+  ev: Evaluator,
+  node: TermNode,
+  env: Env | null,
+  queueSizeLimit: number,
+): Promise<FeedOptions> {
   const bool = async (name: string): Promise<boolean> => {
     const v = await ev.optDatum(node, name, env);
     if (v === undefined) return false;
@@ -172,7 +177,25 @@ type WatchSpec =
       /** The query without `changes` (the initial values). */
       query: Node;
     }
-  | { kind: 'limit'; table: TableRef; /** The `order_by({index}).limit(n)` query: the top n. */ query: Node };
+  | {
+      kind: 'limit';
+      table: TableRef;
+      /** The `order_by({index}).limit(n)` query: the top n. */
+      query: Node;
+      limit: number;
+      /** The `filter`s between `order_by` and `limit`, innermost first. */
+      filters: TermNode[];
+      /** Whether a document is in the `between` range under the order_by (always, on a table). */
+      contains: (doc: Datum) => Promise<boolean>;
+      /** A document's place in the order: its index value (undefined: not in the index) and key. */
+      sortKey: (doc: Datum) => Promise<SortKey | undefined>;
+      desc: boolean;
+    };
+
+interface SortKey {
+  value: Datum;
+  key: Datum;
+}
 
 async function watchSpec(ev: Evaluator, arg: Node, env: Env | null): Promise<WatchSpec> {
   const transforms: TermNode[] = [];
@@ -208,10 +231,14 @@ async function watchSpec(ev: Evaluator, arg: Node, env: Env | null): Promise<Wat
     }
     case T.LIMIT: {
       if (transforms.length > 0) throw queryLogic(AFTER_LIMIT);
+      const filters: TermNode[] = [];
       let inner = n.args[0] as Node;
-      while (inner.kind === 'term' && inner.type === T.FILTER) inner = inner.args[0] as Node;
-      if (inner.kind !== 'term' || inner.type !== T.ORDER_BY || inner.optargs.index === undefined || inner.args.length !== 1)
-        return unsupported(ev, arg, env);
+      while (inner.kind === 'term' && inner.type === T.FILTER) {
+        filters.unshift(inner);
+        inner = inner.args[0] as Node;
+      }
+      const indexNode = inner.kind === 'term' && inner.type === T.ORDER_BY ? inner.optargs.index : undefined;
+      if (inner.kind !== 'term' || indexNode === undefined || inner.args.length !== 1) return unsupported(ev, arg, env);
       const base = inner.args[0] as Node;
       if (base.kind !== 'term' || (base.type !== T.TABLE && base.type !== T.BETWEEN)) return unsupported(ev, arg, env);
       const limit = await ev.integer(n.args[1] as Node, env);
@@ -220,7 +247,26 @@ async function watchSpec(ev: Evaluator, arg: Node, env: Env | null): Promise<Wat
           `Array size limit \`${ev.deps.arrayLimit}\` exceeded.  (\`.limit(X).changes()\` is illegal if X is larger than the array size limit.)`,
         );
       const t = await table(base.type === T.TABLE ? base : (base.args[0] as Node));
-      return { kind: 'limit', table: t, query: n };
+      const contains = base.type === T.TABLE ? async () => true : await betweenTest(ev, base, t, env);
+      let desc = false;
+      let nameNode: Node = indexNode;
+      if (indexNode.kind === 'term' && (indexNode.type === T.ASC || indexNode.type === T.DESC)) {
+        desc = indexNode.type === T.DESC;
+        nameNode = indexNode.args[0] as Node;
+      }
+      const name = await ev.evalDatum(nameNode, env);
+      if (typeof name !== 'string') throw typeError('STRING', name);
+      const pk = (doc: Datum): Datum => (isPlainObject(doc) ? (field(doc, t.primaryKey) ?? null) : null);
+      let sortKey: (doc: Datum) => Promise<SortKey | undefined>;
+      if (name === t.primaryKey) sortKey = async (doc) => ({ value: pk(doc), key: pk(doc) });
+      else {
+        const src = await ev.indexSource(t, name);
+        sortKey = async (doc) => {
+          const entries = await ev.indexEntries(t, src, [doc]);
+          return entries.length === 0 ? undefined : { value: (entries[0] as { value: Datum }).value, key: pk(doc) };
+        };
+      }
+      return { kind: 'limit', table: t, query: n, limit, filters, contains, sortKey, desc };
     }
     default: {
       const message = NOT_AFTER[n.type];
@@ -233,7 +279,8 @@ async function watchSpec(ev: Evaluator, arg: Node, env: Env | null): Promise<Wat
 /** The error for an argument `changes` cannot watch, worded after what it evaluates to. */
 async function unsupported(ev: Evaluator, arg: Node, env: Env | null): Promise<never> {
   const v = await ev.eval(arg, env);
-  if (v instanceof Seq && v.array !== null && v.table === null) throw queryLogic('Cannot call `changes` on an eager stream.');
+  if (v instanceof Seq && v.array !== null && v.table === null)
+    throw queryLogic('Cannot call `changes` on an eager stream.');
   const what = arg.kind === 'term' ? termName(arg.type) : 'a value';
   throw queryLogic(
     `Wharf does not support \`changes\` on ${what}: feeds watch a table, \`get\`, \`get_all\`, \`between\`, \`order_by({index}).limit(n)\`, and \`filter\`, \`map\`, \`pluck\`, \`without\`, \`merge\`, \`has_fields\`, \`with_fields\` or a field of those.`,
@@ -410,8 +457,8 @@ class FeedSource implements AsyncIterator<Datum> {
   readonly #ready: Datum[] = [];
   #phase: 'start' | 'initial' | 'changes' = 'start';
   #initial: AsyncIterator<Datum> | null = null;
-  /** The top n of a limit feed as last read. */
-  #top: DatumObject[] = [];
+  /** The top n of a limit feed, in order, as the client knows it. */
+  #top: TopEntry[] = [];
   /** An engine read still running (kept across a squash interval). */
   #next: Promise<IteratorResult<ChangeBatch<Datum>>> | null = null;
   #closed = false;
@@ -498,7 +545,12 @@ class FeedSource implements AsyncIterator<Datum> {
 
   async #start(): Promise<void> {
     const spec = this.#spec;
-    if (spec.kind === 'limit') this.#top = await this.#readTop();
+    if (spec.kind === 'limit') {
+      for (const doc of await this.#readTop()) {
+        const e = await this.#topEntry(spec, doc);
+        if (e) this.#top.push(e);
+      }
+    }
     if (!this.#opts.includeInitial) {
       this.#state('ready');
       this.#phase = 'changes';
@@ -519,7 +571,7 @@ class FeedSource implements AsyncIterator<Datum> {
         return;
       }
       case 'limit':
-        for (const row of this.#top) this.#initialRow(row);
+        for (const e of this.#top) this.#initialRow(e.doc);
         this.#state('ready');
         this.#phase = 'changes';
         return;
@@ -614,7 +666,7 @@ class FeedSource implements AsyncIterator<Datum> {
   async #emit(changes: RawChange[]): Promise<void> {
     const spec = this.#spec;
     if (spec.kind === 'limit') {
-      if (changes.length > 0) await this.#emitTop();
+      for (const c of changes) if (!this.#closed) await this.#limitChange(spec, c);
       return;
     }
     for (const c of changes) {
@@ -666,43 +718,93 @@ class FeedSource implements AsyncIterator<Datum> {
     return (await this.#ev.materialize(this.#ev.seq(v))) as DatumObject[];
   }
 
-  /** Read the top n again and say what left it, entered it or changed in it. */
-  async #emitTop(): Promise<void> {
-    const pk = this.#spec.table.primaryKey;
-    const before = this.#top;
-    let after: DatumObject[];
-    try {
-      after = await this.#readTop();
-    } catch (err) {
-      if (err instanceof ReqlError) throw err;
-      throw this.#ev.engineError(err, this.#spec.table);
+  /**
+   * One change to the table through the top n (RethinkDB's limit_manager_t): the changed
+   * document leaves the set, enters it (pushing out the last one when full), or moves in it;
+   * when the set is left short, the best document outside it (read again through the query)
+   * takes the place. Each change says what left (`old_val`) and what entered (`new_val`).
+   */
+  async #limitChange(spec: LimitSpec, c: RawChange): Promise<void> {
+    const top = this.#top;
+    const keyOf = (d: Datum): string =>
+      JSON.stringify(isPlainObject(d) ? (field(d, spec.table.primaryKey) ?? null) : null);
+    const id = JSON.stringify(c.key);
+    const was = top.findIndex((e) => keyOf(e.doc) === id);
+    const before = was === -1 ? null : (top[was] as TopEntry);
+    if (was !== -1) top.splice(was, 1);
+    let entered: TopEntry | null = null;
+    if (c.new !== null) {
+      const candidate = await this.#topEntry(spec, c.new);
+      const last = top[top.length - 1];
+      if (candidate && (top.length < spec.limit || (last !== undefined && this.#before(spec, candidate, last))))
+        entered = candidate;
     }
-    this.#top = after;
-    const id = (d: DatumObject): string => JSON.stringify(field(d, pk) ?? null);
-    const beforeAt = new Map(before.map((d, i) => [id(d), i]));
-    const afterAt = new Map(after.map((d, i) => [id(d), i]));
-    const offsets = this.#opts.includeOffsets;
-    const left: number[] = [];
-    const entered: number[] = [];
-    before.forEach((d, i) => {
-      if (!afterAt.has(id(d))) left.push(i);
-    });
-    after.forEach((d, i) => {
-      const j = beforeAt.get(id(d));
-      if (j === undefined) entered.push(i);
-      else if (!datumsEqual(before[j] as Datum, d)) this.#change(before[j] as Datum, d, offsets ? { old: j, new: i } : undefined);
-    });
-    // One change per document that left, paired with one that entered (RethinkDB's limit changes).
-    for (let k = 0; k < Math.max(left.length, entered.length); k++) {
-      const i = left[k];
-      const j = entered[k];
-      this.#change(
-        i === undefined ? null : (before[i] as Datum),
-        j === undefined ? null : (after[j] as Datum),
-        offsets ? { old: i ?? null, new: j ?? null } : undefined,
-      );
+    if (entered) this.#insertTop(spec, entered);
+    let out: TopEntry | null = before;
+    let outAt: number | null = was === -1 ? null : was;
+    if (top.length > spec.limit) {
+      // Only when the changed document was outside the set: a full set got one more.
+      outAt = spec.limit - 1;
+      out = top.pop() as TopEntry;
     }
+    if (before !== null && entered === null && top.length < spec.limit) {
+      // Left short: the best document outside the set, as the query reads it now.
+      const inTop = new Set(top.map((e) => keyOf(e.doc)));
+      for (const doc of await this.#readTop()) {
+        if (inTop.has(keyOf(doc)) || keyOf(doc) === id) continue;
+        const e = await this.#topEntry(spec, doc);
+        if (e) {
+          entered = e;
+          this.#insertTop(spec, e);
+        }
+        break;
+      }
+    }
+    if (out === null && entered === null) return;
+    if (out !== null && entered !== null && datumsEqual(out.doc, entered.doc)) return;
+    this.#change(
+      out?.doc ?? null,
+      entered?.doc ?? null,
+      this.#opts.includeOffsets ? { old: outAt, new: entered ? top.indexOf(entered) : null } : undefined,
+    );
   }
+
+  /** A document's entry in the top n, or null when the query would not list it (range, filters, index). */
+  async #topEntry(spec: LimitSpec, doc: Datum): Promise<TopEntry | null> {
+    if (!(await spec.contains(doc))) return null;
+    for (const f of spec.filters) {
+      const applied: TermNode = { ...f, args: [{ kind: 'value', value: [doc], bt: f.bt }, ...f.args.slice(1)] };
+      try {
+        const rows = await this.#ev.datum(await this.#ev.eval(applied, this.#env));
+        if (!Array.isArray(rows) || rows.length !== 1) return null;
+      } catch (err) {
+        if (err instanceof ReqlRuntimeError) return null;
+        throw err;
+      }
+    }
+    const sort = await spec.sortKey(doc);
+    return sort === undefined ? null : { doc, sort };
+  }
+
+  /** Whether `a` comes before `b` in the feed's order (index value, then primary key). */
+  #before(spec: LimitSpec, a: TopEntry, b: TopEntry): boolean {
+    const c = compareDatums(a.sort.value, b.sort.value) || compareDatums(a.sort.key, b.sort.key);
+    return spec.desc ? c > 0 : c < 0;
+  }
+
+  #insertTop(spec: LimitSpec, e: TopEntry): void {
+    const top = this.#top;
+    let i = top.length;
+    while (i > 0 && this.#before(spec, e, top[i - 1] as TopEntry)) i--;
+    top.splice(i, 0, e);
+  }
+}
+
+type LimitSpec = Extract<WatchSpec, { kind: 'limit' }>;
+
+interface TopEntry {
+  doc: Datum;
+  sort: SortKey;
 }
 
 function sameKey(a: Key, b: Key): boolean {
