@@ -366,6 +366,21 @@ describe('changefeeds on the driver port', () => {
     await other.close({ noreplyWait: false });
   });
 
+  it('changefeed_queue_size as a run option; past it the queued changes come, then the skipped error, then the feed goes on', async () => {
+    const conn = await connect();
+    await r.tableCreate('run_option').run(conn);
+    const feed = await r.table('run_option').changes().run(conn, { changefeedQueueSize: 2 });
+    for (let id = 1; id <= 6; id++) await r.table('run_option').insert({ id }).run(conn);
+    expect(await take(feed, 3)).toEqual([
+      { old_val: null, new_val: { id: 1 } },
+      { old_val: null, new_val: { id: 2 } },
+      { error: 'Changefeed cache over array size limit, skipped 4 elements.' },
+    ]);
+    await r.table('run_option').insert({ id: 7 }).run(conn);
+    expect(await take(feed, 1)).toEqual([{ old_val: null, new_val: { id: 7 } }]);
+    await conn.close({ noreplyWait: false });
+  });
+
   it('a dropped table ends its feeds with an OP_FAILED error', async () => {
     const conn = await connect();
     await r.tableCreate('dropped').run(conn);
@@ -403,6 +418,31 @@ describe('changefeeds on the driver port', () => {
     expect(await failure(r.table('bad').changes({ changefeedQueueSize: 100_001 }))).toEqual([
       'ReqlResourceLimitError',
       expect.stringContaining("over this server's limit of 100000 (the server limit changefeedQueueSize)"),
+    ]);
+    expect(await failure(r.table('bad').changes({ squash: null }))).toEqual([
+      'ReqlQueryLogicError',
+      expect.stringContaining('Expected BOOL or NUMBER but found NULL'),
+    ]);
+    expect(
+      await r
+        .table('bad')
+        .changes()
+        .run(conn, { changefeedQueueSize: 0 })
+        .then(
+          () => 'no error',
+          (e: Error) => e.message,
+        ),
+    ).toContain('Illegal changefeed queue size `0`.  (Must be >= 1.)');
+    expect(
+      await failure(
+        r
+          .table('bad')
+          .filter(() => r.random().gt(0.5))
+          .changes(),
+      ),
+    ).toEqual([
+      'ReqlQueryLogicError',
+      expect.stringContaining('Cannot call `changes` after a non-deterministic function'),
     ]);
     expect(
       await failure(

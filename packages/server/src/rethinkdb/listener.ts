@@ -120,6 +120,9 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
             let feed: FeedHandle | undefined;
             const feeds: FeedDeps = {
               queueSizeLimit: options.limits.changefeedQueueSize,
+              globalQueueSize: Object.hasOwn(optargs, 'changefeed_queue_size')
+                ? optargs.changefeed_queue_size
+                : undefined,
               opened: (f) => {
                 feed = f;
               },

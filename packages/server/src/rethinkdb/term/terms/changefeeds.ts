@@ -47,6 +47,8 @@ export interface FeedDeps {
   queueSizeLimit: number;
   /** Called once per `changes` term evaluated, with the handle the feed cursor serves. */
   opened?(feed: FeedHandle): void;
+  /** The query's global optarg `changefeed_queue_size` (a run option), as sent. */
+  globalQueueSize?: unknown;
   /** An engine subscription opened (+1) or closed (-1): the server's `driverFeeds` gauge. */
   subscribed?(delta: 1 | -1): void;
 }
@@ -109,7 +111,13 @@ export const changefeedTerms: TermFamily = {
 
 async function changes(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const feedDeps = ev.deps.feeds;
-  const opts = await readOptions(ev, node, env, feedDeps?.queueSizeLimit ?? DEFAULT_FEED_QUEUE_SIZE);
+  const opts = await readOptions(
+    ev,
+    node,
+    env,
+    feedDeps?.queueSizeLimit ?? DEFAULT_FEED_QUEUE_SIZE,
+    feedDeps?.globalQueueSize,
+  );
   const spec = await watchSpec(ev, node.args[0] as Node, env);
   const notes: number[] = [
     spec.kind === 'point' ? Note.ATOM_FEED : spec.kind === 'limit' ? Note.ORDER_BY_LIMIT_FEED : Note.SEQUENCE_FEED,
@@ -128,6 +136,7 @@ async function readOptions(
   node: TermNode,
   env: Env | null,
   queueSizeLimit: number,
+  globalQueueSize: unknown,
 ): Promise<FeedOptions> {
   const bool = async (name: string): Promise<boolean> => {
     const v = await ev.optDatum(node, name, env);
@@ -135,14 +144,17 @@ async function readOptions(
     if (typeof v !== 'boolean') throw typeError('BOOL', v);
     return v;
   };
-  const squashValue = (await ev.optDatum(node, 'squash', env)) ?? false;
+  const squashOptarg = await ev.optDatum(node, 'squash', env);
+  const squashValue = squashOptarg === undefined ? false : squashOptarg;
   if (typeof squashValue === 'number') {
     if (!(squashValue >= 0)) throw queryLogic('Expected BOOL or a positive NUMBER but found a negative NUMBER.');
   } else if (typeof squashValue !== 'boolean') {
     throw queryLogic(`Expected BOOL or NUMBER but found ${datumTypeName(squashValue)}.`);
   }
   let queueSize = queueSizeLimit;
-  const size = await ev.optDatum(node, 'changefeed_queue_size', env);
+  // The term's optarg, else the run option (a literal number, as the drivers send it).
+  let size = await ev.optDatum(node, 'changefeed_queue_size', env);
+  if (size === undefined && globalQueueSize !== undefined) size = literal(globalQueueSize);
   if (size !== undefined) {
     if (typeof size !== 'number') throw typeError('NUMBER', size);
     if (!Number.isInteger(size)) throw queryLogic(`Number not an integer: ${size}`);
@@ -161,6 +173,33 @@ async function readOptions(
     includeOffsets: await bool('include_offsets'),
     queueSize,
   };
+}
+
+/** A global optarg's value: a JSON datum, or a DATUM term `[1, value]`. */
+function literal(v: unknown): Datum {
+  if (Array.isArray(v) && v.length === 2 && v[0] === T.DATUM) return v[1] as Datum;
+  return v as Datum;
+}
+
+/**
+ * Terms whose value is not a function of their arguments: a feed re-runs its transforms on
+ * every change, so RethinkDB refuses them there (`r.uuid(str)` is deterministic).
+ */
+function nonDeterministic(n: Node): boolean {
+  switch (n.kind) {
+    case 'term':
+      if (n.type === T.RANDOM || n.type === T.JAVASCRIPT || n.type === T.HTTP) return true;
+      if (n.type === T.UUID && n.args.length === 0) return true;
+      return n.args.some(nonDeterministic) || Object.values(n.optargs).some(nonDeterministic);
+    case 'func':
+      return nonDeterministic(n.body);
+    case 'obj':
+      return Object.values(n.fields).some(nonDeterministic);
+    case 'array':
+      return n.items.some(nonDeterministic);
+    default:
+      return false;
+  }
 }
 
 // ---- what a feed watches ----
@@ -205,6 +244,9 @@ async function watchSpec(ev: Evaluator, arg: Node, env: Env | null): Promise<Wat
     n = n.args[0] as Node;
   }
   if (n.kind !== 'term') return unsupported(ev, arg, env);
+  for (const t of transforms)
+    if (t.args.slice(1).some(nonDeterministic) || Object.values(t.optargs).some(nonDeterministic))
+      throw queryLogic('Cannot call `changes` after a non-deterministic function.');
   const table = async (node: Node): Promise<TableRef> => {
     const t = await ev.eval(node, env);
     if (!(t instanceof TableRef)) expectType(t, 'TABLE');
