@@ -15,8 +15,10 @@ import { createServer, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import rethinkdb from 'rethinkdb';
+import { r as rts } from 'rethinkdb-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverForSuite } from '../helpers/server-suite.js';
+import { removeDir, spawnServer } from '../helpers/spawn-server.js';
 import { until } from '../helpers/until.js';
 
 // @types/rethinkdb lags the driver: use it untyped.
@@ -476,6 +478,27 @@ describe('changefeeds on the driver port', () => {
     // The connection still serves.
     expect(await r.expr(1).run(conn)).toBe(1);
     await conn.close({ noreplyWait: false });
+  });
+});
+
+describe('changefeeds with rethinkdb-ts, and at shutdown', () => {
+  it('rethinkdb-ts reads a feed; SIGTERM with a feed waiting on a CONTINUE still exits 0', async () => {
+    const server = await spawnServer();
+    try {
+      const conn = await rts.connect({ host: server.driver.host, port: server.driver.port });
+      await rts.tableCreate('ts').run(conn);
+      const feed = await rts.table('ts').changes({ includeTypes: true }).run(conn);
+      await rts.table('ts').insert({ id: 1 }).run(conn);
+      expect(await feed.next()).toEqual({ old_val: null, new_val: { id: 1 }, type: 'add' });
+      const waiting = feed.next().catch(() => 'ended'); // a CONTINUE the server holds
+      // Shutdown drains every query it took: the feed is ended so the waiting CONTINUE is answered.
+      expect(await server.stop('SIGTERM')).toBe(0);
+      expect(await waiting).toBe('ended');
+      await conn.close().catch(() => {});
+    } finally {
+      await server.stop('SIGKILL').catch(() => null);
+      removeDir(server.dataDir);
+    }
   });
 });
 
