@@ -21,6 +21,8 @@ export interface ServerCounters {
   driverQueries: number;
   /** Cursor batches sent (first batches and CONTINUE answers). */
   driverBatches: number;
+  /** Changefeeds open now on the driver port (each an engine subscription). */
+  driverFeeds: number;
   driverErrors: number;
   documentsInserted: number;
 }

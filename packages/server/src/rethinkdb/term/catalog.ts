@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Database, TableInfo } from '@wharf/engine';
 import { opFailed, queryLogic } from '../errors.js';
+import { FUNCTION_INDEX_TABLE, FunctionIndexes } from './function-indexes.js';
 
 export const DEFAULT_DB = 'test';
 export const SYSTEM_DB = 'rethinkdb';
@@ -44,8 +45,12 @@ export class Catalog {
   /** Databases created with DB_CREATE in this process (they may have no tables yet). */
   readonly #createdDbs = new Set<string>([DEFAULT_DB]);
 
+  /** Index functions the engine cannot hold (function-indexes.ts). */
+  readonly functionIndexes: FunctionIndexes;
+
   constructor(db: Database) {
     this.#db = db;
+    this.functionIndexes = new FunctionIndexes(db);
   }
 
   engineName(db: string, table: string): string {
@@ -64,10 +69,16 @@ export class Catalog {
    * dropped over HTTP or ws are seen at once, with their primary keys.
    */
   tables(): Map<string, TableInfo> {
-    return new Map(this.#db.listTables().map((t) => [t.name, t]));
+    return new Map(
+      this.#db
+        .listTables()
+        .filter((t) => t.name !== FUNCTION_INDEX_TABLE)
+        .map((t) => [t.name, t]),
+    );
   }
 
   tableInfo(engineName: string): TableInfo | undefined {
+    if (engineName === FUNCTION_INDEX_TABLE) return undefined;
     return this.#db.listTables().find((t) => t.name === engineName);
   }
 
@@ -111,7 +122,10 @@ export class Catalog {
     if (name === SYSTEM_DB) throw queryLogic("Database `rethinkdb` is special; you can't delete it.");
     if (!this.dbExists(name)) throw opFailed(`Database \`${name}\` does not exist.`);
     const tables = this.listTables(name);
-    for (const t of tables) await this.#db.dropTable(this.engineName(name, t));
+    for (const t of tables) {
+      await this.#db.dropTable(this.engineName(name, t));
+      await this.functionIndexes.dropTable(this.engineName(name, t));
+    }
     this.#createdDbs.delete(name);
     this.invalidate();
     return tables.length;

@@ -14,6 +14,8 @@
 import { type Frame, ReqlCompileError } from '../errors.js';
 import { type Datum, type DatumObject, MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage } from './datum.js';
 import { T, TERM_NAMES, termName } from './names.js';
+import { arityText } from './registry.js';
+import { TERMS } from './terms/index.js';
 
 export interface DatumNode {
   kind: 'datum';
@@ -50,13 +52,16 @@ export interface ArrayNode {
   items: Node[];
   bt: Frame[];
 }
-export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode;
-
-interface Spec {
-  min: number;
-  max: number;
-  optargs?: readonly string[];
+/**
+ * A value already evaluated, standing in for a term's first argument when the evaluator applies a
+ * term to each group of GROUPED_DATA (never produced by the compiler).
+ */
+export interface ValueNode {
+  kind: 'value';
+  value: unknown;
+  bt: Frame[];
 }
+export type Node = DatumNode | TermNode | FuncNode | VarNode | ObjNode | ArrayNode | ValueNode;
 
 /**
  * The deepest nesting of terms in a query (each argument, optional argument and object field is
@@ -67,101 +72,54 @@ interface Spec {
  */
 export const MAX_TERM_DEPTH = 256;
 
-const WRITE_OPTS = ['durability', 'return_changes', 'non_atomic', 'ignore_write_hook'] as const;
-const INF = Number.POSITIVE_INFINITY;
-
-/** Every term Wharf evaluates, with its arity and optional arguments. */
-export const SUPPORTED: Readonly<Record<number, Spec>> = {
-  [T.ERROR]: { min: 0, max: 1 },
-  [T.DB]: { min: 1, max: 1 },
-  [T.TABLE]: { min: 1, max: 2, optargs: ['read_mode', 'identifier_format', 'use_outdated'] },
-  [T.GET]: { min: 2, max: 2 },
-  [T.GET_ALL]: { min: 1, max: INF, optargs: ['index'] },
-  [T.EQ]: { min: 1, max: INF },
-  [T.NE]: { min: 1, max: INF },
-  [T.LT]: { min: 1, max: INF },
-  [T.LE]: { min: 1, max: INF },
-  [T.GT]: { min: 1, max: INF },
-  [T.GE]: { min: 1, max: INF },
-  [T.NOT]: { min: 1, max: 1 },
-  [T.ADD]: { min: 1, max: INF },
-  [T.SUB]: { min: 1, max: INF },
-  [T.MUL]: { min: 1, max: INF },
-  [T.DIV]: { min: 1, max: INF },
-  [T.MOD]: { min: 2, max: 2 },
-  [T.GET_FIELD]: { min: 2, max: 2 },
-  [T.BRACKET]: { min: 2, max: 2 },
-  [T.HAS_FIELDS]: { min: 1, max: INF },
-  [T.PLUCK]: { min: 1, max: INF },
-  [T.WITHOUT]: { min: 1, max: INF },
-  [T.MERGE]: { min: 1, max: INF },
-  [T.KEYS]: { min: 1, max: 1 },
-  [T.OBJECT]: { min: 0, max: INF },
-  [T.MAP]: { min: 2, max: 2 },
-  [T.FILTER]: { min: 2, max: 2, optargs: ['default'] },
-  [T.ORDER_BY]: { min: 1, max: INF, optargs: ['index'] },
-  [T.COUNT]: { min: 1, max: 2 },
-  [T.IS_EMPTY]: { min: 1, max: 1 },
-  [T.NTH]: { min: 2, max: 2 },
-  [T.SKIP]: { min: 2, max: 2 },
-  [T.LIMIT]: { min: 2, max: 2 },
-  [T.TYPE_OF]: { min: 1, max: 1 },
-  [T.UPDATE]: { min: 2, max: 2, optargs: WRITE_OPTS },
-  [T.DELETE]: { min: 1, max: 1, optargs: WRITE_OPTS },
-  [T.REPLACE]: { min: 2, max: 2, optargs: WRITE_OPTS },
-  [T.INSERT]: { min: 2, max: 2, optargs: ['conflict', 'durability', 'return_changes', 'ignore_write_hook'] },
-  [T.DB_CREATE]: { min: 1, max: 1 },
-  [T.DB_DROP]: { min: 1, max: 1 },
-  [T.DB_LIST]: { min: 0, max: 0 },
-  [T.TABLE_CREATE]: {
-    min: 1,
-    max: 2,
-    optargs: ['primary_key', 'shards', 'replicas', 'primary_replica_tag', 'nonvoting_replica_tags', 'durability'],
-  },
-  [T.TABLE_DROP]: { min: 1, max: 2 },
-  [T.TABLE_LIST]: { min: 0, max: 1 },
-  [T.INDEX_LIST]: { min: 1, max: 1 },
-  [T.INDEX_CREATE]: { min: 2, max: 3, optargs: ['multi', 'geo'] },
-  [T.INDEX_DROP]: { min: 2, max: 2 },
-  [T.INDEX_STATUS]: { min: 1, max: INF },
-  [T.INDEX_WAIT]: { min: 1, max: INF },
-  [T.CONFIG]: { min: 1, max: 1 },
-  [T.STATUS]: { min: 1, max: 1 },
-  [T.WAIT]: { min: 0, max: 1, optargs: ['wait_for', 'timeout'] },
-  [T.SYNC]: { min: 1, max: 1 },
-  [T.FUNCALL]: { min: 1, max: INF },
-  [T.BRANCH]: { min: 3, max: INF },
-  [T.OR]: { min: 0, max: INF },
-  [T.AND]: { min: 0, max: INF },
-  [T.ASC]: { min: 1, max: 1 },
-  [T.DESC]: { min: 1, max: 1 },
-  [T.DEFAULT]: { min: 2, max: 2 },
-  [T.JSON]: { min: 1, max: 1 },
-  [T.COERCE_TO]: { min: 2, max: 2 },
-  [T.ISO8601]: { min: 1, max: 1, optargs: ['default_timezone'] },
-  [T.EPOCH_TIME]: { min: 1, max: 1 },
-  [T.TO_EPOCH_TIME]: { min: 1, max: 1 },
-  [T.NOW]: { min: 0, max: 0 },
-  [T.TIME]: { min: 4, max: 7 },
-  [T.UUID]: { min: 0, max: 1 },
-  [T.MINVAL]: { min: 0, max: 0 },
-  [T.MAXVAL]: { min: 0, max: 0 },
-  [T.BETWEEN]: { min: 3, max: 3, optargs: ['index', 'left_bound', 'right_bound'] },
-};
-
-function arityText(spec: Spec): string {
-  const plural = (n: number): string => `${n} argument${n === 1 ? '' : 's'}`;
-  if (spec.min === spec.max) return plural(spec.min);
-  if (spec.max === INF) return `${spec.min} or more arguments`;
-  return `between ${spec.min} and ${spec.max} arguments`;
-}
-
 interface Scope {
   /** Parameter ids of each enclosing FUNC, innermost last. */
   funcs: number[][];
   /** Nesting depth inside ORDER_BY arguments (ASC/DESC are allowed there only). */
   orderByArg: boolean;
+  /** Inside a function a stream operation (map, filter, …) runs per row: no writes there. */
+  streamFunc?: boolean;
 }
+
+/** Terms whose later arguments run once per row of a stream (RethinkDB forbids writes there). */
+const STREAM_OPS: ReadonlySet<number> = new Set([
+  T.MAP,
+  T.CONCAT_MAP,
+  T.FILTER,
+  T.REDUCE,
+  T.FOLD,
+  T.ORDER_BY,
+  T.GROUP,
+  T.INNER_JOIN,
+  T.OUTER_JOIN,
+  T.EQ_JOIN,
+  T.MERGE,
+  T.SUM,
+  T.AVG,
+  T.MIN,
+  T.MAX,
+  T.COUNT,
+  T.DISTINCT,
+  T.CONTAINS,
+  T.OFFSETS_OF,
+]);
+/** Writes and meta operations. */
+const WRITES: ReadonlySet<number> = new Set([
+  T.INSERT,
+  T.UPDATE,
+  T.REPLACE,
+  T.DELETE,
+  T.DB_CREATE,
+  T.DB_DROP,
+  T.TABLE_CREATE,
+  T.TABLE_DROP,
+  T.INDEX_CREATE,
+  T.INDEX_DROP,
+  T.INDEX_RENAME,
+  T.SYNC,
+  T.RECONFIGURE,
+  T.REBALANCE,
+]);
 
 export function compile(wire: unknown): Node {
   return compileNode(wire, [], { funcs: [], orderByArg: false });
@@ -241,20 +199,29 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       if (!Array.isArray(params) || !params.every((p) => typeof p === 'number' && Number.isInteger(p) && p >= 0)) {
         throw new ReqlCompileError('FUNC parameters must be an array of non-negative integers.', bt);
       }
-      const inner: Scope = { funcs: [...scope.funcs, params as number[]], orderByArg: false };
+      const inner: Scope = {
+        funcs: [...scope.funcs, params as number[]],
+        orderByArg: false,
+        streamFunc: scope.streamFunc,
+      };
       return { kind: 'func', params: params as number[], body: compileNode(rawArgs[1], [...bt, 1], inner), bt };
     }
   }
 
-  const spec = SUPPORTED[type];
+  const spec = TERMS.get(type);
   if (spec === undefined) {
     if (TERM_NAMES[type] === undefined) throw new ReqlCompileError(`Unrecognized TermType: ${type}.`, bt);
     throw new ReqlCompileError(`Wharf does not support the term ${termName(type)} (${type}).`, bt);
   }
+  if (scope.streamFunc && WRITES.has(type)) {
+    throw new ReqlCompileError('Cannot nest writes or meta ops in stream operations.  Use FOR_EACH instead.', bt);
+  }
   if ((type === T.ASC || type === T.DESC) && !scope.orderByArg) {
     throw new ReqlCompileError(`${termName(type)} may only be used as an argument to ORDER_BY or UNION.`, bt);
   }
-  if (rawArgs.length < spec.min || rawArgs.length > spec.max) {
+  // r.args(array) splices its elements into the arguments at run time: arity is checked then.
+  const splices = rawArgs.some((a) => Array.isArray(a) && a[0] === T.ARGS);
+  if (!splices && (rawArgs.length < spec.min || rawArgs.length > spec.max)) {
     throw new ReqlCompileError(`Expected ${arityText(spec)} but found ${rawArgs.length}.`, bt);
   }
   const allowed = spec.optargs ?? [];
@@ -262,17 +229,22 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
     if (!allowed.includes(k)) throw new ReqlCompileError(`Unrecognized optional argument \`${k}\`.`, bt);
   }
   const args = rawArgs.map((a, i) => {
-    const argScope =
+    let argScope =
       type === T.ORDER_BY && i > 0
         ? { ...scope, orderByArg: true }
         : scope.orderByArg
           ? { ...scope, orderByArg: false }
           : scope;
+    if (i > 0 && STREAM_OPS.has(type)) argScope = { ...argScope, streamFunc: true };
+    else if (type === T.FOR_EACH && i > 0) argScope = { ...argScope, streamFunc: false };
     return compileNode(a, [...bt, i], argScope);
   });
   const optargs = Object.create(null) as Record<string, Node>;
   for (const [k, v] of Object.entries(rawOptargs)) {
-    const optScope = type === T.ORDER_BY && k === 'index' ? { ...scope, orderByArg: true } : scope;
+    const optScope =
+      (type === T.ORDER_BY && k === 'index') || (type === T.UNION && k === 'interleave')
+        ? { ...scope, orderByArg: true }
+        : scope;
     optargs[k] = compileNode(v, [...bt, k], optScope);
   }
   return { kind: 'term', type, args, optargs, bt };

@@ -3,7 +3,7 @@
  * (TIME, BINARY). Type names, the total order used by comparisons and ORDER_BY, equality,
  * truthiness, and TIME helpers.
  */
-import { queryLogic } from '../errors.js';
+import { nonExistence, queryLogic, type ReqlRuntimeError } from '../errors.js';
 
 export type Datum = null | boolean | number | string | Datum[] | { [key: string]: Datum };
 export type DatumObject = { [key: string]: Datum };
@@ -230,13 +230,25 @@ export function makeTime(epochSeconds: number, timezone = '+00:00'): TimeDatum {
   return objectOf({ $reql_type$: 'TIME', epoch_time: Math.round(epochSeconds * 1000) / 1000, timezone }) as TimeDatum;
 }
 
-/** Parse a timezone `Z`, `+HH:MM`, `+HHMM` or `+HH` into minutes east of UTC. */
+/** RethinkDB's timezone check (pseudo_time.cc sanitize::tz): `±HH[:MM]` or `Z`, as `±HH:MM`. */
+export function sanitizeTimezone(s: string): string {
+  if (s === '-00' || s === '-00:00') throw queryLogic(`\`${s}\` is not a valid time offset.`);
+  if (s === 'Z') return '+00:00';
+  if (s[0] !== '-' && s[0] !== '+') throw queryLogic(`Timezone \`${s}\` does not start with \`-\` or \`+\`.`);
+  const m = /^([+-])(\d{2})(?::?(\d{2}))?(.*)$/.exec(s);
+  if (!m) throw queryLogic(`Invalid timezone string \`${s}\`.`);
+  if (m[4]) throw queryLogic(`Garbage characters \`${m[4]}\` at end of timezone string \`${s}\`.`);
+  const hh = m[2] as string;
+  const mm = m[3] ?? '00';
+  if (!(/^[01]\d$/.test(hh) || /^2[0-4]$/.test(hh))) throw queryLogic(`Hours out of range in \`${s}\`.`);
+  if (!/^[0-5]\d$/.test(mm)) throw queryLogic(`Minutes out of range in \`${s}\`.`);
+  return `${m[1]}${hh}:${mm}`;
+}
+
+/** Parse a timezone into minutes east of UTC. */
 export function parseTimezone(tz: string): number {
-  if (tz === 'Z' || tz === 'z') return 0;
-  const m = /^([+-])(\d{2})(?::?(\d{2}))?$/.exec(tz);
-  if (!m) throw queryLogic(`Invalid timezone string \`${tz}\`.`);
-  const minutes = Number(m[2]) * 60 + Number(m[3] ?? 0);
-  if (minutes > 24 * 60) throw queryLogic(`Invalid timezone string \`${tz}\`.`);
+  const m = /^([+-])(\d{2}):(\d{2})$/.exec(sanitizeTimezone(tz === 'z' ? 'Z' : tz)) as RegExpExecArray;
+  const minutes = Number(m[2]) * 60 + Number(m[3]);
   return m[1] === '-' ? -minutes : minutes;
 }
 
@@ -285,4 +297,36 @@ export function timeFromParts(parts: number[], timezone: string): TimeDatum {
   const offset = parseTimezone(timezone);
   const ms = Date.UTC(y, mo - 1, d, h, mi, 0) + s * 1000;
   return makeTime(ms / 1000 - offset * 60, tzString(offset));
+}
+
+/** C's `%.20g`: how RethinkDB prints a number in messages (PR_RECONSTRUCTABLE_DOUBLE). */
+export function reconstructableDouble(d: number): string {
+  if (!Number.isFinite(d)) return String(d);
+  let t = d.toPrecision(20);
+  if (t.includes('e')) {
+    const [m, e] = t.split('e') as [string, string];
+    const mant = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m;
+    const exp = Number(e);
+    return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  if (t.includes('.')) t = t.replace(/0+$/, '').replace(/\.$/, '');
+  return t;
+}
+
+const MAX_DBL_INT = 2 ** 53;
+
+/** A number as an integer, or RethinkDB's `Number not an integer` error. */
+export function checkInteger(d: number): number {
+  if (d >= -MAX_DBL_INT && d <= MAX_DBL_INT && Number.isInteger(d)) return d;
+  const range = d < -MAX_DBL_INT ? ' (<-2^53)' : d > MAX_DBL_INT ? ' (>2^53)' : '';
+  throw queryLogic(`Number not an integer${range}: ${reconstructableDouble(d)}`);
+}
+
+/**
+ * `Expected type X but found Y.`: a type error on a datum, of type NON_EXISTENCE when the datum
+ * is null (RethinkDB's datum_t::type_error), so `default()` catches it.
+ */
+export function typeError(want: string, v: Datum): ReqlRuntimeError {
+  const message = `Expected type ${want} but found ${datumTypeName(v)}.`;
+  return v === null ? nonExistence(message) : queryLogic(message);
 }

@@ -10,7 +10,7 @@
 import type { IndexInfo, IndexValue } from '@wharf/engine';
 import { opFailed, queryLogic, ReqlCompileError } from '../errors.js';
 import type { Node } from './compiler.js';
-import { type Datum, type DatumObject, datumTypeName } from './datum.js';
+import { type Datum, type DatumObject, datumTypeName, typeError } from './datum.js';
 import { T } from './names.js';
 import type { TableRef } from './values.js';
 
@@ -21,7 +21,7 @@ export const SUPPORTED_INDEX_FUNCTIONS =
 const INDEX_NAME = /^[A-Za-z0-9_.-]{1,127}$/;
 
 export function checkIndexName(name: Datum): string {
-  if (typeof name !== 'string') throw queryLogic(`Expected type STRING but found ${datumTypeName(name)}.`);
+  if (typeof name !== 'string') throw typeError('STRING', name);
   if (!INDEX_NAME.test(name)) {
     throw queryLogic(`Index name \`${name}\` invalid (Wharf index names are 1 to 127 of A-Z, a-z, 0-9, _, - and .).`);
   }

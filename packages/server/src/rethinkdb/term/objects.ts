@@ -5,12 +5,12 @@ import {
   type Datum,
   type DatumObject,
   datumsEqual,
-  datumTypeName,
   field,
   hasField,
   isPlainObject,
   newObject,
   pretty,
+  typeError,
 } from './datum.js';
 
 /** A selector: true (take the whole field) or nested selectors. */
@@ -75,13 +75,39 @@ export function without(obj: Datum, sel: Map<string, Selector>): Datum {
   return out;
 }
 
-/** RethinkDB's merge/update: nested objects merge recursively; anything else replaces. */
+/** `r.literal(v)` in a merge or update patch: the pseudo-type RethinkDB uses for it. */
+export function isLiteral(v: Datum | undefined): v is DatumObject {
+  return (
+    v !== null && typeof v === 'object' && !Array.isArray(v) && field(v as DatumObject, '$reql_type$') === 'LITERAL'
+  );
+}
+
+/** A patch's value where there is nothing to merge into: literals unwrapped, throughout. */
+function unwrapLiterals(v: Datum): Datum | undefined {
+  if (isLiteral(v)) return field(v, 'value');
+  if (!isPlainObject(v)) return v;
+  const out = copyObject(v);
+  for (const [k, x] of Object.entries(v)) {
+    const u = unwrapLiterals(x);
+    if (u === undefined) delete out[k];
+    else out[k] = u;
+  }
+  return out;
+}
+
+/**
+ * RethinkDB's merge/update: nested objects merge recursively; anything else replaces;
+ * `r.literal(v)` replaces without merging (and `r.literal()` removes the field).
+ */
 export function deepMerge(base: Datum, patch: Datum): Datum {
-  if (!isPlainObject(base) || !isPlainObject(patch)) return patch;
+  if (isLiteral(patch)) return field(patch, 'value') ?? null;
+  if (!isPlainObject(base) || !isPlainObject(patch)) return unwrapLiterals(patch) ?? null;
   const out = copyObject(base);
   for (const [k, v] of Object.entries(patch)) {
     const cur = field(out, k);
-    out[k] = cur !== undefined && isPlainObject(cur) && isPlainObject(v) ? deepMerge(cur, v) : v;
+    const merged = cur !== undefined && isPlainObject(cur) && isPlainObject(v) ? deepMerge(cur, v) : unwrapLiterals(v);
+    if (merged === undefined) delete out[k];
+    else out[k] = merged;
   }
   return out;
 }
@@ -97,7 +123,7 @@ export function getField(obj: Datum, name: string): Datum {
 
 /** Does every field of `pred` exist in `row` with an equal value (nested objects recursively)? */
 export function matchesObject(pred: DatumObject, row: Datum): boolean {
-  if (!isPlainObject(row)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(row)}.`);
+  if (!isPlainObject(row)) throw typeError('OBJECT', row);
   for (const [k, want] of Object.entries(pred)) {
     const have = field(row, k);
     if (have === undefined) throw nonExistence(`No attribute \`${k}\` in object:\n${pretty(row)}`);

@@ -5,9 +5,10 @@
  * class instances, so `instanceof` tells the two apart.
  */
 import type { Key, Table } from '@wharf/engine';
+import { queryLogic } from '../errors.js';
 import type { Node } from './compiler.js';
 import type { Datum, DatumObject } from './datum.js';
-import { datumTypeName } from './datum.js';
+import { datumTypeName, typeError } from './datum.js';
 
 export class DbRef {
   constructor(readonly name: string) {}
@@ -39,12 +40,21 @@ export class Seq {
     readonly array: Datum[] | null,
   ) {}
 
+  /** Never ends (r.range() with no bounds, and what is mapped from it): no array of it. */
+  infinite = false;
+  /** A TABLE_SLICE: rows of `table` selected by key or index range (between), in that order. */
+  slice = false;
+  /** Ordered by an index already (a second indexed order_by is an error). */
+  indexOrdered = false;
+
   static fromArray(items: Datum[], table: TableRef | null = null): Seq {
     return new Seq(() => arrayIterator(items), table, items);
   }
 
-  static fromStream(open: () => AsyncIterator<Datum>, table: TableRef | null = null): Seq {
-    return new Seq(open, table, null);
+  static fromStream(open: () => AsyncIterator<Datum>, table: TableRef | null = null, infinite = false): Seq {
+    const s = new Seq(open, table, null);
+    s.infinite = infinite;
+    return s;
   }
 }
 
@@ -86,7 +96,15 @@ export class Bound {
   static readonly MAX = new Bound('max');
 }
 
-export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound;
+/**
+ * GROUPED_DATA: what GROUP makes. Each group's key with its value (the group's rows, or what a
+ * later term made of them); terms marked `grouped` in the registry apply to each group.
+ */
+export class Grouped {
+  constructor(readonly groups: Map<string, { key: Datum; value: Value }>) {}
+}
+
+export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound | Grouped;
 
 export function isDatumValue(v: Value): v is Datum {
   return !(
@@ -95,7 +113,8 @@ export function isDatumValue(v: Value): v is Datum {
     v instanceof Seq ||
     v instanceof SingleSelection ||
     v instanceof Func ||
-    v instanceof Bound
+    v instanceof Bound ||
+    v instanceof Grouped
   );
 }
 
@@ -105,12 +124,61 @@ export function typeName(v: Value): string {
   if (v instanceof TableRef) return 'TABLE';
   if (v instanceof SingleSelection) return 'SELECTION<OBJECT>';
   if (v instanceof Seq)
-    return v.table ? (v.array ? 'SELECTION<ARRAY>' : 'SELECTION<STREAM>') : v.array ? 'ARRAY' : 'STREAM';
+    return v.slice
+      ? 'TABLE_SLICE'
+      : v.table
+        ? v.array
+          ? 'SELECTION<ARRAY>'
+          : 'SELECTION<STREAM>'
+        : v.array
+          ? 'ARRAY'
+          : 'STREAM';
   if (v instanceof Func) return 'FUNCTION';
+  if (v instanceof Grouped) return 'GROUPED_DATA';
   if (v instanceof Bound) return v.which === 'min' ? 'MINVAL' : 'MAXVAL';
   return datumTypeName(v);
 }
 
 export async function* arrayIterator(items: Datum[]): AsyncGenerator<Datum> {
   for (const x of items) yield x;
+}
+
+/** RethinkDB's name of a non-datum value's type in type errors (val_t's type names). */
+function valueKind(v: Value): string {
+  if (v instanceof DbRef) return 'DATABASE';
+  if (v instanceof TableRef) return 'TABLE';
+  if (v instanceof SingleSelection) return 'SINGLE_SELECTION';
+  if (v instanceof Seq) return v.table ? 'SELECTION' : 'SEQUENCE';
+  if (v instanceof Func) return 'FUNCTION';
+  if (v instanceof Grouped) return 'GROUPED_DATA';
+  return 'DATUM';
+}
+
+function describeValue(v: Value): string {
+  if (v instanceof DbRef) return `db("${v.name}")`;
+  if (v instanceof TableRef) return `table("${v.name}")`;
+  if (isDatumValue(v)) return JSON.stringify(v);
+  return typeName(v);
+}
+
+/**
+ * The type error for a value that is not what a term wants: for a datum where a datum type is
+ * wanted, `Expected type NUMBER but found STRING.`; otherwise RethinkDB's
+ * `Expected type DATUM but found TABLE:` followed by the value.
+ */
+export function expectType(v: Value, want: string): never {
+  const datumWanted = ![
+    'DATUM',
+    'TABLE',
+    'TABLE_SLICE',
+    'SELECTION',
+    'SEQUENCE',
+    'FUNCTION',
+    'DATABASE',
+    'SINGLE_SELECTION',
+    'STREAM',
+    'GROUPED_DATA',
+  ].includes(want);
+  if (isDatumValue(v) && datumWanted) throw typeError(want, v);
+  throw queryLogic(`Expected type ${want} but found ${valueKind(v)}:\n${describeValue(v)}`);
 }

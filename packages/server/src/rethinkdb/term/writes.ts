@@ -24,6 +24,7 @@ import {
   nestingDepth,
   pretty,
   tooDeepMessage,
+  typeError,
 } from './datum.js';
 import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
@@ -217,7 +218,7 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   // here (the engine refuses them too, but this names the limit before anything is written).
   const depthChecked = docsNode.kind === 'datum';
   for (const d of docs) {
-    if (!isPlainObject(d)) throw queryLogic(`Expected type OBJECT but found ${datumTypeName(d)}.`);
+    if (!isPlainObject(d)) throw typeError('OBJECT', d);
     if (!depthChecked && nestingDepth(d, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH)
       throw resourceLimit(tooDeepMessage('A document to insert'));
   }

@@ -1,0 +1,543 @@
+/**
+ * Databases, tables, indexes and selections by key (RethinkDB's db_table.cc, sindex.cc): db,
+ * table, get, get_all, between, db_create/drop/list, table_create/drop/list, index_*, config,
+ * status, wait.
+ */
+import type { IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
+import { opFailed, queryLogic } from '../../errors.js';
+import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
+import { compile, type Node, type TermNode } from '../compiler.js';
+import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, typeError } from '../datum.js';
+import type { Evaluator } from '../evaluator.js';
+import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
+import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
+import { T } from '../names.js';
+import { INF, type TermDef, type TermFamily } from '../registry.js';
+import { Bound, DbRef, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
+
+const tableAdminTerm = (min: number, max: number, optargs?: readonly string[]): TermDef => ({
+  min,
+  max,
+  ...(optargs ? { optargs } : {}),
+  eval: tableAdmin,
+});
+const indexAdminTerm = (min: number, max: number, optargs?: readonly string[]): TermDef => ({
+  min,
+  max,
+  ...(optargs ? { optargs } : {}),
+  eval: indexAdmin,
+});
+
+export const adminTerms: TermFamily = {
+  [T.DB]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => new DbRef(checkName('Database', await ev.evalDatum(node.args[0] as Node, env))),
+  },
+  [T.TABLE]: {
+    min: 1,
+    max: 2,
+    optargs: ['read_mode', 'identifier_format', 'use_outdated'],
+    eval: async (ev, node, env) => {
+      const a = node.args;
+      let db = ev.defaultDb;
+      let nameNode = a[0] as Node;
+      if (a.length === 2) {
+        const d = await ev.eval(a[0] as Node, env);
+        if (!(d instanceof DbRef)) expectType(d, 'DATABASE');
+        db = d.name;
+        nameNode = a[1] as Node;
+      }
+      return ev.tableRef(db, checkName('Table', await ev.evalDatum(nameNode, env)));
+    },
+  },
+  [T.GET]: {
+    min: 2,
+    max: 2,
+    eval: async (ev, node, env) => {
+      const t = await ev.eval(node.args[0] as Node, env);
+      if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      const key = ev.primaryKeyOf(await ev.evalDatum(node.args[1] as Node, env));
+      let row: object | null;
+      try {
+        row = await t.engine.get(key);
+      } catch (err) {
+        throw ev.engineError(err, t);
+      }
+      return new SingleSelection(t, key, row as DatumObject | null);
+    },
+  },
+  [T.GET_ALL]: { min: 1, max: INF, optargs: ['index'], eval: getAll },
+  [T.BETWEEN]: { min: 3, max: 3, optargs: ['index', 'left_bound', 'right_bound'], eval: between },
+  [T.DB_CREATE]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const name = checkName('Database', await ev.evalDatum(node.args[0] as Node, env));
+      ev.deps.catalog.createDb(name);
+      return { config_changes: [{ new_val: { id: nameUuid(`db:${name}`), name }, old_val: null }], dbs_created: 1 };
+    },
+  },
+  [T.DB_DROP]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const name = checkName('Database', await ev.evalDatum(node.args[0] as Node, env));
+      let tables: number;
+      try {
+        tables = await ev.deps.catalog.dropDb(name);
+      } catch (err) {
+        throw ev.engineError(err);
+      }
+      return {
+        config_changes: [{ new_val: null, old_val: { id: nameUuid(`db:${name}`), name } }],
+        dbs_dropped: 1,
+        tables_dropped: tables,
+      };
+    },
+  },
+  [T.DB_LIST]: { min: 0, max: 0, eval: async (ev) => ev.deps.catalog.listDbs() },
+  [T.TABLE_CREATE]: tableAdminTerm(1, 2, [
+    'primary_key',
+    'shards',
+    'replicas',
+    'primary_replica_tag',
+    'nonvoting_replica_tags',
+    'durability',
+  ]),
+  [T.TABLE_DROP]: tableAdminTerm(1, 2),
+  [T.TABLE_LIST]: tableAdminTerm(0, 1),
+  [T.INDEX_LIST]: indexAdminTerm(1, 1),
+  [T.INDEX_CREATE]: indexAdminTerm(2, 3, ['multi', 'geo']),
+  [T.INDEX_DROP]: indexAdminTerm(2, 2),
+  [T.INDEX_STATUS]: indexAdminTerm(1, INF),
+  [T.INDEX_WAIT]: indexAdminTerm(1, INF),
+  [T.INDEX_RENAME]: indexAdminTerm(3, 3, ['overwrite']),
+  [T.CONFIG]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const t = await ev.eval(node.args[0] as Node, env);
+      if (t instanceof DbRef) {
+        ev.deps.catalog.requireDb(t.name);
+        return { id: nameUuid(`db:${t.name}`), name: t.name };
+      }
+      if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      const config = ev.tableConfig(t);
+      try {
+        config.indexes = (await t.engine.listIndexes()).map((i) => i.name).sort();
+      } catch (err) {
+        throw ev.engineError(err, t);
+      }
+      return config;
+    },
+  },
+  [T.STATUS]: {
+    min: 1,
+    max: 1,
+    eval: async (ev, node, env) => {
+      const t = await ev.eval(node.args[0] as Node, env);
+      if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      const server = ev.deps.serverName;
+      return {
+        db: t.db,
+        id: nameUuid(t.engineName),
+        name: t.name,
+        raft_leader: server,
+        shards: [{ primary_replicas: [server], replicas: [{ server, state: 'ready' }] }],
+        status: {
+          all_replicas_ready: true,
+          ready_for_outdated_reads: true,
+          ready_for_reads: true,
+          ready_for_writes: true,
+        },
+      };
+    },
+  },
+  [T.WAIT]: {
+    min: 0,
+    max: 1,
+    optargs: ['wait_for', 'timeout'],
+    eval: async (ev, node, env) => {
+      if (node.args.length === 0) return { ready: ev.deps.catalog.tables().size };
+      const t = await ev.eval(node.args[0] as Node, env);
+      if (t instanceof DbRef) {
+        ev.deps.catalog.requireDb(t.name);
+        return { ready: ev.deps.catalog.listTables(t.name).length };
+      }
+      if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      return { ready: 1 };
+    },
+  },
+};
+
+async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const a = node.args;
+  const t = await ev.eval(a[0] as Node, env);
+  if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+  const index = await ev.secondaryIndex(node, t, env);
+  if (index !== null) {
+    const api = t.engine;
+    const src = await ev.indexSource(t, index);
+    const wanted: Datum[] = [];
+    for (const n of a.slice(1)) wanted.push(await ev.evalDatum(n, env));
+    for (const w of wanted) if (w === null) throw queryLogic('Cannot use `null` as a key in GET_ALL.');
+    if (src.kind === 'function' || !wanted.every(isScalar)) {
+      if (wanted.length === 0) return Seq.fromArray([], t);
+      const entries = await ev.indexEntries(t, src);
+      const rows: Datum[] = [];
+      for (const w of wanted) for (const e of entries) if (datumsEqual(e.value, w)) rows.push(e.row);
+      return Seq.fromArray(rows, t);
+    }
+    const values: IndexValue[] = wanted.map((w) => indexValue(w));
+    return Seq.fromStream(async function* () {
+      if (values.length === 0) return;
+      let rows: object[];
+      try {
+        rows = await api.getAll(index, values);
+      } catch (err) {
+        throw ev.engineError(err, t, index);
+      }
+      for (const r of rows) yield r as Datum;
+    }, t);
+  }
+  const keys: Key[] = [];
+  for (const n of a.slice(1)) keys.push(ev.primaryKeyOf(await ev.evalDatum(n, env)));
+  return Seq.fromStream(async function* () {
+    if (keys.length === 0) return;
+    let rows: (object | null)[];
+    try {
+      rows = await t.engine.getMany(keys);
+    } catch (err) {
+      throw ev.engineError(err, t);
+    }
+    for (const r of rows) if (r !== null) yield r as Datum;
+  }, t);
+}
+
+/** INDEX_CREATE, INDEX_DROP, INDEX_LIST, INDEX_STATUS, INDEX_WAIT. */
+/** A compiled node back in the wire form (to persist an index function). */
+export function toWire(n: Node): unknown {
+  switch (n.kind) {
+    case 'datum':
+      return datumWire(n.value);
+    case 'term': {
+      const out: unknown[] = [n.type, n.args.map(toWire)];
+      const opt = Object.entries(n.optargs);
+      if (opt.length > 0) out.push(Object.fromEntries(opt.map(([k, v]) => [k, toWire(v)])));
+      return out;
+    }
+    case 'func':
+      return [T.FUNC, [[T.MAKE_ARRAY, n.params], toWire(n.body)]];
+    case 'var':
+      return [T.VAR, [n.id]];
+    case 'obj':
+      return Object.fromEntries(Object.entries(n.fields).map(([k, v]) => [k, toWire(v)]));
+    case 'array':
+      return [T.MAKE_ARRAY, n.items.map(toWire)];
+    case 'value':
+      return datumWire(n.value as Datum);
+  }
+}
+
+function datumWire(v: Datum): unknown {
+  if (Array.isArray(v)) return [T.MAKE_ARRAY, v.map(datumWire)];
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, datumWire(x)]));
+  return v;
+}
+
+const binaryOf = (text: string): DatumObject => ({ $reql_type$: 'BINARY', data: Buffer.from(text).toString('base64') });
+
+function fieldFunctionWire(path: string): unknown {
+  let body: unknown = [T.VAR, [1]];
+  for (const part of path.split('.')) body = [T.BRACKET, [body, part]];
+  return [T.FUNC, [[T.MAKE_ARRAY, [1]], body]];
+}
+
+async function allIndexes(ev: Evaluator, t: TableRef): Promise<{ engine: IndexInfo[]; functions: FunctionIndexDef[] }> {
+  let engine: IndexInfo[];
+  try {
+    engine = await t.engine.listIndexes();
+  } catch (err) {
+    throw ev.engineError(err, t);
+  }
+  return { engine, functions: await ev.deps.catalog.functionIndexes.forTable(t.engineName) };
+}
+
+function statusOf(entry: IndexInfo | FunctionIndexDef, documents: number | undefined): DatumObject {
+  if ('field' in entry) {
+    const out = indexStatus(entry, documents);
+    out.function = binaryOf(JSON.stringify(fieldFunctionWire(entry.field)));
+    out.query = `indexCreate(${JSON.stringify(entry.name)}, function(doc) { return doc(${entry.field
+      .split('.')
+      .map((p) => JSON.stringify(p))
+      .join(')(')}); }${entry.multi ? ', {multi: true}' : ''})`;
+    return out;
+  }
+  return {
+    index: entry.name,
+    ready: true,
+    multi: entry.multi,
+    geo: entry.geo,
+    outdated: false,
+    function: binaryOf(JSON.stringify(entry.fn)),
+    query: `indexCreate(${JSON.stringify(entry.name)}, ${JSON.stringify(entry.fn)})`,
+  };
+}
+
+async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const a = node.args;
+  const t = await ev.eval(a[0] as Node, env);
+  if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+  const api = t.engine;
+  const store = ev.deps.catalog.functionIndexes;
+  const exists = async (name: string): Promise<boolean> => {
+    const { engine, functions } = await allIndexes(ev, t);
+    return engine.some((i) => i.name === name) || functions.some((f) => f.name === name);
+  };
+  const primaryConflict = (name: string): void => {
+    if (name === t.primaryKey) throw queryLogic(`Index name conflict: \`${name}\` is the name of the primary key.`);
+  };
+  switch (node.type) {
+    case T.INDEX_CREATE: {
+      const name = checkIndexName(await ev.evalDatum(a[1] as Node, env));
+      primaryConflict(name);
+      const multi = (await ev.optDatum(node, 'multi', env)) ?? false;
+      if (typeof multi !== 'boolean') throw typeError('BOOL', multi);
+      const geo = (await ev.optDatum(node, 'geo', env)) ?? false;
+      if (typeof geo !== 'boolean') throw typeError('BOOL', geo);
+      if (await exists(name)) throw opFailed(`Index \`${name}\` already exists on table \`${t.fullName}\`.`);
+      let field: string | null = null;
+      let fn: unknown;
+      const fnNode = a[2];
+      if (!geo) {
+        try {
+          field = indexFieldPath(fnNode, name);
+        } catch {
+          field = null;
+        }
+      }
+      if (field !== null) {
+        try {
+          await ev.deps.trackWrite(api.createIndex(name, field, { multi }));
+        } catch (err) {
+          throw ev.engineError(err, t, name);
+        }
+        return { created: 1 };
+      }
+      if (fnNode === undefined) fn = fieldFunctionWire(name);
+      else if (fnNode.kind === 'func') fn = toWire(fnNode);
+      else {
+        const v = await ev.eval(fnNode, env);
+        if (v instanceof Func) fn = toWire({ kind: 'func', params: v.params, body: v.body, bt: node.bt });
+        else {
+          const d = await ev.datum(v);
+          if (!isBinary(d)) throw typeError('FUNCTION', d);
+          try {
+            fn = JSON.parse(Buffer.from(d.data, 'base64').toString('utf8'));
+            compile(fn);
+          } catch (err) {
+            throw queryLogic(
+              `Binary blob passed to index create could not be interpreted as a reql_index_function (${(err as Error).message}).`,
+            );
+          }
+        }
+      }
+      await ev.deps.trackWrite(store.add({ table: t.engineName, name, fn: fn as Datum, multi, geo }));
+      return { created: 1 };
+    }
+    case T.INDEX_DROP: {
+      const name = checkIndexName(await ev.evalDatum(a[1] as Node, env));
+      if (await ev.deps.trackWrite(store.drop(t.engineName, name))) return { dropped: 1 };
+      if (!(await exists(name))) throw opFailed(`Index \`${name}\` does not exist on table \`${t.fullName}\`.`);
+      try {
+        await ev.deps.trackWrite(api.dropIndex(name));
+      } catch (err) {
+        throw ev.engineError(err, t, name);
+      }
+      return { dropped: 1 };
+    }
+    case T.INDEX_RENAME: {
+      const from = await ev.string(a[1] as Node, env);
+      const to = await ev.string(a[2] as Node, env);
+      primaryConflict(from);
+      primaryConflict(to);
+      checkIndexName(to);
+      const overwrite = (await ev.optDatum(node, 'overwrite', env)) ?? false;
+      if (typeof overwrite !== 'boolean') throw typeError('BOOL', overwrite);
+      const { engine, functions } = await allIndexes(ev, t);
+      const fromEngine = engine.find((i) => i.name === from);
+      const fromFn = functions.find((f) => f.name === from);
+      if (!fromEngine && !fromFn) throw opFailed(`Index \`${from}\` does not exist on table \`${t.fullName}\`.`);
+      if (from === to) return { renamed: 0 };
+      const toExists = engine.some((i) => i.name === to) || functions.some((f) => f.name === to);
+      if (toExists && !overwrite) throw opFailed(`Index \`${to}\` already exists on table \`${t.fullName}\`.`);
+      if (toExists) {
+        if (!(await store.drop(t.engineName, to))) await ev.deps.trackWrite(api.dropIndex(to));
+      }
+      if (fromFn) {
+        await store.add({ table: t.engineName, name: to, fn: fromFn.fn, multi: fromFn.multi, geo: fromFn.geo });
+        await store.drop(t.engineName, from);
+      } else if (fromEngine) {
+        try {
+          await ev.deps.trackWrite(api.createIndex(to, fromEngine.field, { multi: fromEngine.multi }));
+          await ev.deps.trackWrite(api.dropIndex(from));
+        } catch (err) {
+          throw ev.engineError(err, t, to);
+        }
+      }
+      return { renamed: 1 };
+    }
+  }
+  const names: string[] = [];
+  for (const n of a.slice(1)) {
+    const v = await ev.evalDatum(n, env);
+    for (const x of Array.isArray(v) ? v : [v]) {
+      if (typeof x !== 'string') throw typeError('STRING', x);
+      names.push(x);
+    }
+  }
+  const { engine: all, functions } = await allIndexes(ev, t);
+  if (node.type === T.INDEX_LIST) return [...all.map((i) => i.name), ...functions.map((f) => f.name)].sort();
+  const selectedFns = names.length === 0 ? functions : functions.filter((f) => names.includes(f.name));
+  const engineNames = names.filter((n) => !functions.some((f) => f.name === n));
+  let selected = names.length > 0 && engineNames.length === 0 ? [] : selectIndexes(all, engineNames, t);
+  if (node.type === T.INDEX_WAIT && selected.length > 0) {
+    try {
+      const waited = await api.indexWait(selected.map((i) => i.name));
+      selected = selected.map((i) => waited.find((w) => w.name === i.name) ?? { ...i, ready: true });
+    } catch (err) {
+      throw ev.engineError(err, t);
+    }
+  }
+  const documents = ev.deps.catalog.tableInfo(t.engineName)?.documents;
+  const statuses = [...selected.map((i) => statusOf(i, documents)), ...selectedFns.map((f) => statusOf(f, documents))];
+  if (names.length > 0) return names.map((n) => statuses.find((x) => x.index === n) as DatumObject);
+  return statuses.sort((x, y) => ((x.index as string) < (y.index as string) ? -1 : 1));
+}
+
+async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const a = node.args;
+  let db = ev.defaultDb;
+  let rest = a;
+  if (a.length > 0) {
+    const first = await ev.eval(a[0] as Node, env);
+    if (first instanceof DbRef) {
+      db = first.name;
+      rest = a.slice(1);
+    } else if (node.type === T.TABLE_LIST) {
+      expectType(first, 'DATABASE');
+    }
+  }
+  const catalog = ev.deps.catalog;
+  if (node.type === T.TABLE_LIST) {
+    catalog.requireDb(db);
+    return catalog.listTables(db);
+  }
+  if (rest.length !== 1) throw queryLogic(`Expected 1 argument but found ${rest.length}.`);
+  const name = checkName('Table', await ev.evalDatum(rest[0] as Node, env));
+  catalog.requireDb(db);
+  if (db === SYSTEM_DB) throw opFailed(`Database \`${SYSTEM_DB}\` is special; you can't create or drop tables in it.`);
+  const engineName = catalog.engineName(db, name);
+  const full = { fullName: `${db}.${name}` };
+  if (node.type === T.TABLE_CREATE) {
+    const pk = (await ev.optDatum(node, 'primary_key', env)) ?? 'id';
+    if (typeof pk !== 'string' || pk.length === 0) throw queryLogic('primary_key must be a non-empty string.');
+    try {
+      await ev.deps.db.createTable(engineName, { primaryKey: pk });
+    } catch (err) {
+      throw ev.engineError(err, full);
+    } finally {
+      catalog.afterCreateOrDrop(db);
+    }
+    const ref = new TableRef(db, name, engineName, pk, ev.deps.db.table(engineName));
+    return { config_changes: [{ new_val: ev.tableConfig(ref), old_val: null }], tables_created: 1 };
+  }
+  const info = catalog.tableInfo(engineName);
+  if (!info) throw opFailed(`Table \`${db}.${name}\` does not exist.`);
+  const ref = new TableRef(db, name, engineName, info.primaryKey, ev.deps.db.table(engineName));
+  try {
+    await ev.deps.db.dropTable(engineName);
+    await ev.deps.catalog.functionIndexes.dropTable(engineName);
+  } catch (err) {
+    throw ev.engineError(err, full);
+  } finally {
+    catalog.invalidate();
+  }
+  return { config_changes: [{ new_val: null, old_val: ev.tableConfig(ref) }], tables_dropped: 1 };
+}
+
+async function between(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const out = await betweenRows(ev, node, env);
+  if (out instanceof Seq) out.slice = true;
+  return out;
+}
+
+async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
+  const a = node.args;
+  const t = await ev.eval(a[0] as Node, env);
+  if (!(t instanceof TableRef)) expectType(t, 'TABLE_SLICE');
+  const index = await ev.secondaryIndex(node, t, env);
+  const lower = await ev.eval(a[1] as Node, env);
+  const upper = await ev.eval(a[2] as Node, env);
+  const leftBound = (await ev.optDatum(node, 'left_bound', env)) ?? 'closed';
+  const rightBound = (await ev.optDatum(node, 'right_bound', env)) ?? 'open';
+  for (const [name, v] of [
+    ['left_bound', leftBound],
+    ['right_bound', rightBound],
+  ] as const) {
+    if (v !== 'open' && v !== 'closed')
+      throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
+  }
+  if (index !== null) {
+    const src = await ev.indexSource(t, index);
+    if (lower === Bound.MAX || upper === Bound.MIN) return Seq.fromArray([], t);
+    const loD = lower === Bound.MIN ? null : await ev.datum(lower);
+    const hiD = upper === Bound.MAX ? null : await ev.datum(upper);
+    if ((loD === null && lower !== Bound.MIN) || (hiD === null && upper !== Bound.MAX))
+      throw queryLogic('Cannot use `null` in BETWEEN, use `r.minval` or `r.maxval` to denote unboundedness.');
+    if (src.kind === 'function' || !isScalar(loD) || !isScalar(hiD)) {
+      const entries = (await ev.indexEntries(t, src)).filter((e) => {
+        if (loD !== null) {
+          const c = compareDatums(e.value, loD);
+          if (c < 0 || (c === 0 && leftBound === 'open')) return false;
+        }
+        if (hiD !== null) {
+          const c = compareDatums(e.value, hiD);
+          if (c > 0 || (c === 0 && rightBound === 'open')) return false;
+        }
+        return true;
+      });
+      return Seq.fromArray(
+        sortEntries(entries, false).map((e) => e.row),
+        t,
+      );
+    }
+    const lo = loD === null ? null : indexValue(loD);
+    const hi = hiD === null ? null : indexValue(hiD);
+    return ev.indexSeq(t, index, lo, hi, {
+      leftBound: leftBound as 'open' | 'closed',
+      rightBound: rightBound as 'open' | 'closed',
+    });
+  }
+  const bounds: ScanOptions = {};
+  if (lower !== Bound.MIN) {
+    if (lower === Bound.MAX) return Seq.fromArray([], t);
+    const k = ev.primaryKeyOf(await ev.datum(lower));
+    if (leftBound === 'closed') bounds.gte = k;
+    else bounds.gt = k;
+  }
+  if (upper !== Bound.MAX) {
+    if (upper === Bound.MIN) return Seq.fromArray([], t);
+    const k = ev.primaryKeyOf(await ev.datum(upper));
+    if (rightBound === 'closed') bounds.lte = k;
+    else bounds.lt = k;
+  }
+  return ev.tableSeq(t, bounds);
+}
+
+/** Values the engine's indexes hold (anything else is answered by function-indexes.ts). */
+function isScalar(v: Datum): boolean {
+  return v === null || typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number';
+}
