@@ -23,6 +23,14 @@ export const defaultLimits = {
   /** Rows per cursor batch (and the byte budget of a batch; the first batch gets a quarter). */
   cursorBatchRows: 1000,
   cursorBatchBytes: 1024 * 1024,
+  /**
+   * Changes one driver-port changefeed holds for a client that reads slower than the table
+   * changes (RethinkDB's changefeed_queue_size): the default, and the most a query's
+   * `changefeed_queue_size` may ask. Past it the feed drops changes and says how many in the stream.
+   */
+  changefeedQueueSize: 100_000,
+  /** Changefeeds open at once on one driver connection. Past it: a new feed's query fails with RESOURCE_LIMIT. */
+  driverFeedsPerConnection: 64,
   /** Rows returned by one HTTP scan page at most. */
   scanPageRows: 10_000,
   /** Elements of an array built in memory by ReQL (order_by without index, materialized selections). */

@@ -74,6 +74,7 @@ export class ServerState {
     driverHandshakeFailures: 0,
     driverQueries: 0,
     driverBatches: 0,
+    driverFeeds: 0,
     driverErrors: 0,
     documentsInserted: 0,
   };

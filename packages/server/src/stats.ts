@@ -108,6 +108,8 @@ const ENGINE_HELP: Record<string, string> = {
 
 const SERVER_HELP: Record<string, string> = {
   openConnections: 'Open connections, HTTP (ws included) and driver port (limit maxConnections).',
+  driverFeeds:
+    'Changefeeds open now on the driver port, each an engine subscription (limit driverFeedsPerConnection per connection).',
   bufferedBodyBytes: 'HTTP request-body bytes held in memory now, all requests together (limit bufferedBodyBytes).',
   eventLoopDelayP99Ms: 'p99 of how late the event loop ran, over the last 10 to 20 s (ms).',
   eventLoopDelayMaxMs: 'Longest the event loop was held, over the last 10 to 20 s (ms).',

@@ -21,6 +21,8 @@ export interface ServerCounters {
   driverQueries: number;
   /** Cursor batches sent (first batches and CONTINUE answers). */
   driverBatches: number;
+  /** Changefeeds open now on the driver port (each an engine subscription). */
+  driverFeeds: number;
   driverErrors: number;
   documentsInserted: number;
 }
@@ -54,4 +56,34 @@ export interface ImportRun {
   latencyP99Ms?: number;
   latencyMaxMs?: number;
   firstError?: string;
+}
+
+/**
+ * One distributed import (`wharf import --job`) in `GET /api/jobs`: its `JobStatus` (jobs.ts)
+ * summed up. Counts are the tasks' checkpoints; `docsPerSec` the running tasks' rates.
+ */
+export interface JobSummary {
+  job: string;
+  /** The table the job loads (null only for a definition without one). */
+  table: string | null;
+  format: string | null;
+  complete: boolean;
+  tasks: number;
+  tasksDone: number;
+  docs: number;
+  written: number;
+  rejected: number;
+  docsPerSec: number;
+  /** live: running, idle or joining; dead: no heartbeat within deadAfterMs, or left; done: finished. */
+  workers: { live: number; dead: number; done: number };
+  /** ms since the epoch, by the creating worker's clock. */
+  createdAt: number | null;
+  /** The latest heartbeat or checkpoint, by the workers' clocks. */
+  updatedAt: number | null;
+}
+
+/** `GET /api/jobs`: every job in the coordination table `jobTable`, in name order. */
+export interface JobList {
+  jobTable: string;
+  jobs: JobSummary[];
 }

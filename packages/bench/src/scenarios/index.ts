@@ -18,6 +18,7 @@ import { bulk } from './bulk.js';
 import { isInstalled, makeContext, type Row, type ScenarioResult } from './common.js';
 import { groupCommit } from './group-commit.js';
 import { importScenario } from './import.js';
+import { jobScenario } from './job.js';
 import { kv } from './kv.js';
 import { limit } from './limit.js';
 import { seed000 } from './seed000.js';
@@ -35,6 +36,7 @@ const NEEDS: Record<ScenarioName, { modules?: string[]; cargo?: boolean; cli?: b
   seed000: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'] },
   bulk: { modules: ['@wharf/engine', '@wharf/server', 'better-sqlite3'] },
   import: { modules: ['@wharf/engine'], cli: true },
+  job: { cli: true },
   sustained: { modules: ['@wharf/engine', '@wharf/server'] },
   kv: { modules: ['@wharf/engine'], cargo: true },
 };
@@ -68,13 +70,13 @@ export interface BenchSuiteOptions {
   minutes?: number;
   /** sustained: the engine's memory budget in MiB (`--memory-budget-mb`); default env WHARF_BENCH_MEMORY_BUDGET_MB, else 64 */
   memoryBudgetMb?: number;
-  /** bulk and import: documents (default 1M; quick 100k, import 200k); bulk: ~900 KB blocks (default 10k, quick 100) */
+  /** bulk, import and job: documents (default 1M; quick 100k, import and job 200k); bulk: ~900 KB blocks (default 10k, quick 100) */
   docs?: number;
   blocks?: number;
   /** kv: puts through the Rust core (default 100M, quick 10M) and the JS API (10M, quick 1M) */
   kvPuts?: number;
   kvJsPuts?: number;
-  /** the `wharf` command's entry file, for the scenarios that run `wharf import` (import) */
+  /** the `wharf` command's entry file, for the scenarios that run `wharf import` (import, job) */
   cliBin?: string;
   /** 'node': the Node fdatasync loop as the reference even where the Rust example can be built */
   fsyncLoop?: 'rust' | 'node';
@@ -253,6 +255,9 @@ export async function runBenchSuite(
             break;
           case 'import':
             res = await importScenario(ctx, { docs: o.docs });
+            break;
+          case 'job':
+            res = await jobScenario(ctx, { docs: o.docs });
             break;
           case 'sustained':
             res = await sustained(ctx);

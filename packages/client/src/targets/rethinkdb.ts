@@ -18,6 +18,7 @@
  * failed: the loader then reports those errors against the batch's input range ('unattributed').
  */
 import type { IndexSpec, WriteResult } from '../types.js';
+import { ensureRethinkdbTable } from './rethinkdb-tables.js';
 import type { InsertOptions, Payload, Target, TargetSpec } from './target.js';
 
 /** The driver's query builder. Its published types lack r.json, table.sync and camelCase
@@ -150,17 +151,7 @@ export class RethinkdbTarget implements Target {
   }
 
   async ensureTable(table: string, primaryKey: string): Promise<void> {
-    // Plain terms only (dbList, dbCreate, tableList, tableCreate), so Wharf's driver port and
-    // RethinkDB both answer; "already exists" from a concurrent creator is fine.
-    const { db } = this.#spec;
-    const ignoreExists = (err: unknown) => {
-      if (!/already exists/i.test((err as Error).message)) throw err;
-    };
-    const dbs = (await this.#run((r) => r.dbList())) as string[];
-    if (!dbs.includes(db)) await this.#run((r) => r.dbCreate(db)).catch(ignoreExists);
-    const tables = (await this.#run((r) => r.db(db).tableList())) as string[];
-    if (!tables.includes(table))
-      await this.#run((r) => r.db(db).tableCreate(table, { primaryKey })).catch(ignoreExists);
+    await ensureRethinkdbTable(this.#r, (q) => this.#run(() => q), this.#spec.db, table, primaryKey);
   }
 
   async insert(table: string, payload: Payload, opts: InsertOptions): Promise<WriteResult> {

@@ -11,12 +11,16 @@
  */
 import type { Socket } from 'node:net';
 import { type BatchLimits, batchBody, Cursor, resultJson } from './cursor.js';
-import { asReqlError, errorBody, ReqlClientError, ReqlError } from './errors.js';
+import { asReqlError, errorBody, ReqlClientError, ReqlError, resourceLimit } from './errors.js';
+import { FeedCursor, type FeedHandle } from './feed-cursor.js';
 import { encodeResponse, type FrameEvent, FrameReader } from './framing.js';
 import { Handshake, type HandshakeOptions, type HandshakeResult } from './handshake.js';
 import { QueryType, ResponseType } from './protocol.js';
 
-export type QueryResult = { kind: 'atom'; value: unknown } | { kind: 'stream'; source: AsyncIterator<unknown> };
+export type QueryResult =
+  | { kind: 'atom'; value: unknown }
+  /** `feed`: the stream is a changefeed's (served by a FeedCursor). */
+  | { kind: 'stream'; source: AsyncIterator<unknown>; feed?: FeedHandle };
 
 /** Evaluates START terms. Implemented by the term layer (term/evaluator.ts). */
 export interface QueryRunner {
@@ -31,6 +35,7 @@ export interface ConnectionLimits {
   outboundBufferBytes: number;
   cursorBatchRows: number;
   cursorBatchBytes: number;
+  driverFeedsPerConnection: number;
 }
 
 export interface ConnectionLog {
@@ -81,7 +86,7 @@ export class DriverConnection {
   #draining = false;
   #handshakeTimer: NodeJS.Timeout | undefined;
   /** Open tokens: a START being evaluated, or a stream with batches left. */
-  readonly #tokens = new Map<string, { cursor: Cursor | null }>();
+  readonly #tokens = new Map<string, { cursor: Cursor | FeedCursor | null }>();
   /** Every query being handled (START, CONTINUE, STOP, NOREPLY_WAIT): drained on shutdown. */
   readonly #inflight = new Set<Promise<void>>();
   /** STARTs being evaluated (what NOREPLY_WAIT waits for). */
@@ -250,12 +255,15 @@ export class DriverConnection {
     noreply: boolean,
     profile: boolean,
   ): Promise<void> {
-    const entry: { cursor: Cursor | null } = { cursor: null };
+    const entry: { cursor: Cursor | FeedCursor | null } = { cursor: null };
     if (!noreply) this.#tokens.set(key, entry);
     try {
       const result = await this.#deps.runner.start(term, optargs);
       if (noreply) {
-        if (result.kind === 'stream') await result.source.return?.();
+        if (result.kind === 'stream') {
+          result.feed?.close();
+          await result.source.return?.();
+        }
         return;
       }
       const p = profile ? ',"p":[]' : '';
@@ -267,14 +275,30 @@ export class DriverConnection {
       }
       const { cursorBatchRows: rows, cursorBatchBytes: bytes } = this.#deps.limits;
       const limits: BatchLimits = { rows, bytes };
-      const cursor = new Cursor(result.source, limits);
+      let cursor: Cursor | FeedCursor;
+      if (result.feed) {
+        const feeds = this.#openFeeds();
+        if (feeds >= this.#deps.limits.driverFeedsPerConnection) {
+          result.feed.close();
+          await result.source.return?.();
+          throw resourceLimit(
+            `This connection has ${feeds} changefeeds open, the server's limit (driverFeedsPerConnection); close one first.`,
+          );
+        }
+        cursor = new FeedCursor(result.source, result.feed, limits);
+      } else cursor = new Cursor(result.source, limits);
       entry.cursor = cursor;
       const batch = await cursor.nextBatch();
       if (batch.done) this.#tokens.delete(key);
       this.#deps.events?.onBatch?.();
       this.#send(
         token,
-        batchBody(batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL, batch.rows, profile),
+        batchBody(
+          batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL,
+          batch.rows,
+          profile,
+          cursor instanceof FeedCursor ? cursor.notes : undefined,
+        ),
       );
     } catch (err) {
       this.#tokens.delete(key);
@@ -299,7 +323,12 @@ export class DriverConnection {
       this.#deps.events?.onBatch?.();
       this.#send(
         token,
-        batchBody(batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL, batch.rows, false),
+        batchBody(
+          batch.done ? ResponseType.SUCCESS_SEQUENCE : ResponseType.SUCCESS_PARTIAL,
+          batch.rows,
+          false,
+          cursor instanceof FeedCursor ? cursor.notes : undefined,
+        ),
       );
     } catch (err) {
       if (this.#tokens.get(key) === entry) this.#tokens.delete(key);
@@ -314,6 +343,13 @@ export class DriverConnection {
       await entry.cursor?.close();
     }
     this.#send(token, EMPTY_SEQUENCE);
+  }
+
+  /** Changefeeds served on this connection now. */
+  #openFeeds(): number {
+    let n = 0;
+    for (const { cursor } of this.#tokens.values()) if (cursor instanceof FeedCursor) n++;
+    return n;
   }
 
   #sendError(token: Buffer, err: ReqlError): void {
@@ -361,6 +397,9 @@ export class DriverConnection {
       return;
     }
     this.#socket.pause();
+    // A feed never ends by itself: end them, so a CONTINUE waiting on one is answered (an empty
+    // SUCCESS_SEQUENCE) and the queries in flight can finish.
+    for (const { cursor } of this.#tokens.values()) if (cursor instanceof FeedCursor) void cursor.close();
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight]);
     for (const { cursor } of this.#tokens.values()) await cursor?.close();
     this.#tokens.clear();

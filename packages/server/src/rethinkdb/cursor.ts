@@ -109,7 +109,7 @@ export class Cursor {
   }
 }
 
-/** The JSON body of a batch response. */
-export function batchBody(responseType: number, rows: string[], profile: boolean): string {
-  return `{"t":${responseType},"r":[${rows.join(',')}],"n":[]${profile ? ',"p":[]' : ''}}`;
+/** The JSON body of a batch response; `notes`: a changefeed's response notes. */
+export function batchBody(responseType: number, rows: string[], profile: boolean, notes?: readonly number[]): string {
+  return `{"t":${responseType},"r":[${rows.join(',')}],"n":[${notes?.join(',') ?? ''}]${profile ? ',"p":[]' : ''}}`;
 }

@@ -10,9 +10,11 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { admitConnection } from '../bounds.js';
 import { DriverConnection } from './connection.js';
+import type { FeedHandle } from './feed-cursor.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
+import type { FeedDeps } from './term/terms/changefeeds.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
@@ -112,7 +114,26 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
         socket.destroy();
       }
       return new DriverConnection(socket, {
-        runner: { start: (term, optargs) => runQuery(connDeps, term, optargs) },
+        runner: {
+          start: async (term, optargs) => {
+            // A changefeed's handle goes to the connection with the stream it is served from.
+            let feed: FeedHandle | undefined;
+            const feeds: FeedDeps = {
+              queueSizeLimit: options.limits.changefeedQueueSize,
+              globalQueueSize: Object.hasOwn(optargs, 'changefeed_queue_size')
+                ? optargs.changefeed_queue_size
+                : undefined,
+              opened: (f) => {
+                feed = f;
+              },
+              subscribed: (delta) => {
+                state.counters.driverFeeds += delta;
+              },
+            };
+            const result = await runQuery({ ...connDeps, feeds }, term, optargs);
+            return feed !== undefined && result.kind === 'stream' ? { ...result, feed } : result;
+          },
+        },
         handshake: {
           credentials,
           refuse: () => {

@@ -33,6 +33,7 @@ import { T, termName } from './names.js';
 import { getField } from './objects.js';
 import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
+import type { FeedDeps } from './terms/changefeeds.js';
 import { TERMS } from './terms/index.js';
 import {
   Bound,
@@ -59,6 +60,8 @@ export interface EvaluatorDeps {
   trackWrite<R>(p: Promise<R>): Promise<R>;
   /** The engine's default durability (what a write without a durability option gets). */
   defaultDurability: Durability;
+  /** Changefeed limits, and who to tell of a feed (terms/changefeeds.ts). */
+  feeds?: FeedDeps;
 }
 
 /** What a START produced: one datum, or rows for a cursor. */

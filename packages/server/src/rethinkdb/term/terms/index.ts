@@ -9,6 +9,7 @@ import type { TermDef, TermFamily } from '../registry.js';
 import { adminTerms } from './admin.js';
 import { aggregationTerms } from './aggregation.js';
 import { arrayTerms } from './arrays.js';
+import { changefeedTerms } from './changefeeds.js';
 import { controlTerms } from './control.js';
 import { datumTerms } from './datum.js';
 import { geoTerms } from './geo.js';
@@ -35,6 +36,7 @@ const FAMILIES: readonly TermFamily[] = [
   writeTerms,
   adminTerms,
   timeTerms,
+  changefeedTerms,
 ];
 
 /**

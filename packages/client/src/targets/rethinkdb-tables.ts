@@ -1,0 +1,79 @@
+/**
+ * Creating a RethinkDB table that several processes may create at once. RethinkDB does not make
+ * `tableCreate` atomic by name: two concurrent calls (even on one node) make two tables of the
+ * same name, after which every query on it fails as "ambiguous". So: create it if `tableList`
+ * lacks it, then look at `rethinkdb.table_config` until exactly one table of that name is seen
+ * (twice, a settle interval apart, by a process that created one), deleting the extra empty ones:
+ * the one holding documents stays, else the lowest id, the choice every process makes. A table
+ * that holds documents is never deleted: two of them are an error for a person to resolve. A
+ * server without `rethinkdb.table_config` (Wharf's driver port) creates one table per name, so
+ * there is nothing to reconcile.
+ */
+
+// biome-ignore lint/suspicious/noExplicitAny: the official driver has no usable types
+type R = any;
+
+/** Wait between two looks at the table's config. */
+const SETTLE_MS = 300;
+
+export async function ensureRethinkdbTable(
+  r: R,
+  run: <T>(query: R) => Promise<T>,
+  db: string,
+  name: string,
+  primaryKey: string,
+  /** More `tableCreate` optargs (shards, replicas…). */
+  options: Record<string, unknown> = {},
+): Promise<void> {
+  const exists = (err: unknown) => {
+    if (!/already exists/i.test((err as Error).message)) throw err;
+  };
+  const dbs = await run<string[]>(r.dbList());
+  if (!dbs.includes(db)) await run(r.dbCreate(db)).catch(exists);
+  const tables = await run<string[]>(r.db(db).tableList());
+  const created = !tables.includes(name);
+  if (created) await run(r.db(db).tableCreate(name, { ...options, primaryKey })).catch(exists);
+  const config = r.db('rethinkdb').table('table_config');
+  // A table found existing needs one look; one this call created, two a settle interval apart
+  // (another creator's duplicate may appear just after ours).
+  let single = 0;
+  while (single < (created ? 2 : 1)) {
+    let ids: string[];
+    try {
+      ids = (await run<string[]>(config.filter({ db, name })('id').coerceTo('array'))).sort();
+    } catch (err) {
+      // Not a RethinkDB (Wharf's driver port has no system tables, and one table per name).
+      if (/rethinkdb\.table_config` does not exist/.test((err as Error).message)) return;
+      throw err;
+    }
+    if (ids.length <= 1) single++;
+    else {
+      single = 0;
+      // A table can only be named by its uuid in the system tables: its write counter says
+      // whether anything went into it. The one with documents stays (else the lowest id: the
+      // choice every process makes); two with documents are for a person to resolve.
+      const written = await Promise.all(
+        ids.map((id) =>
+          run<number>(
+            r
+              .db('rethinkdb')
+              .table('stats')
+              .filter((s: R) => s('id')(0).eq('table_server').and(s('id')(1).eq(id)))('query_engine')(
+                'written_docs_total',
+              )
+              .sum(),
+          ),
+        ),
+      );
+      const used = ids.filter((_, i) => (written[i] as number) > 0);
+      if (used.length > 1)
+        throw new Error(
+          `RethinkDB has ${ids.length} tables named ${db}.${name} (created at once by several processes) and ${used.length} of them hold documents (${used.join(', ')}): remove the extra ones by hand`,
+        );
+      const keep = used[0] ?? ids[0];
+      for (const id of ids) if (id !== keep) await run(config.get(id).delete());
+    }
+    if (single < (created ? 2 : 1)) await new Promise((res) => setTimeout(res, SETTLE_MS));
+  }
+  await run(r.db(db).table(name).wait({ waitFor: 'all_replicas_ready' }));
+}
