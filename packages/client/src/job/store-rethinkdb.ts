@@ -6,13 +6,16 @@
 
 import type { CoordinationDoc } from '@wharf/wire';
 import { LoaderError } from '../errors.js';
-import { ensureRethinkdbTable } from '../targets/rethinkdb-tables.js';
+import { ensureRethinkdbTable, isAmbiguous } from '../targets/rethinkdb-tables.js';
 import type { TargetSpec } from '../targets/target.js';
 import { type CoordinationStore, prefixEnd } from './store.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the official driver has no usable types; results are checked here
 type R = any;
 type Spec = Extract<TargetSpec, { kind: 'rethinkdb' }>;
+
+/** Tries of a query that found its table ambiguous (200 ms apart). */
+const AMBIGUOUS_RETRIES = 25;
 
 export class RethinkdbStore implements CoordinationStore {
   readonly where: string;
@@ -34,7 +37,16 @@ export class RethinkdbStore implements CoordinationStore {
   async #run<T>(query: R): Promise<T> {
     if (!this.#conn) await this.#connect();
     try {
-      return (await query.run(this.#conn)) as T;
+      // Two coordination tables of one name, for the moment it takes their creator to delete
+      // the extra one (rethinkdb-tables.ts): wait for that.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await query.run(this.#conn)) as T;
+        } catch (err) {
+          if (!isAmbiguous(err) || attempt >= AMBIGUOUS_RETRIES) throw err;
+          await new Promise((res) => setTimeout(res, 200));
+        }
+      }
     } catch (err) {
       if ((err as Error).name === 'ReqlDriverError') {
         const c = this.#conn;

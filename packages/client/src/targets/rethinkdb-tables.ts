@@ -33,17 +33,39 @@ export async function ensureRethinkdbTable(
   const tables = await run<string[]>(r.db(db).tableList());
   const created = !tables.includes(name);
   if (created) await run(r.db(db).tableCreate(name, { ...options, primaryKey })).catch(exists);
-  const config = r.db('rethinkdb').table('table_config');
   // A table found existing needs one look; one this call created, two a settle interval apart
-  // (another creator's duplicate may appear just after ours).
+  // (another creator's duplicate may appear just after ours). A duplicate that appears after all
+  // (a creator that had not seen the table yet) makes the wait fail as ambiguous: look again.
+  for (let looks = created ? 2 : 1; ; looks = 2) {
+    if (!(await reconcile(r, run, db, name, looks))) return;
+    try {
+      await run(r.db(db).table(name).wait({ waitFor: 'all_replicas_ready' }));
+      return;
+    } catch (err) {
+      if (!isAmbiguous(err)) throw err;
+    }
+  }
+}
+
+/** Whether a RethinkDB error is "table … is ambiguous" (two tables of one name, for a moment). */
+export function isAmbiguous(err: unknown): boolean {
+  return /is ambiguous; there are multiple tables with that name/.test((err as Error)?.message ?? '');
+}
+
+/**
+ * Deletes the extra tables named `db.name` until one is seen `looks` times in a row, a settle
+ * interval apart. False when the server has no `rethinkdb.table_config` (Wharf's driver port).
+ */
+async function reconcile(r: R, run: <T>(query: R) => Promise<T>, db: string, name: string, looks: number) {
+  const config = r.db('rethinkdb').table('table_config');
   let single = 0;
-  while (single < (created ? 2 : 1)) {
+  while (single < looks) {
     let ids: string[];
     try {
       ids = (await run<string[]>(config.filter({ db, name })('id').coerceTo('array'))).sort();
     } catch (err) {
       // Not a RethinkDB (Wharf's driver port has no system tables, and one table per name).
-      if (/rethinkdb\.table_config` does not exist/.test((err as Error).message)) return;
+      if (/rethinkdb\.table_config` does not exist/.test((err as Error).message)) return false;
       throw err;
     }
     if (ids.length <= 1) single++;
@@ -73,7 +95,9 @@ export async function ensureRethinkdbTable(
       const keep = used[0] ?? ids[0];
       for (const id of ids) if (id !== keep) await run(config.get(id).delete());
     }
-    if (single < (created ? 2 : 1)) await new Promise((res) => setTimeout(res, SETTLE_MS));
+    if (single < looks) await sleep(SETTLE_MS);
   }
-  await run(r.db(db).table(name).wait({ waitFor: 'all_replicas_ready' }));
+  return true;
 }
+
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
