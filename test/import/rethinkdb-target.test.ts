@@ -119,6 +119,41 @@ describe.each(servers)('rethinkdb:// target, NDJSON payloads, %s', (_name, port,
     }
   });
 
+  it.skipIf(!present)(
+    'a large batch (the driver port’s bulk frame): written whole, or failed whole on a bad line',
+    async () => {
+      const target = await createTarget(url());
+      await target.open({ concurrency: 1 });
+      try {
+        await target.ensureTable('large', 'id');
+        const opts = { durability: 'soft', conflict: 'error' } as const;
+        const lines = Array.from({ length: 3000 }, (_, i) =>
+          JSON.stringify({ id: i, text: `document ${i} `.repeat(4) }),
+        );
+        const batch = Buffer.from(`${lines.join('\n')}\n`);
+        expect(batch.length).toBeGreaterThan(128 * 1024);
+        const res = await target.insert('large', { format: 'ndjson', bytes: batch, count: 3000 }, opts);
+        expect(res).toMatchObject({ inserted: 3000, errors: 0 });
+        // A bad line fails the whole query (nothing written), then the rest is sent alone.
+        const more = lines.map((_, i) => JSON.stringify({ id: 3000 + i, text: 'x'.repeat(40) }));
+        more[1234] = '{"id": oops}';
+        const mixed = Buffer.from(`${more.join('\n')}\n`);
+        const res2 = await target.insert('large', { format: 'ndjson', bytes: mixed, count: 3000 }, opts);
+        expect(res2).toMatchObject({ inserted: 2999, errors: 1 });
+        expect(res2.document_errors).toEqual([{ index: 1234, message: expect.stringMatching(/^invalid JSON/) }]);
+        expect(await count(port(), 'large')).toBe(5999);
+        // A missing table: the server's own error, as the official driver names it.
+        const missing = target.insert('no_such_table', { format: 'ndjson', bytes: batch, count: 3000 }, opts);
+        await expect(missing).rejects.toMatchObject({
+          name: 'ReqlOpFailedError',
+          message: expect.stringMatching(/Table `test.no_such_table` does not exist/),
+        });
+      } finally {
+        await target.close();
+      }
+    },
+  );
+
   it.skipIf(!present)('through the loader: rejects carry their input lines, everything else is written', async () => {
     const target = await createTarget(url());
     const rejects: DocumentError[] = [];

@@ -13,6 +13,7 @@ import { DriverConnection } from './connection.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
+import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
@@ -112,7 +113,17 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
         socket.destroy();
       }
       return new DriverConnection(socket, {
-        runner: { start: (term, optargs) => runQuery(connDeps, term, optargs) },
+        runner: {
+          start: (term, optargs) => runQuery(connDeps, term, optargs),
+          startFrame: (body) => {
+            const bulk = bulkInsertFrameOf(body);
+            if (bulk === undefined) return undefined;
+            return async () => {
+              const value = await runBulkInsert(connDeps.db, bulk, connDeps.defaultDurability, connDeps.trackWrite);
+              return value === undefined ? undefined : { kind: 'atom' as const, value };
+            };
+          },
+        },
         handshake: {
           credentials,
           refuse: () => {

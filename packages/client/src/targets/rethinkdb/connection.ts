@@ -8,8 +8,8 @@
  *
  * Answers are mapped to the error names the official driver gives (ReqlOpFailedError,
  * ReqlOpIndeterminateError, ReqlAvailabilityError…), so the target's transient/retry logic reads
- * the same for both. A socket that fails rejects every query on it with ReqlDriverError; `sent`
- * says whether the query had been written (its outcome is then unknown), `host` names the node.
+ * the same for both. A socket that fails rejects every query on it with ReqlDriverError whose
+ * `outcomeUnknown` is set; `host` names the node.
  */
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
@@ -25,15 +25,18 @@ import {
   Version,
 } from '@wharf/wire/rethinkdb';
 
-/** An error named as the official driver names it; `sent`: the query reached the socket. */
+/**
+ * An error named as the official driver names it. `outcomeUnknown`: the query had been written
+ * when its connection failed, so it may or may not have run (a server's answer never sets it).
+ */
 export class ReqlError extends Error {
-  readonly sent: boolean;
+  readonly outcomeUnknown: boolean;
   readonly host: string;
-  constructor(name: string, message: string, host: string, sent = false) {
+  constructor(name: string, message: string, host: string, outcomeUnknown = false) {
     super(message);
     this.name = name;
     this.host = host;
-    this.sent = sent;
+    this.outcomeUnknown = outcomeUnknown;
   }
 }
 
@@ -214,14 +217,14 @@ export class RawConnection {
       case ResponseType.SUCCESS_SEQUENCE:
         return res.r;
       case ResponseType.CLIENT_ERROR:
-        throw new ReqlError('ReqlDriverError', String(res.r[0]), this.host, true);
+        throw new ReqlError('ReqlDriverError', String(res.r[0]), this.host);
       case ResponseType.COMPILE_ERROR:
-        throw new ReqlError('ReqlCompileError', String(res.r[0]), this.host, true);
+        throw new ReqlError('ReqlCompileError', String(res.r[0]), this.host);
       case ResponseType.RUNTIME_ERROR:
-        throw new ReqlError(runtimeErrorNames[res.e ?? 0] ?? 'ReqlRuntimeError', String(res.r[0]), this.host, true);
+        throw new ReqlError(runtimeErrorNames[res.e ?? 0] ?? 'ReqlRuntimeError', String(res.r[0]), this.host);
       default:
         // A partial sequence or a feed: nothing this connection sends asks for one.
-        throw new ReqlError('ReqlDriverError', `unexpected response type ${res.t}`, this.host, true);
+        throw new ReqlError('ReqlDriverError', `unexpected response type ${res.t}`, this.host);
     }
   }
 

@@ -72,11 +72,6 @@ const CONNECT_TIMEOUT_MS = 20_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The query had reached the socket when it failed (so it may have been written). */
-function wasSent(err: unknown): boolean {
-  return err instanceof ReqlError && err.sent;
-}
-
 export class RethinkdbTarget implements Target {
   readonly kind = 'rethinkdb' as const;
   readonly payloadFormat = 'ndjson' as const;
@@ -336,7 +331,7 @@ export class RethinkdbTarget implements Target {
       res = await this.#insertArray(table, array, opts);
     } catch (err) {
       // Sent, and then the connection died or the server could not say: resolve it here.
-      if (wasSent(err) && this.#unknownOutcome(err)) return this.#resolve(table, payload, opts);
+      if (this.#unknownOutcome(err)) return this.#resolve(table, payload, opts);
       if (this.isTransient(err)) throw err; // nothing was sent: the loader sends it again
       if (payload.format === 'json') throw err;
       // Nothing was written. If some lines are not JSON objects, report them by line and send
@@ -359,15 +354,12 @@ export class RethinkdbTarget implements Target {
     return res;
   }
 
-  /** A failure after which the batch may or may not have been written. */
+  /**
+   * A failure after which the batch may or may not have been written: its connection died after
+   * it was sent, or the server says so (OP_INDETERMINATE). ReqlOpFailedError means it was not.
+   */
   #unknownOutcome(err: unknown): boolean {
-    const name = (err as Error).name;
-    return (
-      name === 'ReqlDriverError' ||
-      name === 'ReqlOpIndeterminateError' ||
-      name === 'ReqlAvailabilityError' ||
-      name === 'ReqlOpFailedError'
-    );
+    return (err instanceof ReqlError && err.outcomeUnknown) || (err as Error).name === 'ReqlOpIndeterminateError';
   }
 
   /**
