@@ -13,7 +13,7 @@ import { createLoader, createTarget, type DocumentError } from '@wharf/client';
 import type { ServerHandle } from '@wharf/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/until.js';
-import { startTestServer, tempDir } from './helpers.js';
+import { startTestServer, tempDir, wharfImport } from './helpers.js';
 
 const tmp = tempDir('wharf-rethinkdb-target-');
 let server: ServerHandle;
@@ -172,5 +172,46 @@ describe.each(servers)('rethinkdb:// target, NDJSON payloads, %s', (_name, port,
     expect(summary.documents).toMatchObject({ read: 1000, written: 999, rejected: 1, missing: 0 });
     expect(rejects).toEqual([expect.objectContaining({ line: 251, kind: 'invalid', raw: '{"id": oops}' })]);
     expect(await count(port(), 'loaded')).toBe(999);
+  });
+});
+
+describe('shards, replicas and write acks: only where a real RethinkDB honours them', () => {
+  it('wharf import refuses them for other targets with a usage error (exit 2) naming the flags', async () => {
+    const r = await wharfImport(
+      '-',
+      't',
+      `embedded:${join(tmp.dir, 'embedded-data')}`,
+      ['--shards', '2', '--write-acks', 'majority'],
+      {
+        cwd: tmp.dir,
+        input: '{"id":1}\n',
+      },
+    );
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/--shards, --write-acks: only for a rethinkdb:\/\/ target/);
+  });
+
+  it('the loader refuses them for a target that cannot honour them, before writing anything', async () => {
+    const loader = createLoader({
+      target: `embedded:${join(tmp.dir, 'embedded-data-2')}`,
+      table: 't',
+      tableOptions: { replicas: 2 },
+    });
+    await expect(loader.end()).rejects.toMatchObject({ code: 'WHARF_ERR_INVALID_ARGUMENT' });
+    expect(() =>
+      createLoader({ target: 'rethinkdb://127.0.0.1/test', table: 't', tableOptions: { shards: 0 } }),
+    ).toThrow(/shards must be an integer from 1 to 64/);
+  });
+
+  it("Wharf's driver port says it has none", async () => {
+    const target = await createTarget(`rethinkdb://admin@127.0.0.1:${server.driver!.port}/test`);
+    await target.open({ concurrency: 1 });
+    try {
+      await expect(target.ensureTable('sharded', 'id', { shards: 2 })).rejects.toThrow(
+        /Wharf's driver port, which has no shards, replicas or write acks/,
+      );
+    } finally {
+      await target.close();
+    }
   });
 });

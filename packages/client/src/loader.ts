@@ -1021,12 +1021,12 @@ class LoaderImpl implements Loader {
     for (const o of this.#inflight.held()) for (const e of o.errors) this.#cb.onDocumentError?.(e);
     let finalSyncMs: number | null = null;
     let syncError: unknown = null;
+    // Waited for even when nothing was written: a target that failed to open fails the load.
     const targetUsable =
-      this.#target !== null &&
       (await this.#ready.then(
         () => true,
         () => false,
-      ));
+      )) && this.#target !== null;
     const wantSync = this.#o.finalSync && this.#o.durability === 'soft' && this.#dispatched;
     if (targetUsable && wantSync && this.#totals.written > 0) {
       const t0 = performance.now();
