@@ -26,6 +26,7 @@
  * without reading back. Documents without a primary key cannot be recognised: they are sent
  * again and counted in the report (`unkeyedResent`), as they may be stored twice.
  */
+import { LoaderError } from '../../errors.js';
 import type { FailoverReport, IndexSpec, TableOptions, WriteResult } from '../../types.js';
 import type { InsertOptions, Payload, Target, TargetSpec } from '../target.js';
 import { RawConnection, ReqlError } from './connection.js';
@@ -50,13 +51,15 @@ const TRANSIENT = new Set([
 ]);
 
 /**
- * A batch's `first_error` when part of it was not written because a shard could not take writes
- * (its primary replica is gone, or too few replicas acknowledge): which documents were written is
- * then unknown. RethinkDB 2.4's texts: "Cannot perform write: primary replica for shard … not
- * available", "… lost contact with primary replica", "The primary replica isn't connected to a
- * quorum of replicas…".
+ * A write that failed, wholly (an error) or in part (a batch's `first_error`), because the
+ * cluster could not take it at that moment: a shard's primary replica is gone, too few replicas
+ * acknowledge, or the table's configuration cannot be read while a node is lost. Which documents
+ * were written is then unknown. RethinkDB 2.4's texts: "Cannot perform write: primary replica for
+ * shard … not available", "… lost contact with primary replica", "The primary replica isn't
+ * connected to a quorum of replicas…", "The attempt to read or modify the table's configuration
+ * failed because none of the servers were accessible…" (a ReqlInternalError).
  */
-const UNAVAILABLE = /cannot perform write|primary replica|quorum|lost contact|not available/i;
+const UNAVAILABLE = /cannot perform write|primary replica|quorum|lost contact|not available|servers were accessible/i;
 
 /** A first_error saying a key was already stored. */
 const CONFLICT = /duplicate primary key/i;
@@ -69,6 +72,7 @@ const RESOLVE_DELAY_MS = [100, 200, 500, 1000, 2000];
 /** Keys per read-back query. */
 const READ_BACK_KEYS = 2000;
 const CONNECT_TIMEOUT_MS = 20_000;
+const TABLE_READY_SECONDS = 60;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -284,10 +288,9 @@ export class RethinkdbTarget implements Target {
     this.#primaryKeys.set(table, primaryKey);
     const cluster = options.shards !== undefined || options.replicas !== undefined || options.writeAcks !== undefined;
     if (cluster && this.isWharf)
-      throw new ReqlError(
-        'ReqlQueryLogicError',
+      throw new LoaderError(
+        'WHARF_ERR_INVALID_ARGUMENT',
         `${this.url} is Wharf's driver port, which has no shards, replicas or write acks (give them for a real RethinkDB)`,
-        this.#hostName(0),
       );
     const ignoreExists = (err: unknown) => {
       if (!/already exists/i.test((err as Error).message)) throw err;
@@ -303,8 +306,10 @@ export class RethinkdbTarget implements Target {
     }
     if (options.writeAcks !== undefined)
       await this.#run((r) => r.db(db).table(table).config().update({ write_acks: options.writeAcks }));
-    // A new table on a real RethinkDB takes writes once its replicas are ready.
-    if (!this.isWharf) await this.#run((r) => r.db(db).table(table).wait({ waitFor: 'all_replicas_ready' }));
+    // A new or reconfigured table on a real RethinkDB takes writes once its shards have primaries
+    // (bounded: a cluster that cannot elect them fails the load with RethinkDB's own message).
+    if (!this.isWharf)
+      await this.#run((r) => r.db(db).table(table).wait({ waitFor: 'ready_for_writes', timeout: TABLE_READY_SECONDS }));
   }
 
   // ── inserts ───────────────────────────────────────────────────────────────────────────────
@@ -359,7 +364,11 @@ export class RethinkdbTarget implements Target {
    * it was sent, or the server says so (OP_INDETERMINATE). ReqlOpFailedError means it was not.
    */
   #unknownOutcome(err: unknown): boolean {
-    return (err instanceof ReqlError && err.outcomeUnknown) || (err as Error).name === 'ReqlOpIndeterminateError';
+    return (
+      (err instanceof ReqlError && err.outcomeUnknown) ||
+      (err as Error).name === 'ReqlOpIndeterminateError' ||
+      UNAVAILABLE.test((err as Error).message ?? '')
+    );
   }
 
   /**
@@ -449,7 +458,7 @@ export class RethinkdbTarget implements Target {
         for (const e of res.document_errors ?? []) errors.push({ ...e, index: toSend[e.index]?.index ?? e.index });
       } catch (err) {
         // The read-back failed (the cluster is still electing a primary): try again.
-        if (!this.isTransient(err) || attempt + 1 >= RESOLVE_ATTEMPTS) throw err;
+        if (!(this.isTransient(err) || this.#unknownOutcome(err)) || attempt + 1 >= RESOLVE_ATTEMPTS) throw err;
       }
       if (attempt + 1 >= RESOLVE_ATTEMPTS && pending.length > 0)
         throw new ReqlError(
