@@ -361,7 +361,8 @@ export class RethinkdbTarget implements Target {
 
   /**
    * A failure after which the batch may or may not have been written: its connection died after
-   * it was sent, or the server says so (OP_INDETERMINATE). ReqlOpFailedError means it was not.
+   * it was sent, the server says so (OP_INDETERMINATE), or the cluster could not take it
+   * (UNAVAILABLE). Any other answer, ReqlOpFailedError included, means it was not written.
    */
   #unknownOutcome(err: unknown): boolean {
     return (
