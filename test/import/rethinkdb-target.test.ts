@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { createServer, connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { createLoader, createTarget, type DocumentError } from '@wharf/client';
-import type { ServerHandle } from '@wharf/server';
+import { type ServerHandle, startServer } from '@wharf/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/until.js';
 import { startTestServer, tempDir, wharfImport } from './helpers.js';
@@ -212,6 +212,42 @@ describe('shards, replicas and write acks: only where a real RethinkDB honours t
       );
     } finally {
       await target.close();
+    }
+  });
+});
+
+describe("the target's own connections log in with SCRAM-SHA-256", () => {
+  it('with the admin password, and a wrong one fails as the official driver says it (ReqlAuthError)', async () => {
+    const guarded = await startServer({
+      data: join(tmp.dir, 'guarded-data'),
+      httpPort: 0,
+      driverPort: 0,
+      logger: false,
+      password: 'pa:ss wörd',
+    });
+    try {
+      const at = `127.0.0.1:${guarded.driver!.port}`;
+      const good = await createTarget(`rethinkdb://admin:${encodeURIComponent('pa:ss wörd')}@${at}/test`);
+      await good.open({ concurrency: 2 });
+      try {
+        await good.ensureTable('guarded', 'id');
+        const res = await good.insert(
+          'guarded',
+          { format: 'ndjson', bytes: Buffer.from('{"id":1}\n{"id":2}\n'), count: 2 },
+          { durability: 'hard', conflict: 'error' },
+        );
+        expect(res).toMatchObject({ inserted: 2, errors: 0 });
+      } finally {
+        await good.close();
+      }
+      const bad = await createTarget(`rethinkdb://admin:wrong@${at}/test`);
+      await expect(bad.open({ concurrency: 1 })).rejects.toMatchObject({
+        name: 'ReqlAuthError',
+        message: expect.stringMatching(/Wrong password/),
+      });
+      await bad.close();
+    } finally {
+      await guarded.close();
     }
   });
 });
