@@ -1,9 +1,9 @@
 /**
  * The admin UI in a real browser (Debian's chromium driven by playwright-core) against a real
  * server process: the live dashboard, creating a table, importing a generated file (count and
- * chart), editing a document, a bad file's errors, and the stats feed reconnecting after a
- * restart. Every scenario runs at 1280 px and at 400 px wide; screenshots go to
- * test/admin/artifacts/ (gitignored).
+ * chart), editing a document, running and finished jobs with a job's tasks and workers, a bad
+ * file's errors, and the stats feed reconnecting after a restart. Every scenario runs at 1280 px
+ * and at 400 px wide; screenshots go to test/admin/artifacts/ (gitignored).
  *
  * Skipped, with a message, only when /usr/bin/chromium is missing (`apt-get install -y chromium`)
  * outside CI; under CI (`CI` set, as `.ci/run` runs) a missing browser fails the suite.
@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { JobWorker, openStore, type TaskOutcome, type TaskRun } from '@wharf/client';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir, removeDir, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
@@ -68,6 +69,39 @@ async function api(server: SpawnedServer, method: string, path: string, body?: u
 function eventually<T>(fn: () => Promise<T> | T) {
   return expect.poll(fn, { timeout: 30_000, interval: 100 });
 }
+
+/**
+ * A real job worker (@wharf/client) in this process on the server's coordination table, over a
+ * made-up 3000-byte input cut into three tasks. `runTask` decides what each task does: the
+ * documents it reports are checkpoints in the job's table, which is all the Jobs view reads.
+ */
+async function startJobWorker(server: SpawnedServer, job: string, runTask: (run: TaskRun) => Promise<TaskOutcome>) {
+  const store = await openStore(`wharf://127.0.0.1:${server.http.port}`);
+  const worker = new JobWorker(store, {
+    job,
+    table: `${job}_docs`,
+    format: 'ndjson',
+    inputs: [{ path: `${job}.ndjson`, size: 3000 }],
+    taskBytes: 1000,
+    splittable: true,
+    heartbeatMs: 50,
+    deadAfterMs: 60_000,
+    reserveBytes: 1000,
+  });
+  const leave = new AbortController();
+  const done = worker.run(runTask, {}, leave.signal).finally(() => store.close());
+  return { worker, done, leave: () => leave.abort() };
+}
+
+/** A task's checkpoint after `docs` documents, `share` of the way through its bytes. */
+const checkpoint = (run: TaskRun, share: number, docs: number) => ({
+  offset: run.task.start + Math.round((run.task.end - run.task.start) * share),
+  lastLine: docs - 1,
+  docs,
+  written: docs,
+  rejected: 0,
+  present: 0,
+});
 
 const WIDTHS = [
   { name: 'wide', width: 1280, height: 900 },
@@ -229,6 +263,67 @@ describe.skipIf(!hasChromium)(
           await page.getByRole('button', { name: 'Get', exact: true }).click();
           await eventually(() => page.getByTestId('json-editor').inputValue()).toContain('edited in the browser');
           await shot('explorer');
+        });
+
+        it("lists running and finished jobs, and shows a job's tasks and workers", async () => {
+          // A finished job: every task done at once.
+          const finished = await startJobWorker(server, `done-${size.name}`, async (run) => ({
+            complete: true,
+            low: checkpoint(run, 1, 100),
+          }));
+          await finished.done;
+          // A running one: its first task done, the second held half way, the third waiting.
+          const running = await startJobWorker(server, `run-${size.name}`, (run) =>
+            run.task.index === 0
+              ? Promise.resolve({ complete: true, low: checkpoint(run, 1, 100) })
+              : new Promise((resolve) => {
+                  const low = checkpoint(run, 0.5, 50);
+                  run.progress(low, 250, true);
+                  run.signal.addEventListener('abort', () => resolve({ complete: false, low }));
+                }),
+          );
+          try {
+            await page.goto(`${server.url}/`);
+            await page.getByTestId('nav-jobs').click();
+            const runningRow = page.getByTestId('jobs-running').getByTestId(`job-row-run-${size.name}`);
+            await eventually(() => runningRow.getByTestId('job-docs').textContent()).toBe('150');
+            expect(await runningRow.getByTestId('job-tasks-done').textContent()).toContain('1 / 3');
+            expect(await runningRow.getByTestId('state').textContent()).toBe('running');
+            const finishedRow = page.getByTestId('jobs-finished').getByTestId(`job-row-done-${size.name}`);
+            expect(await finishedRow.getByTestId('job-tasks-done').textContent()).toContain('3 / 3');
+            expect(await finishedRow.getByTestId('state').textContent()).toBe('complete');
+            await shot('jobs');
+
+            await runningRow.getByRole('link', { name: `run-${size.name}` }).click();
+            const detail = page.getByTestId('job-detail');
+            await eventually(() => detail.getByTestId('job-task').count()).toBe(3);
+            const task = (i: number) => detail.locator(`[data-testid=job-task][data-task="${i}"]`);
+            expect(await task(0).getAttribute('data-state')).toBe('done');
+            expect(await task(1).getAttribute('data-state')).toBe('running');
+            expect(await task(1).getByTestId('task-progress').textContent()).toContain('50%');
+            expect(await task(1).getByTestId('task-docs').textContent()).toBe('50');
+            expect(await task(1).textContent()).toContain(running.worker.id);
+            expect(await task(2).getAttribute('data-state')).toBe('waiting');
+            const worker = detail.locator(`[data-testid=job-worker][data-worker="${running.worker.id}"]`);
+            // Its heartbeat saying so is a write of its own, apart from the checkpoint.
+            await eventually(() => worker.getByTestId('state').textContent()).toBe('running');
+            await shot('job-detail');
+
+            // The worker leaves: the next reads show it dead, its task released and the job stalled.
+            running.leave();
+            await running.done;
+            await eventually(() => worker.getByTestId('state').textContent()).toBe('dead');
+            await eventually(() => task(1).getAttribute('data-state')).toBe('released');
+            await eventually(() => runningRow.getByTestId('state').textContent()).toBe('stalled');
+            // A job the table does not hold: the server's error, on the page.
+            await page.goto(`${server.url}/#/jobs/nope-${size.name}`);
+            await eventually(() => page.getByTestId('job-error').textContent()).toContain(
+              `WHARF_ERR_JOB_NOT_FOUND (404): No job \`nope-${size.name}\` in table \`wharf_jobs\``,
+            );
+          } finally {
+            running.leave();
+            await running.done.catch(() => {});
+          }
         });
 
         it('shows the errors of a bad file', async () => {

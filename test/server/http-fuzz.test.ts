@@ -25,7 +25,20 @@ async function send(
 }
 
 const segment = fc.oneof(
-  fc.constantFrom('people', '.', '..', '.x', '%2e%2e', '__proto__', 'constructor', 'a'.repeat(200), '%00', '%ff', ''),
+  fc.constantFrom(
+    'people',
+    'wharf_jobs',
+    '.',
+    '..',
+    '.x',
+    '%2e%2e',
+    '__proto__',
+    'constructor',
+    'a'.repeat(200),
+    '%00',
+    '%ff',
+    '',
+  ),
   fc.string({ maxLength: 20 }).map(encodeURIComponent),
 );
 const path = fc.oneof(
@@ -36,12 +49,14 @@ const path = fc.oneof(
   fc.tuple(segment).map(([t]) => `/api/tables/${t}/indexes`),
   fc.tuple(segment, segment).map(([t, n]) => `/api/tables/${t}/indexes/${n}/docs`),
   fc.tuple(segment).map(([t]) => `/api/tables/${t}/indexes/wait`),
+  fc.tuple(segment).map(([j]) => `/api/jobs/${j}`),
   fc.constantFrom(
     '/api/tables',
     '/api/sync',
     '/api/stats',
     '/api/imports',
     '/api/imports/1',
+    '/api/jobs',
     '/openapi.json',
     '/health',
     '/api',
@@ -63,6 +78,8 @@ const query = fc
       'value',
       'lower',
       'fresh',
+      'jobTable',
+      'deadAfterMs',
       'x',
     ),
     fc.oneof(

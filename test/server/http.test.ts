@@ -54,6 +54,8 @@ describe('HTTP API', () => {
       '/api/sync',
       '/api/tables/{table}/sync',
       '/api/stats',
+      '/api/jobs',
+      '/api/jobs/{job}',
       '/metrics',
       '/health',
     ]) {

@@ -17,6 +17,8 @@ import type {
   Durability,
   EngineStats,
   ImportRun,
+  JobList,
+  JobStatus,
   TableInfo,
   ServerCounters as WireServerCounters,
   WriteResult,
@@ -50,7 +52,8 @@ export interface ScanPage {
   next: string | null;
 }
 
-export type { ImportFormat, ImportRun } from '@wharf/wire';
+/** Distributed imports (`wharf import --job`): the list's rows and one job's tasks and workers. */
+export type { ImportFormat, ImportRun, JobList, JobStatus, JobSummary } from '@wharf/wire';
 
 export type ImportRunStart = Pick<ImportRun, 'table' | 'file' | 'format' | 'bytes' | 'durability' | 'conflict'> & {
   source?: string;
@@ -258,6 +261,16 @@ export class WharfApi {
 
   updateImport(id: number, update: ImportRunUpdate): Promise<ImportRun> {
     return this.request('PATCH', `/api/imports/${id}`, { json: update });
+  }
+
+  /** Every job in the server's coordination table (`wharf_jobs`), in name order. */
+  listJobs(): Promise<JobList> {
+    return this.request('GET', '/api/jobs');
+  }
+
+  /** One job's totals, workers and tasks; WHARF_ERR_JOB_NOT_FOUND (404) when the table has none of that name. */
+  job(name: string): Promise<JobStatus> {
+    return this.request('GET', `/api/jobs/${enc(name)}`);
   }
 }
 

@@ -10,10 +10,12 @@ import { addSnapshot, emptyHistory, type StatsHistory } from './stats-history.ts
 import { Dashboard } from './views/dashboard.ts';
 import { Explorer } from './views/explorer.ts';
 import { Imports } from './views/imports.ts';
+import { Jobs } from './views/jobs.ts';
 import { Tables } from './views/tables.ts';
 
 interface Route {
-  view: 'dashboard' | 'tables' | 'explorer' | 'imports';
+  view: 'dashboard' | 'tables' | 'explorer' | 'imports' | 'jobs';
+  /** The table of the explorer and imports views, the job of the jobs view. */
   table: string | null;
 }
 
@@ -27,6 +29,8 @@ export function parseRoute(hash: string): Route {
       return { view: 'explorer', table };
     case 'imports':
       return { view: 'imports', table };
+    case 'jobs':
+      return { view: 'jobs', table };
     default:
       return { view: 'dashboard', table: null };
   }
@@ -37,6 +41,7 @@ const NAV: { view: Route['view']; label: string; href: string }[] = [
   { view: 'tables', label: 'Tables', href: '#/tables' },
   { view: 'explorer', label: 'Data explorer', href: '#/explorer' },
   { view: 'imports', label: 'Imports', href: '#/imports' },
+  { view: 'jobs', label: 'Jobs', href: '#/jobs' },
 ];
 
 /** Asks for the server's admin password (WHARF_PASSWORD) when the API answers 401. */
@@ -117,6 +122,9 @@ export function App() {
       break;
     case 'imports':
       body = html`<${Imports} initialTable=${route.table} />`;
+      break;
+    case 'jobs':
+      body = html`<${Jobs} selected=${route.table} />`;
       break;
     default:
       body = html`<${Dashboard} history=${history} feed=${feed} feedDetail=${feedDetail} />`;

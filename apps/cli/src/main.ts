@@ -7,6 +7,7 @@ import { exitCodeOf } from '@wharf/client';
 import { runBench } from './commands/bench/index.js';
 import { runGen } from './commands/gen/index.js';
 import { runImport } from './commands/import/index.js';
+import { runJob, runJobStatus } from './commands/import/job.js';
 import { EXIT } from './commands/import/report.js';
 import { runServe } from './commands/serve/index.js';
 import { parse } from './parse.js';
@@ -43,15 +44,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       };
       process.on('SIGINT', onSigint);
       process.on('SIGTERM', onSigint);
+      const io = {
+        stdin: process.stdin,
+        stdout: process.stdout,
+        stderr: process.stderr,
+        isTTY: process.stderr.isTTY === true,
+        signal: ac.signal,
+      };
       try {
-        const { exitCode } = await runImport(parsed.options, {
-          stdin: process.stdin,
-          stdout: process.stdout,
-          stderr: process.stderr,
-          isTTY: process.stderr.isTTY === true,
-          signal: ac.signal,
-        });
-        return exitCode;
+        const o = parsed.options;
+        if (o.job !== undefined) return o.status ? await runJobStatus(o, io) : (await runJob(o, io)).exitCode;
+        return (await runImport(o, io)).exitCode;
       } catch (err) {
         // The error's code decides the status (docs/ERRORS.md): a UsageError is WHARF_ERR_USAGE, 2.
         process.stderr.write(`wharf import: ${(err as Error).message}\n`);

@@ -16,6 +16,20 @@ export interface IndexOption {
 export interface ImportOptions {
   /** Input file, or '-' for standard input. */
   file: string;
+  /** Every input given (files or glob patterns): several only with --job. */
+  files?: string[];
+  /** Share this import with other processes as job NAME (apps/cli/src/commands/import/job.ts). */
+  job?: string;
+  /** With --job: print who owns what and how far each task is, then exit. */
+  status: boolean;
+  /** With --status: JSON instead of a table. */
+  json: boolean;
+  /** With --job: NDJSON inputs are cut into tasks of this many bytes. */
+  taskBytes: number;
+  heartbeatMs: number;
+  deadAfterMs: number;
+  /** The coordination table on the target. */
+  jobTable: string;
   table: string;
   target: string;
   primaryKey: string;
@@ -98,8 +112,8 @@ export interface OptionDef<T> {
 export interface CommandDef<T> {
   name: string;
   summary: string;
-  /** e.g. '<file>' — the first positional argument, stored in `argKey`. */
-  argument?: { name: string; key: keyof T & string; description: string };
+  /** e.g. '<file>' — the first positional argument, stored in `key`; '[files...]' collects every one in `restKey`. */
+  argument?: { name: string; key: keyof T & string; restKey?: keyof T & string; description: string };
   options: OptionDef<T>[];
   examples: string[];
 }
@@ -191,7 +205,13 @@ export const importCommand: CommandDef<ImportOptions> = {
   name: 'import',
   summary:
     'Import NDJSON, a JSON array or CSV into a table: batched soft writes, one final sync, per-document latency, a report.',
-  argument: { name: '<file>', key: 'file', description: "Input file, or '-' for standard input." },
+  argument: {
+    name: '[files...]',
+    key: 'file',
+    restKey: 'files',
+    description:
+      "Input file, or '-' for standard input. With --job: any number of files and quoted glob patterns, the same on every worker.",
+  },
   options: [
     {
       flag: 'table',
@@ -199,7 +219,7 @@ export const importCommand: CommandDef<ImportOptions> = {
       key: 'table',
       arg: '<name>',
       required: true,
-      description: 'Table to load (created if absent).',
+      description: 'Table to load (created if absent). Not needed with --status.',
     },
     {
       flag: 'target',
@@ -405,6 +425,58 @@ export const importCommand: CommandDef<ImportOptions> = {
         'CSV values: none keeps strings; auto infers numbers, booleans and null and drops empty fields; header reads name:type from each header cell (string, number, int, boolean, json, auto).',
     },
     {
+      flag: 'job',
+      key: 'job',
+      arg: '<name>',
+      parse: (v: string) => {
+        if (!/^[A-Za-z0-9_.-]{1,100}$/.test(v))
+          throw new Error(`a job name is 1 to 100 letters, digits, '_', '-' or '.', got ${JSON.stringify(v)}`);
+        return v;
+      },
+      description:
+        "Share this import with every process started with the same job name and inputs, on any machine: each task (a file, or --task-bytes of an NDJSON file) goes to one live worker by jump hash; a dead worker's tasks move to the others and continue from their checkpoints. Needs a wharf:// or rethinkdb:// target (the coordination table lives there). Each worker exits when the whole job is done.",
+    },
+    {
+      flag: 'status',
+      key: 'status',
+      default: false,
+      description: "With --job: print the job's tasks (owner, progress, docs), its workers and its docs/s, then exit.",
+    },
+    { flag: 'json', key: 'json', default: false, description: 'With --status: print JSON.' },
+    {
+      flag: 'task-bytes',
+      key: 'taskBytes',
+      arg: '<size>',
+      parse: parseBytes,
+      default: 64 << 20,
+      defaultText: '64MiB',
+      description: 'With --job: NDJSON files are cut into tasks of this many bytes (other formats: one task per file).',
+    },
+    {
+      flag: 'heartbeat-ms',
+      key: 'heartbeatMs',
+      arg: '<ms>',
+      parse: parseMs,
+      default: 1000,
+      description: 'With --job: how often a worker heartbeats and reads the job.',
+    },
+    {
+      flag: 'dead-after-ms',
+      key: 'deadAfterMs',
+      arg: '<ms>',
+      parse: parseMs,
+      default: 10_000,
+      description:
+        'With --job: a worker whose heartbeat has not changed for this long is dead and its tasks move (keep it well above --heartbeat-ms: a live worker taken for dead re-sends what it was loading).',
+    },
+    {
+      flag: 'job-table',
+      key: 'jobTable',
+      arg: '<name>',
+      default: 'wharf_jobs',
+      description: 'With --job: the coordination table on the target.',
+    },
+    {
       flag: 'progress',
       key: 'progress',
       ...choiceOf(['auto', 'bar', 'lines', 'none'] as const),
@@ -420,6 +492,8 @@ export const importCommand: CommandDef<ImportOptions> = {
     "wharf import big.json -t t --target wharf://127.0.0.1:8080 --fail-if 'p99<50ms' --fail-if 'rejected==0'",
     'wharf import big.ndjson -t t --resume',
     'wharf import people.ndjson -t people --index by_city=address.city --index by_tag=tags:multi',
+    "wharf import 'logs/*.ndjson' -t logs --target wharf://10.0.0.5:8080 --job nightly   # on every loader machine",
+    'wharf import --job nightly --status --target wharf://10.0.0.5:8080',
   ],
 };
 

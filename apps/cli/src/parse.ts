@@ -30,6 +30,7 @@ function addCommand<T>(
   def: CommandDef<T>,
   env: NodeJS.ProcessEnv,
   onParsed: (opts: T) => void,
+  argv: readonly string[],
 ): void {
   const cmd = program.command(def.name).description(def.summary);
   if (def.argument) cmd.argument(def.argument.name, def.argument.description);
@@ -50,12 +51,18 @@ function addCommand<T>(
       });
     }
     if (o.default !== undefined && !o.flag.startsWith('no-')) opt.default(o.default, o.defaultText);
-    if (o.required) opt.makeOptionMandatory();
+    // `wharf import --job J --status` reads a job and needs no table.
+    if (o.required && !(def.name === 'import' && o.key === 'table' && argv.includes('--status')))
+      opt.makeOptionMandatory();
     cmd.addOption(opt);
   }
   cmd.action((...args: unknown[]) => {
     const opts = { ...(args[def.argument ? 1 : 0] as Record<string, unknown>) };
-    if (def.argument) opts[def.argument.key] = args[0];
+    if (def.argument?.restKey) {
+      const all = args[0] as string[];
+      opts[def.argument.key] = all[0];
+      opts[def.argument.restKey] = all;
+    } else if (def.argument) opts[def.argument.key] = args[0];
     // Keys in the table are the options' property names; commander derives the same camelCase.
     for (const o of def.options) {
       const cmdKey = o.flag.replace(/^no-/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -82,10 +89,10 @@ export function parse(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Par
     .showHelpAfterError('(run wharf help <command> for its options)')
     .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
   program.configureHelp({ sortSubcommands: false });
-  addCommand(program, importCommand, env, (options) => (result = { command: 'import', options }));
-  addCommand(program, genCommand, env, (options) => (result = { command: 'gen', options }));
-  addCommand(program, serveCommand, env, (options) => (result = { command: 'serve', options }));
-  addCommand(program, benchCommand, env, (options) => (result = { command: 'bench', options }));
+  addCommand(program, importCommand, env, (options) => (result = { command: 'import', options }), argv);
+  addCommand(program, genCommand, env, (options) => (result = { command: 'gen', options }), argv);
+  addCommand(program, serveCommand, env, (options) => (result = { command: 'serve', options }), argv);
+  addCommand(program, benchCommand, env, (options) => (result = { command: 'bench', options }), argv);
   for (const c of program.commands)
     c.exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
 

@@ -12,6 +12,7 @@ describe('parse (pure)', () => {
       command: 'import',
       options: {
         file: 'in.csv',
+        files: ['in.csv'],
         table: 'people',
         target: 'embedded:./wharf-data',
         primaryKey: 'id',
@@ -31,8 +32,31 @@ describe('parse (pure)', () => {
         csvTypes: 'none',
         progress: 'auto',
         indexes: [],
+        status: false,
+        json: false,
+        taskBytes: 64 << 20,
+        heartbeatMs: 1000,
+        deadAfterMs: 10_000,
+        jobTable: 'wharf_jobs',
       },
     });
+  });
+
+  it('reads a job: several inputs, its name, and --status without a table', () => {
+    const p = parse(['import', 'a.ndjson', 'logs/*.ndjson', '-t', 't', '--job', 'nightly', '--task-bytes', '1MiB']);
+    expect(p.command === 'import' && p.options).toMatchObject({
+      file: 'a.ndjson',
+      files: ['a.ndjson', 'logs/*.ndjson'],
+      job: 'nightly',
+      taskBytes: 1 << 20,
+    });
+    expect(parse(['import', '--job', 'nightly', '--status'])).toMatchObject({
+      command: 'import',
+      options: { job: 'nightly', status: true, files: [] },
+    });
+    expect(parse(['import', 'a.ndjson'])).toMatchObject({ command: 'error', exitCode: 2 });
+    const bad = parse(['import', 'a.ndjson', '-t', 't', '--job', 'no spaces']);
+    expect(bad.command === 'error' && bad.message).toMatch(/a job name is 1 to 100 letters/);
   });
 
   it('reads repeated --index name=field[:multi]', () => {

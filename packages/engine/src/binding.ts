@@ -125,6 +125,15 @@ export interface NativeDatabase {
   listTables(): string;
   stats(): string;
   close(): Promise<void>;
+  /** Subscribes to a table's changes; `onReady` rings when a batch waits or the feed ends. */
+  changes(table: string, capacity: number, onReady: () => void): NativeChangeFeed;
+}
+
+/** A subscription to a table's changes (`changes.ts`). */
+export interface NativeChangeFeed {
+  /** `{"skipped":n,"closed":b,"changes":[{"key":k,"old":doc|null,"new":doc|null},…]}`, up to `max` changes. */
+  take(max: number): string;
+  close(): void;
 }
 
 export interface Binding {

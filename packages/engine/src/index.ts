@@ -1,4 +1,6 @@
 /** `@wharf/engine`: the embedded Wharf database. See README.md for the API and its contract. */
+
+export { type Change, type ChangeBatch, ChangeFeed } from './changes.ts';
 export {
   CSV_REJECT,
   type CsvBatch,
@@ -14,6 +16,7 @@ export { ERROR_CODES, type ErrorCode, WharfError } from './errors.ts';
 export { MAX_DOCUMENT_DEPTH } from './limits.ts';
 export type {
   BetweenOptions,
+  ChangesOptions,
   Conflict,
   CreateIndexOptions,
   CreateTableOptions,

@@ -306,6 +306,23 @@ export interface ScanRange {
   reverse: boolean;
 }
 
+export interface ChangesOptions {
+  /** Changes held for a reader that falls behind; more are dropped and counted. Default 100000. */
+  queueSize?: number;
+}
+
+/** RethinkDB's default `changefeed_queue_size`. */
+export const DEFAULT_CHANGES_QUEUE = 100_000;
+
+export function changesOptions(options: unknown): { queueSize: number } {
+  const o = optionsObject(options, 'options', ['queueSize']);
+  const q = o.queueSize ?? DEFAULT_CHANGES_QUEUE;
+  if (!Number.isInteger(q) || (q as number) < 1 || (q as number) > 0xffff_ffff) {
+    throw invalidArgument(`options.queueSize must be an integer from 1 to 4294967295; got ${describe(q)}`);
+  }
+  return { queueSize: q as number };
+}
+
 export function scanOptions(options: unknown): ScanRange {
   const o = optionsObject(options, 'options', ['gt', 'gte', 'lt', 'lte', 'limit', 'reverse']);
   if (o.gt !== undefined && o.gte !== undefined) throw invalidArgument('options.gt and options.gte cannot both be set');

@@ -11,13 +11,16 @@ import {
   FORMAT_CODE,
   type Key,
 } from './binding.ts';
+import { ChangeFeed } from './changes.ts';
 import { invalidArgument } from './errors.ts';
 import { type Handle, INSERT_BATCH_CHARS } from './handle.ts';
 import {
   type BetweenOptions,
   betweenOptions,
   bulkData,
+  type ChangesOptions,
   type CreateIndexOptions,
+  changesOptions,
   checkKey,
   checkKeys,
   createIndexOptions,
@@ -122,6 +125,17 @@ export class Table<Doc extends object = Document> {
     const r = scanOptions(options);
     return this.#handle.read((native) =>
       native.scan(this.name, r.lower, r.lowerInclusive, r.upper, r.upperInclusive, r.limit, r.reverse),
+    );
+  }
+
+  /**
+   * Subscribes to this table's changes from now on (see `ChangeFeed`). `queueSize` (default
+   * 100000, RethinkDB's `changefeed_queue_size`) bounds the changes waiting to be read.
+   */
+  changes(options?: ChangesOptions): ChangeFeed<Doc> {
+    const { queueSize } = changesOptions(options);
+    return new ChangeFeed<Doc>((onReady) =>
+      this.#handle.call((native) => native.changes(this.name, queueSize, onReady)),
     );
   }
 

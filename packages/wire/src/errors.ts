@@ -287,6 +287,16 @@ export const errorCatalogue = {
     retryable: false,
     fix: 'Check the key and its type (keyType=string|number).',
   },
+  WHARF_ERR_JOB_NOT_FOUND: {
+    layers: ['server'],
+    meaning: 'GET /api/jobs/:job of a job the coordination table does not hold.',
+    message: 'No job `%s` in table `%s`',
+    status: 404,
+    reql: null,
+    exit: failed,
+    retryable: false,
+    fix: 'Check the name (GET /api/jobs lists the jobs) and the table (jobTable, `wharf import --job-table`).',
+  },
   WHARF_ERR_DOCUMENT_TOO_DEEP: {
     layers: ['server'],
     meaning: 'A document nests deeper than the limit; nothing of its batch is written.',

@@ -55,3 +55,33 @@ export interface ImportRun {
   latencyMaxMs?: number;
   firstError?: string;
 }
+
+/**
+ * One distributed import (`wharf import --job`) in `GET /api/jobs`: its `JobStatus` (jobs.ts)
+ * summed up. Counts are the tasks' checkpoints; `docsPerSec` the running tasks' rates.
+ */
+export interface JobSummary {
+  job: string;
+  /** The table the job loads (null only for a definition without one). */
+  table: string | null;
+  format: string | null;
+  complete: boolean;
+  tasks: number;
+  tasksDone: number;
+  docs: number;
+  written: number;
+  rejected: number;
+  docsPerSec: number;
+  /** live: running, idle or joining; dead: no heartbeat within deadAfterMs, or left; done: finished. */
+  workers: { live: number; dead: number; done: number };
+  /** ms since the epoch, by the creating worker's clock. */
+  createdAt: number | null;
+  /** The latest heartbeat or checkpoint, by the workers' clocks. */
+  updatedAt: number | null;
+}
+
+/** `GET /api/jobs`: every job in the coordination table `jobTable`, in name order. */
+export interface JobList {
+  jobTable: string;
+  jobs: JobSummary[];
+}

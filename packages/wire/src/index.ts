@@ -22,7 +22,19 @@ export {
   HEADER_LENGTH_SIZE,
   validateClientMessage,
 } from './frame.js';
-export type { ImportFormat, ImportRun, ServerCounters } from './http-types.js';
+export type { ImportFormat, ImportRun, JobList, JobSummary, ServerCounters } from './http-types.js';
+export type {
+  CoordinationDoc,
+  JobDefinition,
+  JobInput,
+  JobMember,
+  JobStatus,
+  JobTask,
+  TaskEpoch,
+  TaskLow,
+  WorkerBeat,
+} from './jobs.js';
+export { DEFAULT_JOB_TABLE, JobView, jobPrefix, jobStatus } from './jobs.js';
 export type {
   AckMessage,
   ClientMessage,

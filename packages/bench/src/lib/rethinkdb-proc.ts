@@ -39,11 +39,15 @@ export function findRethinkdbImport(): string | undefined {
 export interface RethinkdbProc {
   proc: ChildProcess;
   driverPort: number;
+  clusterPort: number;
   stop(): Promise<void>;
 }
 
-/** Starts a fresh server in `dir` (removed by stop()); resolves once it accepts drivers. */
-export async function startRethinkdb(bin: string, dir: string): Promise<RethinkdbProc> {
+/**
+ * Starts a fresh server in `dir` (removed by stop()); resolves once it accepts drivers.
+ * `join`: the cluster port of a running server, to make this one a node of its cluster.
+ */
+export async function startRethinkdb(bin: string, dir: string, join_?: number): Promise<RethinkdbProc> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const driverPort = await freePort();
@@ -55,6 +59,7 @@ export async function startRethinkdb(bin: string, dir: string): Promise<Rethinkd
       '--no-http-admin',
       '--directory',
       data,
+      ...(join_ === undefined ? [] : ['--join', `127.0.0.1:${join_}`]),
     ]),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -79,12 +84,22 @@ export async function startRethinkdb(bin: string, dir: string): Promise<Rethinkd
   return {
     proc,
     driverPort,
+    clusterPort,
     async stop() {
-      proc.kill('SIGTERM');
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       await exited;
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `nodes` servers on 127.0.0.1, each in `dir/nodeN`, the others joined to the first. */
+export async function startRethinkdbCluster(bin: string, dir: string, nodes: number): Promise<RethinkdbProc[]> {
+  const first = await startRethinkdb(bin, join(dir, 'node0'));
+  const rest = await Promise.all(
+    Array.from({ length: nodes - 1 }, (_, i) => startRethinkdb(bin, join(dir, `node${i + 1}`), first.clusterPort)),
+  );
+  return [first, ...rest];
 }
 
 /**

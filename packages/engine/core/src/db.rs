@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, RwLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ pub use crate::committer::{AckListener, Callback};
 use crate::committer::{Committer, CommitterHooks, Queue, Recent, Request, Shared};
 use crate::doc::{DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
+use crate::feed::{Feed, FeedBatch};
 use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
 use crate::io::{FileVfs, Vfs};
 use crate::journal::{self, Flusher, Journal, Position, SegmentFile, SegmentPool, SEGMENT_HEADER_SIZE};
@@ -73,6 +74,9 @@ impl Inner {
             *closed = true;
         }
         let result = wait(|done| self.shared.submit([Request::Close { done }]));
+        for table in self.shared.catalog.read().unwrap().tables() {
+            table.close_feeds();
+        }
         self.background.merges.stop();
         self.shared.index_worker.stop();
         self.flusher.stop();
@@ -651,6 +655,39 @@ impl Database {
     /// fail with `WHARF_ERR_CLOSED`. Closing twice is harmless.
     pub fn close(&self) -> Result<()> {
         self.inner.close()
+    }
+
+    /// Subscribes to `table`'s changes: every insert, replace, update and delete applied from now
+    /// on, in commit order, at most `capacity` waiting (more are counted as skipped). `ready` is
+    /// called, from the committer's thread, when changes arrive after a take that emptied the
+    /// feed, and when the feed ends: then take until a batch comes back empty.
+    pub fn changes(&self, table: &str, capacity: usize, ready: Box<dyn Fn() + Send + Sync>) -> Result<ChangeFeed> {
+        let table = self.table(table)?;
+        let feed = Arc::new(Feed::new(capacity, ready));
+        table.add_feed(feed.clone());
+        Ok(ChangeFeed { feed, table: Arc::downgrade(&table) })
+    }
+}
+
+/// A subscription to a table's changes ([`Database::changes`]); dropping it unsubscribes.
+pub struct ChangeFeed {
+    feed: Arc<Feed>,
+    table: Weak<Table>,
+}
+
+impl ChangeFeed {
+    /// Up to `max` changes in commit order, the changes skipped before them, and whether the feed
+    /// ended (its table was dropped or the database closed).
+    pub fn take(&self, max: usize) -> FeedBatch {
+        self.feed.take(max)
+    }
+}
+
+impl Drop for ChangeFeed {
+    fn drop(&mut self) {
+        if let Some(table) = self.table.upgrade() {
+            table.remove_feed(&self.feed);
+        }
     }
 }
 

@@ -36,7 +36,7 @@
 //! checkpoint                                 frozen memtables to run files, manifest, recycling
 //! table                                      tables, their indexes' definitions, the rules of a write
 //! tree                                       one LSM tree: memtables and runs, reads across them
-//! manifest, memtable                         the manifest's two slots; one memtable
+//! manifest, memtable, feed                   the manifest's two slots; one memtable; a change feed's queue
 //! journal, run                               the journal's segment files; run files
 //! doc, mutation, record, cache, pacing       documents, journal payloads and records, block cache, pacing
 //! key, checksum, bloom, stats, options, io   keys, checksums, filters, counters, options, the disk seam
@@ -58,6 +58,7 @@ pub mod csv;
 mod db;
 mod doc;
 mod error;
+mod feed;
 /// The bodies of the fuzz targets (`fuzz/`) and of their stable short pass. Not a stable API.
 #[doc(hidden)]
 pub mod fuzzing;
@@ -77,9 +78,10 @@ mod stats;
 mod table;
 mod tree;
 
-pub use db::{wait, AckListener, Callback, Database, TableInfo};
+pub use db::{wait, AckListener, Callback, ChangeFeed, Database, TableInfo};
 pub use doc::{DocFormat, PreparedDocs, MAX_DOCUMENT_DEPTH};
 pub use error::{Error, ErrorCode, Result};
+pub use feed::{FeedBatch, FeedChange};
 pub use index::{IndexInfo, ValueBound};
 pub use key::{Key, KeyRange};
 pub use options::{CommitterWait, Conflict, Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};

@@ -9,6 +9,7 @@ use crate::cache::BlockCache;
 
 use crate::doc::{Doc, PreparedDoc, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
+use crate::feed::{Feed, FeedChange};
 use crate::key::Key;
 use crate::mutation::{self, GroupEncoder, Mutation};
 use crate::options::Conflict;
@@ -84,6 +85,8 @@ pub(crate) struct Table {
     pub env: Env,
     /// Secondary indexes on this table (empty for an index's own hidden tree).
     pub indexes: RwLock<Vec<Arc<Index>>>,
+    /// Change feeds subscribed to this table: every change applied is pushed to each.
+    pub feeds: RwLock<Vec<Arc<Feed>>>,
 }
 
 impl Table {
@@ -97,6 +100,7 @@ impl Table {
             data: parking_lot::RwLock::new(tree),
             env: env.clone(),
             indexes: RwLock::default(),
+            feeds: RwLock::default(),
         })
     }
 
@@ -154,6 +158,33 @@ impl Table {
         } else {
             c.fetch_sub((-added) as u64, Relaxed);
         }
+    }
+
+    /// The feeds to push this write's changes to (usually none: one uncontended read lock).
+    fn feeds(&self) -> Vec<Arc<Feed>> {
+        let feeds = self.feeds.read().unwrap();
+        if feeds.is_empty() {
+            Vec::new()
+        } else {
+            feeds.clone()
+        }
+    }
+
+    /// Subscribes a feed to this table's changes.
+    pub fn add_feed(&self, feed: Arc<Feed>) {
+        self.feeds.write().unwrap().push(feed);
+    }
+
+    /// Ends every feed of the table (dropped, or its database closing).
+    pub fn close_feeds(&self) {
+        for feed in self.feeds.write().unwrap().drain(..) {
+            feed.close();
+        }
+    }
+
+    /// Unsubscribes a feed.
+    pub fn remove_feed(&self, feed: &Arc<Feed>) {
+        self.feeds.write().unwrap().retain(|f| !Arc::ptr_eq(f, feed));
     }
 
     /// Applies a mutation read back from the journal during recovery.
@@ -303,11 +334,15 @@ impl Table {
         // so a read from the JS thread rarely finds the lock taken.
         let loaded: usize = puts.iter().map(|(_, json, _)| json.len()).sum();
         self.env.counters.bytes_loaded.fetch_add(loaded as u64, Relaxed);
+        let feeds = self.feeds();
         let mut tree = self.data.write();
         for (i, (key, json, old)) in puts.into_iter().enumerate() {
             // Let readers in every so often (fair handover: the committer cannot take it straight back).
             if i % YIELD_EVERY == YIELD_EVERY - 1 {
                 parking_lot::RwLockWriteGuard::bump(&mut tree);
+            }
+            for feed in &feeds {
+                feed.push(FeedChange { key: key.clone(), old: old.clone(), new: Some(json.clone()) });
             }
             self.set(&mut tree, key, Some(json), old.as_ref());
         }
@@ -318,6 +353,7 @@ impl Table {
     pub fn delete(&self, keys: Vec<Key>, journal: &mut GroupEncoder, changes: &mut Vec<Change>) -> Result<WriteResult> {
         let mut result = WriteResult::default();
         let indexed = !self.indexes.read().unwrap().is_empty();
+        let feeds = self.feeds();
         let mut tree = self.data.write();
         for (i, key) in keys.into_iter().enumerate() {
             if i % YIELD_EVERY == YIELD_EVERY - 1 {
@@ -330,6 +366,9 @@ impl Table {
                     journal.boundary();
                     if indexed {
                         changes.push(Change { table_id: self.id, key: key.clone(), old: Some(old.clone()), new: None });
+                    }
+                    for feed in &feeds {
+                        feed.push(FeedChange { key: key.clone(), old: Some(old.clone()), new: None });
                     }
                     self.set(&mut tree, key, None, Some(&old));
                 }
@@ -457,6 +496,11 @@ impl Catalog {
         self.by_name.get(name).ok_or_else(|| Error::table_not_found(name))
     }
 
+    /// The user tables (not index trees).
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        self.by_name.values().cloned().collect()
+    }
+
     pub fn add(&mut self, table: Arc<Table>) {
         // Saturating: an id from a damaged manifest must not overflow (tables stay below 2^31).
         self.next_table_id = self.next_table_id.max(table.id.saturating_add(1));
@@ -503,6 +547,7 @@ impl Catalog {
     pub fn remove(&mut self, table_id: u32) {
         let Some(t) = self.by_id.get(&table_id).cloned() else { return };
         self.by_name.remove(&t.name);
+        t.close_feeds();
         for index in t.indexes.read().unwrap().iter() {
             self.forget(index.tree.id);
         }

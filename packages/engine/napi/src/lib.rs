@@ -19,6 +19,7 @@ mod completion;
 mod csv;
 mod database;
 mod error;
+mod feed;
 mod index;
 mod sequencer;
 mod shared_memory;

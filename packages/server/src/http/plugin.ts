@@ -10,6 +10,7 @@ import { installErrorHandler } from './error-handler.js';
 import documentsRoutes from './routes/documents.js';
 import indexesRoutes from './routes/indexes.js';
 import insertRoute from './routes/insert.js';
+import jobsRoutes from './routes/jobs.js';
 import operationsRoutes from './routes/operations.js';
 import tablesRoutes from './routes/tables.js';
 import { registerSchemas } from './schemas/index.js';
@@ -33,7 +34,14 @@ async function httpApi(app: FastifyInstance): Promise<void> {
           'A durable JSON document store. Durability: `soft` answers when a write is visible, `hard` and `sync` when it is durable.',
         version: '0.1.0',
       },
-      tags: [{ name: 'tables' }, { name: 'documents' }, { name: 'indexes' }, { name: 'sync' }, { name: 'operations' }],
+      tags: [
+        { name: 'tables' },
+        { name: 'documents' },
+        { name: 'indexes' },
+        { name: 'sync' },
+        { name: 'operations' },
+        { name: 'jobs' },
+      ],
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
@@ -52,6 +60,7 @@ async function httpApi(app: FastifyInstance): Promise<void> {
   await app.register(insertRoute);
   await app.register(operationsRoutes);
   await app.register(indexesRoutes);
+  await app.register(jobsRoutes);
 
   app.get(
     '/openapi.json',

@@ -60,6 +60,23 @@ export interface ImportOutcome {
   report: ImportReport;
 }
 
+/**
+ * One task of a job (job.ts): a byte range of the input, resumed from the coordination table's
+ * checkpoint instead of a file, its progress written back there, its rejects appended to the
+ * worker's file. Lines are counted from the range's first byte.
+ */
+export interface ImportTask {
+  /** Record-aligned byte range [start, end) of the input. */
+  range: { start: number; end: number };
+  resume: { low: Checkpoint['low']; high: { offset: number } } | null;
+  /** Progress to record: durable means every record before `low.offset` is on disk. */
+  progress(low: Checkpoint['low'], docsPerSec: number, durable: boolean): void;
+  /** Resolves once the furthest offset the task may send is recorded as ≥ `offset`. */
+  reserve(offset: number): Promise<void>;
+  rejects: RejectsFile | null;
+  signal: AbortSignal;
+}
+
 /** A bad command line (exit 2): the catalogue's WHARF_ERR_USAGE. */
 class UsageError extends Error {
   readonly code = 'WHARF_ERR_USAGE';
@@ -100,10 +117,13 @@ function makeParser(format: Format, o: ImportOptions, start: StartAt, header?: s
   }
 }
 
-export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportOutcome> {
+export async function runImport(o: ImportOptions, io: ImportIo, task?: ImportTask): Promise<ImportOutcome> {
   const startedAt = new Date().toISOString();
   let thresholds: Threshold[];
   try {
+    if (o.file === undefined) throw new Error("missing the input: a file, or '-' for standard input");
+    if ((o.files?.length ?? 1) > 1) throw new Error('several inputs are one job: give it a name with --job NAME');
+    if (o.status) throw new Error('--status shows a job: give its name with --job NAME');
     thresholds = o.failIf.map(parseThreshold);
     const kind = parseTarget(o.target).kind;
     const cluster = [
@@ -130,38 +150,46 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   if (format === 'csv' || format === 'tsv') await loadNativeCsv();
 
   // ── checkpoint ────────────────────────────────────────────────────────────────────────────
-  const checkpointPath = o.dryRun
-    ? null
-    : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
+  const checkpointPath =
+    o.dryRun || task
+      ? null
+      : resolve(o.checkpoint ?? defaultCheckpointPath({ report: o.report, target: o.target, table: o.table }));
   // The files this import writes may lie in directories that do not exist yet: the engine
   // creates its data directory, but the checkpoint beside it is opened before the engine is.
   for (const file of [checkpointPath, o.rejects, o.report, o.chart]) {
     if (file) mkdirSync(dirname(resolve(file)), { recursive: true });
   }
   const inputPath = source.path === null ? null : resolve(source.path);
-  let previous: Checkpoint | null = null;
+  let previous: Pick<Checkpoint, 'low' | 'high' | 'complete'> | null = task?.resume
+    ? {
+        low: task.resume.low,
+        high: { offset: task.resume.high.offset, docs: task.resume.low.docs },
+        complete: false,
+      }
+    : null;
   if (o.resume && checkpointPath) {
-    previous = readCheckpoint(checkpointPath);
-    if (!previous) {
+    const fromFile = readCheckpoint(checkpointPath);
+    previous = fromFile;
+    if (!fromFile) {
       io.stderr.write(`wharf import: no checkpoint at ${checkpointPath}; starting from the beginning\n`);
     } else {
       const mismatch =
-        previous.table !== o.table
-          ? `table ${previous.table}`
-          : previous.target !== redact(o.target)
-            ? `target ${previous.target}`
-            : previous.input.path !== inputPath
-              ? `input ${previous.input.path ?? '-'}`
-              : previous.format !== format
-                ? `format ${previous.format}`
+        fromFile.table !== o.table
+          ? `table ${fromFile.table}`
+          : fromFile.target !== redact(o.target)
+            ? `target ${fromFile.target}`
+            : fromFile.input.path !== inputPath
+              ? `input ${fromFile.input.path ?? '-'}`
+              : fromFile.format !== format
+                ? `format ${fromFile.format}`
                 : null;
       if (mismatch)
         throw new UsageError(
           `checkpoint ${checkpointPath} belongs to another import (${mismatch}); use --checkpoint FILE or start without --resume`,
         );
-      if (source.size !== null && source.size < previous.low.offset) {
+      if (source.size !== null && source.size < fromFile.low.offset) {
         throw new UsageError(
-          `the input is ${source.size} bytes, shorter than the checkpoint's resume point (byte ${previous.low.offset}): it is not the same input`,
+          `the input is ${source.size} bytes, shorter than the checkpoint's resume point (byte ${fromFile.low.offset}): it is not the same input`,
         );
       }
     }
@@ -174,13 +202,14 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
         rejected: previous.low.rejected,
         present: previous.low.present,
       }
-    : { offset: 0, docs: 0, written: 0, rejected: 0, present: 0 };
+    : { offset: task?.range.start ?? 0, docs: 0, written: 0, rejected: 0, present: 0 };
+  if (task) base.offset = Math.max(base.offset, task.range.start);
   const replayUntil = previous ? previous.high.offset : -1;
 
   // Bytes before the resume point: count lines, and read the CSV header there.
-  let startLine = 1;
+  let startLine = task ? (previous?.low.lastLine ?? 0) + 1 : 1;
   let header: string[] | undefined;
-  if (base.offset > 0) {
+  if (base.offset > 0 && !task) {
     const headerParser =
       format === 'csv' || format === 'tsv' ? makeParser(format, o, { offset: 0, line: 1, resumed: false }) : null;
     let headerDone = false;
@@ -221,7 +250,11 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   }
 
   // ── rejects and checkpoint writers ────────────────────────────────────────────────────────
-  const rejects = o.rejects ? new RejectsFile(o.rejects, previous ? base.rejected : undefined) : null;
+  const rejects = task
+    ? task.rejects
+    : o.rejects
+      ? new RejectsFile(o.rejects, previous ? base.rejected : undefined)
+      : null;
   const firstRejects: DocumentError[] = [];
   const clear = io.isTTY ? '\r\x1b[2K' : ''; // erase the progress line first
   let printedRejects = 0;
@@ -235,6 +268,11 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   };
 
   const checkpoint = checkpointPath ? new CheckpointWriter(checkpointPath) : null;
+  let loader: Loader | null = null;
+  const docsPerSec = () => {
+    const p = loader?.progress();
+    return p && p.elapsedSeconds > 0 ? Math.round(p.written / p.elapsedSeconds) : 0;
+  };
   const state: Checkpoint = {
     version: 1,
     input: { path: inputPath, size: source.size },
@@ -249,12 +287,13 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
       rejected: base.rejected,
       present: base.present,
     },
-    high: previous ? { ...previous.high } : { offset: 0, docs: 0 },
+    high: previous ? { ...previous.high } : { offset: base.offset, docs: 0 },
     rejects: o.rejects ? resolve(o.rejects) : null,
     complete: false,
     updatedAt: new Date().toISOString(),
   };
   const saveCheckpoint = (sync: boolean) => {
+    if (task) task.progress(state.low, docsPerSec(), sync);
     if (!checkpoint) return;
     state.updatedAt = new Date().toISOString();
     checkpoint.write(state, sync);
@@ -262,7 +301,6 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   saveCheckpoint(true);
 
   // ── the loader (or the dry-run validator) ─────────────────────────────────────────────────
-  let loader: Loader | null = null;
   const dry = { read: 0, rejected: 0 };
   const dryStart = performance.now();
   if (!o.dryRun) {
@@ -326,7 +364,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   }
 
   const historyRun =
-    loader && !openError
+    loader && !openError && !task
       ? await openImportRun(o.target, {
           table: o.table,
           file: inputPath,
@@ -410,7 +448,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
 
   const progressMode = o.progress === 'auto' ? (io.isTTY ? 'bar' : 'lines') : o.progress;
   const progress =
-    loader && progressMode !== 'none'
+    loader && progressMode !== 'none' && !task
       ? new Progress({
           loader,
           out: io.stderr,
@@ -429,7 +467,12 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
   let inputDone = false;
   try {
     if (openError) throw new LoaderError(openError.code, openError.message);
-    reading: for await (const chunk of source.chunks(base.offset)) {
+    let reserved = -1;
+    reading: for await (const chunk of source.chunks(base.offset, task?.range.end)) {
+      if (task && bytesDone + chunk.length > reserved) {
+        await task.reserve(bytesDone + chunk.length);
+        reserved = bytesDone + chunk.length;
+      }
       // Backpressure per record: the parser stops after a record the loader had no room for.
       let off = 0;
       for (;;) {
@@ -440,7 +483,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
           mustWait = false;
           await loader!.whenWritable();
         }
-        if (io.signal?.aborted) {
+        if (io.signal?.aborted || task?.signal.aborted) {
           interrupted = true;
           break reading;
         }
@@ -474,7 +517,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     }
   }
   progress?.stop();
-  rejects?.close();
+  if (!task) rejects?.close();
 
   const report = emptyReport();
   report.startedAt = startedAt;
@@ -557,11 +600,11 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
             : EXIT.ok;
 
   // The checkpoint is complete only when the whole input was read and every document has an outcome.
-  if (checkpoint) {
+  if (checkpoint || task) {
     state.complete = inputDone && status !== 'failed' && status !== 'interrupted';
     saveCheckpoint(true);
-    checkpoint.close();
   }
+  checkpoint?.close();
   report.checkpoint = {
     path: checkpointPath,
     complete: state.complete,
@@ -589,6 +632,7 @@ export async function runImport(o: ImportOptions, io: ImportIo): Promise<ImportO
     ...(o.writeAcks !== undefined ? { writeAcks: o.writeAcks } : {}),
   };
 
+  if (task) return { exitCode: report.exitCode, report };
   if (o.report) writeReport(o.report, report);
   if (o.chart) writeChart(o.chart, report);
   await historyRun?.finish(report);

@@ -19,8 +19,8 @@ export interface InputSource {
   head(): Promise<Buffer>;
   /** Reads bytes [0, offset) in order, for counting lines or reading a header before a resume point. */
   prefix(offset: number, visit: (chunk: Buffer) => void): Promise<void>;
-  /** Chunks from `offset` on (after prefix(offset) for standard input). */
-  chunks(offset: number): AsyncIterable<Buffer>;
+  /** Chunks from `offset` on (after prefix(offset) for standard input), up to `end` for a file. */
+  chunks(offset: number, end?: number): AsyncIterable<Buffer>;
 }
 
 export function openInput(file: string, stdin: Readable): InputSource {
@@ -60,14 +60,15 @@ class FileSource implements InputSource {
    * the parser is done with it (parsers and the loader copy whatever they keep). A read stream
    * allocated a new buffer per chunk, which cost the import's main thread a tenth of its time.
    */
-  async *chunks(offset: number): AsyncIterable<Buffer> {
+  async *chunks(offset: number, end = Number.POSITIVE_INFINITY): AsyncIterable<Buffer> {
     const fh = await open(this.path, 'r');
     try {
       const buffers = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)];
       let position = offset;
-      for (let k = 0; ; k ^= 1) {
+      for (let k = 0; position < end; k ^= 1) {
         const buf = buffers[k]!;
-        const { bytesRead } = await fh.read(buf, 0, buf.length, position);
+        const want = Math.min(buf.length, end - position);
+        const { bytesRead } = await fh.read(buf, 0, want, position);
         if (bytesRead === 0) return;
         position += bytesRead;
         yield buf.subarray(0, bytesRead);

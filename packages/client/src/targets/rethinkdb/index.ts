@@ -28,6 +28,7 @@
  */
 import { LoaderError } from '../../errors.js';
 import type { FailoverReport, IndexSpec, TableOptions, WriteResult } from '../../types.js';
+import { ensureRethinkdbTable } from '../rethinkdb-tables.js';
 import type { InsertOptions, Payload, Target, TargetSpec } from '../target.js';
 import { RawConnection, ReqlError } from './connection.js';
 import { arrayDocs, arrayOf, arrayOfLines, type BatchDoc, checkLines, sameDocument } from './lines.js';
@@ -282,8 +283,6 @@ export class RethinkdbTarget implements Target {
   // ── tables ────────────────────────────────────────────────────────────────────────────────
 
   async ensureTable(table: string, primaryKey: string, options: TableOptions = {}): Promise<void> {
-    // Plain terms only (dbList, dbCreate, tableList, tableCreate), so Wharf's driver port and
-    // RethinkDB both answer; "already exists" from a concurrent creator is fine.
     const { db } = this.#spec;
     this.#primaryKeys.set(table, primaryKey);
     const cluster = options.shards !== undefined || options.replicas !== undefined || options.writeAcks !== undefined;
@@ -292,24 +291,17 @@ export class RethinkdbTarget implements Target {
         'WHARF_ERR_INVALID_ARGUMENT',
         `${this.url} is Wharf's driver port, which has no shards, replicas or write acks (give them for a real RethinkDB)`,
       );
-    const ignoreExists = (err: unknown) => {
-      if (!/already exists/i.test((err as Error).message)) throw err;
-    };
-    const dbs = (await this.#run((r) => r.dbList())) as string[];
-    if (!dbs.includes(db)) await this.#run((r) => r.dbCreate(db)).catch(ignoreExists);
-    const tables = (await this.#run((r) => r.db(db).tableList())) as string[];
-    if (!tables.includes(table)) {
-      const create: Record<string, unknown> = { primaryKey };
-      if (options.shards !== undefined) create.shards = options.shards;
-      if (options.replicas !== undefined) create.replicas = options.replicas;
-      await this.#run((r) => r.db(db).tableCreate(table, create)).catch(ignoreExists);
-    }
-    if (options.writeAcks !== undefined)
+    // Created once even when several processes create it at once (rethinkdb-tables.ts).
+    const create: Record<string, unknown> = {};
+    if (options.shards !== undefined) create.shards = options.shards;
+    if (options.replicas !== undefined) create.replicas = options.replicas;
+    await ensureRethinkdbTable(this.#r, (q) => this.#run(() => q), db, table, primaryKey, create);
+    if (options.writeAcks !== undefined) {
       await this.#run((r) => r.db(db).table(table).config().update({ write_acks: options.writeAcks }));
-    // A new or reconfigured table on a real RethinkDB takes writes once its shards have primaries
-    // (bounded: a cluster that cannot elect them fails the load with RethinkDB's own message).
-    if (!this.isWharf)
+      // Reconfigured, the table takes writes again once its shards have primaries (bounded: a
+      // cluster that cannot elect them fails the load with RethinkDB's own message).
       await this.#run((r) => r.db(db).table(table).wait({ waitFor: 'ready_for_writes', timeout: TABLE_READY_SECONDS }));
+    }
   }
 
   // ── inserts ───────────────────────────────────────────────────────────────────────────────
