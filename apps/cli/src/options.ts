@@ -34,7 +34,8 @@ export interface ImportOptions {
   target: string;
   primaryKey: string;
   batchSize: number;
-  batchBytes: number;
+  /** Undefined: the loader's default (4 MiB; 900 KiB for a rethinkdb:// cluster). */
+  batchBytes?: number;
   flushMs: number;
   concurrency: number;
   durability: 'soft' | 'hard';
@@ -59,6 +60,11 @@ export interface ImportOptions {
   indexes: IndexOption[];
   /** The embedded engine's memory budget (MiB); undefined: the engine's default. */
   memoryBudgetMb?: number;
+  /** rethinkdb:// to a real RethinkDB: shards and replicas of a table the import creates. */
+  shards?: number;
+  replicas?: number;
+  /** rethinkdb:// to a real RethinkDB: the table's write_acks. */
+  writeAcks?: 'single' | 'majority';
 }
 
 export interface GenOptions {
@@ -239,6 +245,29 @@ export const importCommand: CommandDef<ImportOptions> = {
         "Input format. Default: from the extension (.ndjson/.jsonl, .json, .csv, .tsv), refined by the first byte ('[' is a JSON array, '{' NDJSON); required for standard input that starts otherwise.",
     },
     {
+      flag: 'shards',
+      key: 'shards',
+      arg: '<n>',
+      parse: parseIntStrict(1),
+      description:
+        'rethinkdb:// to a real RethinkDB only: shards of the table when the import creates it (1–64). Refused for other targets.',
+    },
+    {
+      flag: 'replicas',
+      key: 'replicas',
+      arg: '<n>',
+      parse: parseIntStrict(1),
+      description:
+        'rethinkdb:// to a real RethinkDB only: replicas of each shard when the import creates the table (at most the number of servers). Refused for other targets.',
+    },
+    {
+      flag: 'write-acks',
+      key: 'writeAcks',
+      ...choiceOf(['single', 'majority'] as const),
+      description:
+        "rethinkdb:// to a real RethinkDB only: the table's write_acks, set before loading (majority: a write is acknowledged once most of its shard's replicas have it, so it survives a node's loss). Refused for other targets.",
+    },
+    {
       flag: 'memory-budget-mb',
       key: 'memoryBudgetMb',
       arg: '<mib>',
@@ -259,9 +288,9 @@ export const importCommand: CommandDef<ImportOptions> = {
       key: 'batchBytes',
       arg: '<size>',
       parse: parseBytes,
-      default: 4 << 20,
-      defaultText: '4MiB',
-      description: '…or at this many bytes…',
+      defaultText: '4MiB; 900KiB for a rethinkdb:// target with several hosts',
+      description:
+        '…or at this many bytes… (a RethinkDB cluster takes ~900 KB soft inserts best: each write unit is one insert in flight).',
     },
     {
       flag: 'flush-ms',

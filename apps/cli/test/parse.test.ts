@@ -17,7 +17,6 @@ describe('parse (pure)', () => {
         target: 'embedded:./wharf-data',
         primaryKey: 'id',
         batchSize: 5000,
-        batchBytes: 4 << 20,
         flushMs: 50,
         concurrency: 4,
         durability: 'soft',
@@ -57,6 +56,31 @@ describe('parse (pure)', () => {
     expect(parse(['import', 'a.ndjson'])).toMatchObject({ command: 'error', exitCode: 2 });
     const bad = parse(['import', 'a.ndjson', '-t', 't', '--job', 'no spaces']);
     expect(bad.command === 'error' && bad.message).toMatch(/a job name is 1 to 100 letters/);
+  });
+
+  it('reads the RethinkDB cluster options; --batch-bytes is left to the loader unless given', () => {
+    const p = parse([
+      'import',
+      'x.ndjson',
+      '-t',
+      't',
+      '--target',
+      'rethinkdb://h1:28015,h2:28015/db',
+      '--shards',
+      '3',
+      '--replicas',
+      '2',
+      '--write-acks',
+      'majority',
+    ]);
+    expect(p.command === 'import' && p.options).toMatchObject({ shards: 3, replicas: 2, writeAcks: 'majority' });
+    expect(p.command === 'import' && p.options.batchBytes).toBeUndefined();
+    expect(parse(['import', 'x.ndjson', '-t', 't', '--batch-bytes', '1MiB'])).toMatchObject({
+      options: { batchBytes: 1 << 20 },
+    });
+    const bad = parse(['import', 'x.ndjson', '-t', 't', '--write-acks', 'all']);
+    expect(bad.command === 'error' && bad.message).toMatch(/expected one of single, majority/);
+    expect(parse(['import', 'x.ndjson', '-t', 't', '--shards', '0'])).toMatchObject({ command: 'error', exitCode: 2 });
   });
 
   it('reads repeated --index name=field[:multi]', () => {

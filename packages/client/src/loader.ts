@@ -42,6 +42,7 @@ import type {
   LoadSummary,
   Mark,
   SourcePosition,
+  TableOptions,
   TargetStats,
   WriteResult,
 } from './types.js';
@@ -85,6 +86,12 @@ export interface LoaderOptions {
   naive?: boolean;
   /** Default 'error': a document whose key exists is rejected (and reported). */
   conflict?: Conflict;
+  /**
+   * rethinkdb:// to a real RethinkDB only: the table's shards and replicas when the loader
+   * creates it, and its write acks ('single' | 'majority'), set on every load that gives them.
+   * Refused (WHARF_ERR_INVALID_ARGUMENT) for the other targets.
+   */
+  tableOptions?: TableOptions;
   /**
    * Secondary indexes to build once every document is loaded and synced: one bulk build each
    * instead of an index update per batch (RethinkDB's import does the same). end() creates them,
@@ -284,7 +291,7 @@ export function resolveLoaderOptions(o: LoaderOptions) {
     createTable: o.createTable !== false,
     naive,
     batchSize: naive ? 1 : Math.floor(optNumber('batchSize', o.batchSize, 5000, 1)),
-    batchBytes: Math.floor(optNumber('batchBytes', o.batchBytes, 4 << 20, 64)),
+    batchBytes: Math.floor(optNumber('batchBytes', o.batchBytes, defaultBatchBytes(o.target), 64)),
     flushMs: naive ? 0 : optNumber('flushMs', o.flushMs, 50, 0),
     concurrency: naive ? 1 : Math.floor(optNumber('concurrency', o.concurrency, 4, 1)),
     adaptiveConcurrency: o.adaptiveConcurrency !== false,
@@ -296,7 +303,35 @@ export function resolveLoaderOptions(o: LoaderOptions) {
     intervalMs: optNumber('intervalMs', o.intervalMs, 1000, 10),
     checkpointMs: optNumber('checkpointMs', o.checkpointMs, 1000, 10),
     indexes: checkIndexSpecs(o.indexes),
+    tableOptions: checkTableOptions(o.tableOptions),
   };
+}
+
+/** Seed 002's write unit for a RethinkDB cluster (~900 KB soft inserts); 4 MiB otherwise. */
+export const CLUSTER_BATCH_BYTES = 900 << 10;
+
+/** The default batchBytes: a rethinkdb:// target string naming several hosts is a cluster. */
+function defaultBatchBytes(target: LoaderOptions['target']): number {
+  if (typeof target !== 'string' || !/^rethinkdb:/i.test(target)) return 4 << 20;
+  const spec = parseTarget(target);
+  return spec.kind === 'rethinkdb' && spec.hosts.length > 1 ? CLUSTER_BATCH_BYTES : 4 << 20;
+}
+
+function checkTableOptions(o: TableOptions | undefined): TableOptions {
+  if (o === undefined) return {};
+  const out: TableOptions = {};
+  const int = (name: 'shards' | 'replicas', max: number) => {
+    const v = o[name];
+    if (v === undefined) return;
+    if (!Number.isInteger(v) || v < 1 || v > max)
+      throw new LoaderError('WHARF_ERR_INVALID_ARGUMENT', `${name} must be an integer from 1 to ${max} (got ${v})`);
+    out[name] = v;
+  };
+  int('shards', 64);
+  int('replicas', 64);
+  if (o.writeAcks !== undefined)
+    out.writeAcks = optEnum<'single' | 'majority'>('writeAcks', o.writeAcks, ['single', 'majority'], 'single');
+  return out;
 }
 
 /** Line of the last document of a batch and the input offset just past it (NaN: unknown). */
@@ -382,8 +417,16 @@ class LoaderImpl implements Loader {
     const target = typeof t === 'string' ? await createTarget(t, this.#cb.engineOptions) : t;
     this.#target = target;
     this.#maxPayload = target.maxPayloadBytes ?? Number.POSITIVE_INFINITY;
+    const tableOptions = this.#o.tableOptions;
+    const clusterOptions = Object.keys(tableOptions).length > 0;
+    if (clusterOptions && !target.tableOptions)
+      throw new LoaderError(
+        'WHARF_ERR_INVALID_ARGUMENT',
+        `shards, replicas and write acks need a rethinkdb:// target (a real RethinkDB), not ${target.url}`,
+      );
     await target.open({ concurrency: this.#o.concurrency });
-    if (this.#o.createTable) await target.ensureTable(this.#o.table, this.#o.primaryKey);
+    if (this.#o.createTable || clusterOptions)
+      await target.ensureTable(this.#o.table, this.#o.primaryKey, clusterOptions ? tableOptions : undefined);
   }
 
   ready(): Promise<void> {
@@ -978,12 +1021,12 @@ class LoaderImpl implements Loader {
     for (const o of this.#inflight.held()) for (const e of o.errors) this.#cb.onDocumentError?.(e);
     let finalSyncMs: number | null = null;
     let syncError: unknown = null;
+    // Waited for even when nothing was written: a target that failed to open fails the load.
     const targetUsable =
-      this.#target !== null &&
       (await this.#ready.then(
         () => true,
         () => false,
-      ));
+      )) && this.#target !== null;
     const wantSync = this.#o.finalSync && this.#o.durability === 'soft' && this.#dispatched;
     if (targetUsable && wantSync && this.#totals.written > 0) {
       const t0 = performance.now();
@@ -1141,6 +1184,7 @@ class LoaderImpl implements Loader {
       intervals10s: aggregateIntervals(intervals, Math.max(1, Math.round(10_000 / this.#o.intervalMs))),
       zeroIntervals: this.#latency.zeroIntervals,
       engine,
+      failover: this.#target?.failoverReport?.() ?? null,
       indexes: [],
       indexBuildMs: null,
     };

@@ -30,6 +30,43 @@ export interface IndexBuild {
   existed: boolean;
 }
 
+/**
+ * How a table is created on a RethinkDB cluster (rethinkdb:// to a real RethinkDB only):
+ * `shards` and `replicas` when the loader creates the table, `writeAcks` (its `write_acks`
+ * config) set on every load that gives it.
+ */
+export interface TableOptions {
+  /** 1 to 64 shards (RethinkDB's limit is 64 in 2.4). */
+  shards?: number;
+  /** Replicas of each shard, at most the number of servers. */
+  replicas?: number;
+  /** `single`: a write is acknowledged by its primary; `majority`: by most of its replicas. */
+  writeAcks?: 'single' | 'majority';
+}
+
+/**
+ * What failed over during a load to a RethinkDB cluster (`summary.failover`, rethinkdb:// only).
+ * A batch is *resolved* when its outcome was unknown (its connection died after sending it, the
+ * server could not say, or a shard could not take writes) and was made definite by reading back
+ * its primary keys: documents stored as sent count as written, the others were sent again.
+ */
+export interface FailoverReport {
+  /** Each node a connection to failed, with the first error and when (ISO time). */
+  nodesFailed: { host: string; error: string; at: string }[];
+  /** Connections reopened on another host than the one they were opened on. */
+  connectionsMoved: number;
+  /** Batches whose outcome was unknown and was resolved by reading back their keys. */
+  batchesResolved: number;
+  /** Of those, batches some of whose documents were sent again. */
+  batchesResent: number;
+  /** Documents found stored as sent by a read-back (counted as written, never sent twice). */
+  documentsConfirmed: number;
+  /** Documents sent again because a read-back did not find them. */
+  documentsResent: number;
+  /** Documents without a primary key in a resolved batch: sent again, so possibly stored twice. */
+  unkeyedResent: number;
+}
+
 /** Where a document came from in the caller's input. Both fields are optional. */
 export interface SourcePosition {
   /** 1-based line where the document starts. */
@@ -156,6 +193,8 @@ export interface LoadSummary {
   indexes: IndexBuild[];
   /** From the first index creation to the last index ready (ms); null when none were built. */
   indexBuildMs: number | null;
+  /** rethinkdb:// only: nodes that failed and how batches in flight were resolved (null otherwise). */
+  failover?: FailoverReport | null;
   /** Set when the load stopped early (fatal error, max errors, abort). */
   error?: { code: string; message: string };
 }

@@ -14,7 +14,7 @@
 type R = any;
 
 /** Wait between two looks at the table's config. */
-const SETTLE_MS = 300;
+const SETTLE_MS = 100;
 
 export async function ensureRethinkdbTable(
   r: R,

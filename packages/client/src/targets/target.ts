@@ -6,7 +6,15 @@
 
 import type { PayloadFormat } from '../batcher.js';
 import { LoaderError } from '../errors.js';
-import type { Conflict, Durability, IndexSpec, TargetStats, WriteResult } from '../types.js';
+import type {
+  Conflict,
+  Durability,
+  FailoverReport,
+  IndexSpec,
+  TableOptions,
+  TargetStats,
+  WriteResult,
+} from '../types.js';
 
 export interface InsertOptions {
   durability: Durability;
@@ -30,8 +38,13 @@ export interface Target {
   readonly maxPayloadBytes?: number;
   /** Connects / opens. Called once before anything else. */
   open(opts: { concurrency: number }): Promise<void>;
-  /** Creates the table if it does not exist. */
-  ensureTable(table: string, primaryKey: string): Promise<void>;
+  /**
+   * Creates the table if it does not exist. `options` (shards, replicas, write acks) only for a
+   * target that says so in `tableOptions`; the loader refuses them for the others.
+   */
+  ensureTable(table: string, primaryKey: string, options?: TableOptions): Promise<void>;
+  /** True when the target honours `ensureTable`'s TableOptions (a RethinkDB cluster). */
+  readonly tableOptions?: boolean;
   /**
    * Inserts one batch. Per-document failures come back in the result, not as a rejection.
    * The loader lays a later batch out in `payload.bytes` once the returned promise has settled:
@@ -49,6 +62,8 @@ export interface Target {
   waitIndex?(table: string, name: string): Promise<void>;
   /** Engine counters, when the target has them (embedded). */
   stats?(): Promise<TargetStats | null>;
+  /** What failed over during the load (nodes lost, batches resolved), for targets that fail over. */
+  failoverReport?(): FailoverReport;
   /** True for failures worth retrying (a lost connection); false for errors that will repeat. */
   isTransient(err: unknown): boolean;
   close(): Promise<void>;
@@ -162,7 +177,7 @@ export async function createTarget(spec: string, engineOptions?: Record<string, 
       return new WharfTarget(parsed.host, parsed.port, parsed.secure, password);
     }
     case 'rethinkdb': {
-      const { RethinkdbTarget } = await import('./rethinkdb.js');
+      const { RethinkdbTarget } = await import('./rethinkdb/index.js');
       return new RethinkdbTarget(parsed, redact(spec));
     }
   }

@@ -25,6 +25,12 @@ export type QueryResult =
 /** Evaluates START terms. Implemented by the term layer (term/evaluator.ts). */
 export interface QueryRunner {
   start(term: unknown, globalOptargs: Record<string, unknown>): Promise<QueryResult>;
+  /**
+   * A START frame the term layer can run from its bytes without parsing it whole (a loader's
+   * bulk insert, term/single-insert.ts): how to run it, or undefined. The run resolves undefined
+   * when the general path must run the query after all (it then words the error).
+   */
+  startFrame?(body: Buffer): (() => Promise<QueryResult | undefined>) | undefined;
 }
 
 export interface ConnectionLimits {
@@ -169,6 +175,13 @@ export class DriverConnection {
       return;
     }
     const { token, body } = ev;
+    const key = token.toString('hex');
+    // A loader's bulk insert: run from the frame's bytes, not from the whole frame parsed.
+    const fast = this.#deps.runner.startFrame?.(body);
+    if (fast !== undefined) {
+      this.#startQuery(token, key, async () => (await fast()) ?? this.#startParsed(body), false, false);
+      return;
+    }
     let query: unknown;
     try {
       query = JSON.parse(body.toString('utf8'));
@@ -191,7 +204,6 @@ export class DriverConnection {
       bad(`Expected a query type as a number, but found ${jsonType(type)}.`);
       return;
     }
-    const key = token.toString('hex');
     switch (type) {
       case QueryType.START: {
         const optargs = query[2] ?? {};
@@ -200,17 +212,14 @@ export class DriverConnection {
           return;
         }
         const opts = optargs as Record<string, unknown>;
-        const noreply = literalBool(opts.noreply);
-        if (this.#tokens.has(key)) {
-          if (!noreply)
-            this.#sendError(token, new ReqlClientError(`ERROR: duplicate token ${token.readBigInt64LE(0)}`));
-          return;
-        }
-        this.#deps.events?.onQuery?.();
-        const work = this.#start(token, key, query[1], opts, noreply, literalBool(opts.profile));
-        this.#starts.add(work);
-        work.finally(() => this.#starts.delete(work)).catch(() => {});
-        this.#track(work);
+        const term = query[1];
+        this.#startQuery(
+          token,
+          key,
+          () => this.#deps.runner.start(term, opts),
+          literalBool(opts.noreply),
+          literalBool(opts.profile),
+        );
         return;
       }
       case QueryType.CONTINUE:
@@ -237,6 +246,25 @@ export class DriverConnection {
     }
   }
 
+  /** A START: refused on a token already open, else run and tracked. */
+  #startQuery(token: Buffer, key: string, run: () => Promise<QueryResult>, noreply: boolean, profile: boolean): void {
+    if (this.#tokens.has(key)) {
+      if (!noreply) this.#sendError(token, new ReqlClientError(`ERROR: duplicate token ${token.readBigInt64LE(0)}`));
+      return;
+    }
+    this.#deps.events?.onQuery?.();
+    const work = this.#start(token, key, run, noreply, profile);
+    this.#starts.add(work);
+    work.finally(() => this.#starts.delete(work)).catch(() => {});
+    this.#track(work);
+  }
+
+  /** The general path for a frame the fast path gave back: a START without global optargs. */
+  #startParsed(body: Buffer): Promise<QueryResult> {
+    const query = JSON.parse(body.toString('utf8')) as unknown[];
+    return this.#deps.runner.start(query[1], {});
+  }
+
   #track(work: Promise<void>): void {
     this.#inflight.add(work);
     work
@@ -250,15 +278,14 @@ export class DriverConnection {
   async #start(
     token: Buffer,
     key: string,
-    term: unknown,
-    optargs: Record<string, unknown>,
+    run: () => Promise<QueryResult>,
     noreply: boolean,
     profile: boolean,
   ): Promise<void> {
     const entry: { cursor: Cursor | FeedCursor | null } = { cursor: null };
     if (!noreply) this.#tokens.set(key, entry);
     try {
-      const result = await this.#deps.runner.start(term, optargs);
+      const result = await run();
       if (noreply) {
         if (result.kind === 'stream') {
           result.feed?.close();

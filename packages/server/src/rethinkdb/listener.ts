@@ -15,6 +15,7 @@ import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
+import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
@@ -132,6 +133,14 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
             };
             const result = await runQuery({ ...connDeps, feeds }, term, optargs);
             return feed !== undefined && result.kind === 'stream' ? { ...result, feed } : result;
+          },
+          startFrame: (body) => {
+            const bulk = bulkInsertFrameOf(body);
+            if (bulk === undefined) return undefined;
+            return async () => {
+              const value = await runBulkInsert(connDeps.db, bulk, connDeps.defaultDurability, connDeps.trackWrite);
+              return value === undefined ? undefined : { kind: 'atom' as const, value };
+            };
           },
         },
         handshake: {

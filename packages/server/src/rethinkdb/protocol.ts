@@ -3,46 +3,8 @@
  * See /work/shared/reference/rethinkdb-protocol.md (§1 handshake, §2 queries, §3 responses).
  */
 
-/** Handshake magic numbers (u32 LE, the first 4 bytes a client sends). */
-export const Version = {
-  V0_1: 0x3f61ba36,
-  V0_2: 0x723081e1,
-  V0_3: 0x5f75e83e,
-  V0_4: 0x400c2d20,
-  V1_0: 0x34c2bdc3,
-} as const;
-
-export const QueryType = {
-  START: 1,
-  CONTINUE: 2,
-  STOP: 3,
-  NOREPLY_WAIT: 4,
-  SERVER_INFO: 5,
-} as const;
-
-export const ResponseType = {
-  SUCCESS_ATOM: 1,
-  SUCCESS_SEQUENCE: 2,
-  SUCCESS_PARTIAL: 3,
-  WAIT_COMPLETE: 4,
-  SERVER_INFO: 5,
-  CLIENT_ERROR: 16,
-  COMPILE_ERROR: 17,
-  RUNTIME_ERROR: 18,
-} as const;
-
-export const ErrorType = {
-  INTERNAL: 1000000,
-  RESOURCE_LIMIT: 2000000,
-  QUERY_LOGIC: 3000000,
-  NON_EXISTENCE: 3100000,
-  OP_FAILED: 4100000,
-  OP_INDETERMINATE: 4200000,
-  USER: 5000000,
-  PERMISSION_ERROR: 6000000,
-} as const;
-
-export type ErrorTypeValue = (typeof ErrorType)[keyof typeof ErrorType];
+// The protocol's numbers are shared with the client's rethinkdb:// target.
+export { ErrorType, type ErrorTypeValue, QueryType, ResponseType, Version } from '@wharf/wire/rethinkdb';
 
 /** What the server writes to a client that sends an unknown magic number (plain text, then NUL). */
 export const UNSUPPORTED_VERSION_TEXT =

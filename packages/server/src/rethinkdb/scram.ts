@@ -11,9 +11,29 @@
  *
  * The server keeps StoredKey and ServerKey (never the password).
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  authMessage,
+  clientFinal,
+  DEFAULT_ITERATIONS,
+  deriveCredentials,
+  type ScramCredentials,
+  saltedPassword,
+  serverFinal,
+  verifyProof,
+} from '@wharf/wire/rethinkdb';
 
-export const DEFAULT_ITERATIONS = 4096;
+// The arithmetic is shared with the client (`@wharf/wire/rethinkdb`); the parsing of what a
+// client sends, and its error codes, are the server's.
+export {
+  authMessage,
+  clientFinal,
+  DEFAULT_ITERATIONS,
+  deriveCredentials,
+  type ScramCredentials,
+  saltedPassword,
+  serverFinal,
+  verifyProof,
+};
 
 export class ScramError extends Error {
   readonly errorCode: number;
@@ -22,34 +42,6 @@ export class ScramError extends Error {
     this.name = 'ScramError';
     this.errorCode = errorCode;
   }
-}
-
-export interface ScramCredentials {
-  salt: Buffer;
-  iterations: number;
-  storedKey: Buffer;
-  serverKey: Buffer;
-}
-
-const hmac = (key: Buffer, data: string | Buffer): Buffer => createHmac('sha256', key).update(data).digest();
-
-export function saltedPassword(password: string, salt: Buffer, iterations: number): Buffer {
-  return pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, 32, 'sha256');
-}
-
-export function deriveCredentials(
-  password: string,
-  salt: Buffer = randomBytes(16),
-  iterations = DEFAULT_ITERATIONS,
-): ScramCredentials {
-  const salted = saltedPassword(password, salt, iterations);
-  const clientKey = hmac(salted, 'Client Key');
-  return {
-    salt,
-    iterations,
-    storedKey: createHash('sha256').update(clientKey).digest(),
-    serverKey: hmac(salted, 'Server Key'),
-  };
 }
 
 /** Split `k=v,k=v` into attributes: one-character keys, no repeats; `m` is an extension. */
@@ -115,49 +107,4 @@ export function parseClientFinal(message: string): ClientFinal {
   const proofAt = message.lastIndexOf(',p=');
   if (proofAt === -1) throw new ScramError(10, 'Invalid encoding');
   return { nonce: r, proof: Buffer.from(p, 'base64'), withoutProof: message.slice(0, proofAt) };
-}
-
-export function authMessage(
-  clientFirstBare: string,
-  serverFirstMessage: string,
-  clientFinalWithoutProof: string,
-): string {
-  return `${clientFirstBare},${serverFirstMessage},${clientFinalWithoutProof}`;
-}
-
-/** True when `proof` was made with the password behind `creds`. Constant time. */
-export function verifyProof(creds: ScramCredentials, message: string, proof: Buffer): boolean {
-  if (proof.length !== 32) return false;
-  const signature = hmac(creds.storedKey, message);
-  const clientKey = Buffer.allocUnsafe(32);
-  for (let i = 0; i < 32; i++) clientKey[i] = (proof[i] as number) ^ (signature[i] as number);
-  return timingSafeEqual(createHash('sha256').update(clientKey).digest(), creds.storedKey);
-}
-
-/** server-final-message: `v=` + base64(ServerSignature). */
-export function serverFinal(creds: ScramCredentials, message: string): string {
-  return `v=${hmac(creds.serverKey, message).toString('base64')}`;
-}
-
-/** The client side (tests and tools): client-final-message for a password. */
-export function clientFinal(
-  password: string,
-  salt: Buffer,
-  iterations: number,
-  clientFirstBare: string,
-  serverFirstMessage: string,
-): { message: string; expectedServerFinal: string } {
-  const salted = saltedPassword(password, salt, iterations);
-  const clientKey = hmac(salted, 'Client Key');
-  const storedKey = createHash('sha256').update(clientKey).digest();
-  const nonce = /(?:^|,)r=([^,]*)/.exec(serverFirstMessage)?.[1] ?? '';
-  const withoutProof = `c=biws,r=${nonce}`;
-  const auth = authMessage(clientFirstBare, serverFirstMessage, withoutProof);
-  const sig = hmac(storedKey, auth);
-  const proof = Buffer.allocUnsafe(32);
-  for (let i = 0; i < 32; i++) proof[i] = (clientKey[i] as number) ^ (sig[i] as number);
-  return {
-    message: `${withoutProof},p=${proof.toString('base64')}`,
-    expectedServerFinal: `v=${hmac(hmac(salted, 'Server Key'), auth).toString('base64')}`,
-  };
 }

@@ -19,6 +19,7 @@ import {
   loadEngine,
   parseTarget,
   redact,
+  resolveLoaderOptions,
 } from '@wharf/client';
 import type { ImportOptions } from '../../options.js';
 import { writeChart } from './chart.js';
@@ -124,7 +125,16 @@ export async function runImport(o: ImportOptions, io: ImportIo, task?: ImportTas
     if ((o.files?.length ?? 1) > 1) throw new Error('several inputs are one job: give it a name with --job NAME');
     if (o.status) throw new Error('--status shows a job: give its name with --job NAME');
     thresholds = o.failIf.map(parseThreshold);
-    parseTarget(o.target);
+    const kind = parseTarget(o.target).kind;
+    const cluster = [
+      ['--shards', o.shards],
+      ['--replicas', o.replicas],
+      ['--write-acks', o.writeAcks],
+    ].filter(([, v]) => v !== undefined);
+    if (cluster.length > 0 && kind !== 'rethinkdb')
+      throw new Error(
+        `${cluster.map(([f]) => f).join(', ')}: only for a rethinkdb:// target (a real RethinkDB), not ${redact(o.target)}`,
+      );
     if (o.resume && o.file === '-' && !o.format) throw new Error('--resume from standard input needs --format');
   } catch (err) {
     throw new UsageError((err as Error).message);
@@ -300,7 +310,7 @@ export async function runImport(o: ImportOptions, io: ImportIo, task?: ImportTas
       ...(o.memoryBudgetMb !== undefined ? { engineOptions: { memoryBudget: o.memoryBudgetMb * 1024 * 1024 } } : {}),
       primaryKey: o.primaryKey,
       batchSize: o.batchSize,
-      batchBytes: o.batchBytes,
+      ...(o.batchBytes !== undefined ? { batchBytes: o.batchBytes } : {}),
       flushMs: o.flushMs,
       checkpointMs: o.checkpointMs,
       concurrency: o.concurrency,
@@ -310,6 +320,11 @@ export async function runImport(o: ImportOptions, io: ImportIo, task?: ImportTas
       conflict: o.conflict,
       maxErrors: o.maxErrors < 0 ? undefined : o.maxErrors,
       indexes: o.indexes ?? [],
+      tableOptions: {
+        ...(o.shards !== undefined ? { shards: o.shards } : {}),
+        ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+        ...(o.writeAcks !== undefined ? { writeAcks: o.writeAcks } : {}),
+      },
       onDocumentError,
       onDispatch: (high) => {
         if (high.offset !== undefined && high.offset > state.high.offset) {
@@ -604,7 +619,7 @@ export async function runImport(o: ImportOptions, io: ImportIo, task?: ImportTas
   report.options = {
     primaryKey: o.primaryKey,
     batchSize: o.naive ? 1 : o.batchSize,
-    batchBytes: o.batchBytes,
+    batchBytes: resolveLoaderOptions({ table: o.table, target: o.target, batchBytes: o.batchBytes }).batchBytes,
     flushMs: o.naive ? 0 : o.flushMs,
     concurrency: o.naive ? 1 : o.concurrency,
     durability: o.naive ? 'hard' : o.durability,
@@ -612,6 +627,9 @@ export async function runImport(o: ImportOptions, io: ImportIo, task?: ImportTas
     naive: o.naive,
     conflict: o.conflict,
     maxErrors: o.maxErrors < 0 ? null : o.maxErrors,
+    ...(o.shards !== undefined ? { shards: o.shards } : {}),
+    ...(o.replicas !== undefined ? { replicas: o.replicas } : {}),
+    ...(o.writeAcks !== undefined ? { writeAcks: o.writeAcks } : {}),
   };
 
   if (task) return { exitCode: report.exitCode, report };
@@ -649,6 +667,7 @@ function emptyReport(): ImportReport {
       conflict: 'error',
       maxErrors: null,
     },
+    failover: null,
     documents: { read: 0, written: 0, rejected: 0, present: 0, missing: 0 },
     run: { read: 0, written: 0, rejected: 0 },
     wallSeconds: 0,

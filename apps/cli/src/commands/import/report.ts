@@ -36,6 +36,7 @@ const RUN_FIGURES = [
   'intervals10s',
   'zeroIntervals',
   'engine',
+  'failover',
 ] as const satisfies readonly (keyof LoadSummary)[];
 
 type RunFigures = Pick<LoadSummary, (typeof RUN_FIGURES)[number]>;
@@ -65,6 +66,10 @@ export interface ImportReport extends RunFigures, Pick<LoadSummary, 'indexes' | 
     naive: boolean;
     conflict: string;
     maxErrors: number | null;
+    /** rethinkdb:// only, when given. */
+    shards?: number;
+    replicas?: number;
+    writeAcks?: 'single' | 'majority';
   };
   /** Counts over the whole import (all runs, when resumed). written = read − rejected when ok. */
   documents: { read: number; written: number; rejected: number; present: number; missing: number };
@@ -137,6 +142,17 @@ export function summaryText(r: ImportReport): string {
       lines.push(
         `  index ${ix.name} on ${ix.field}${ix.multi ? ' (multi)' : ''}: ${ix.existed ? 'existed; caught up' : 'built'} in ${ms(ix.buildMs)} ms`,
       );
+    }
+    const f = r.failover;
+    if (f && (f.nodesFailed.length > 0 || f.batchesResolved > 0 || f.connectionsMoved > 0)) {
+      for (const n of f.nodesFailed) lines.push(`  node ${n.host} failed at ${n.at}: ${n.error.slice(0, 200)}`);
+      lines.push(
+        `  failover: ${int(f.connectionsMoved)} connections moved to other nodes; ${int(f.batchesResolved)} batches with an unknown outcome resolved by reading back their keys (${int(f.documentsConfirmed)} documents found stored), ${int(f.batchesResent)} of them partly re-sent (${int(f.documentsResent)} documents)`,
+      );
+      if (f.unkeyedResent > 0)
+        lines.push(
+          `  ${int(f.unkeyedResent)} documents without a primary key were re-sent after an unknown outcome: they may be stored twice`,
+        );
     }
     if (r.engine) {
       const e = r.engine;
