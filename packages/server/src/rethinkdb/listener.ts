@@ -14,8 +14,8 @@ import type { FeedHandle } from './feed-cursor.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
-import type { FeedDeps } from './term/terms/changefeeds.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
+import type { FeedDeps } from './term/terms/changefeeds.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
