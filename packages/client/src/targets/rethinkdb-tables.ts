@@ -2,8 +2,7 @@
  * Creating a RethinkDB table that several processes may create at once. RethinkDB does not make
  * `tableCreate` atomic by name: two concurrent calls (even on one node) make two tables of the
  * same name, after which every query on it fails as "ambiguous". So: create it if `tableList`
- * lacks it, then look at `rethinkdb.table_config` until exactly one table of that name is seen
- * (twice, a settle interval apart, by a process that created one), deleting the extra empty ones:
+ * lacks it, then look at `rethinkdb.table_config` and delete the extra empty tables of that name:
  * the one holding documents stays, else the lowest id, the choice every process makes. A table
  * that holds documents is never deleted: two of them are an error for a person to resolve. A
  * server without `rethinkdb.table_config` (Wharf's driver port) creates one table per name, so
@@ -13,7 +12,7 @@
 // biome-ignore lint/suspicious/noExplicitAny: the official driver has no usable types
 type R = any;
 
-/** Wait between two looks at the table's config. */
+/** Wait before looking again after the table's wait found it ambiguous. */
 const SETTLE_MS = 100;
 
 export async function ensureRethinkdbTable(
@@ -31,13 +30,14 @@ export async function ensureRethinkdbTable(
   const dbs = await run<string[]>(r.dbList());
   if (!dbs.includes(db)) await run(r.dbCreate(db)).catch(exists);
   const tables = await run<string[]>(r.db(db).tableList());
-  const created = !tables.includes(name);
-  if (created) await run(r.db(db).tableCreate(name, { ...options, primaryKey })).catch(exists);
-  // A table found existing needs one look; one this call created, two a settle interval apart
-  // (another creator's duplicate may appear just after ours). A duplicate that appears after all
-  // (a creator that had not seen the table yet) makes the wait fail as ambiguous: look again.
-  for (let looks = created ? 2 : 1; ; looks = 2) {
-    if (!(await reconcile(r, run, db, name, looks))) return;
+  if (!tables.includes(name)) await run(r.db(db).tableCreate(name, { ...options, primaryKey })).catch(exists);
+  // One look after our own creation is enough: of creators that raced, the last to finish sees
+  // the others' tables and deletes the extra ones (queries on the name fail as ambiguous, and are
+  // retried, until it has). A duplicate that appears after our look makes the wait fail so: look
+  // again.
+  for (let first = true; ; first = false) {
+    if (!first) await sleep(SETTLE_MS);
+    if (!(await reconcile(r, run, db, name))) return;
     try {
       await run(r.db(db).table(name).wait({ waitFor: 'all_replicas_ready' }));
       return;
@@ -53,13 +53,12 @@ export function isAmbiguous(err: unknown): boolean {
 }
 
 /**
- * Deletes the extra tables named `db.name` until one is seen `looks` times in a row, a settle
- * interval apart. False when the server has no `rethinkdb.table_config` (Wharf's driver port).
+ * Deletes the extra tables named `db.name` (see above) until one is left. False when the server
+ * has no `rethinkdb.table_config` (Wharf's driver port).
  */
-async function reconcile(r: R, run: <T>(query: R) => Promise<T>, db: string, name: string, looks: number) {
+async function reconcile(r: R, run: <T>(query: R) => Promise<T>, db: string, name: string): Promise<boolean> {
   const config = r.db('rethinkdb').table('table_config');
-  let single = 0;
-  while (single < looks) {
+  for (;;) {
     let ids: string[];
     try {
       ids = (await run<string[]>(config.filter({ db, name })('id').coerceTo('array'))).sort();
@@ -68,36 +67,31 @@ async function reconcile(r: R, run: <T>(query: R) => Promise<T>, db: string, nam
       if (/rethinkdb\.table_config` does not exist/.test((err as Error).message)) return false;
       throw err;
     }
-    if (ids.length <= 1) single++;
-    else {
-      single = 0;
-      // A table can only be named by its uuid in the system tables: its write counter says
-      // whether anything went into it. The one with documents stays (else the lowest id: the
-      // choice every process makes); two with documents are for a person to resolve.
-      const written = await Promise.all(
-        ids.map((id) =>
-          run<number>(
-            r
-              .db('rethinkdb')
-              .table('stats')
-              .filter((s: R) => s('id')(0).eq('table_server').and(s('id')(1).eq(id)))('query_engine')(
-                'written_docs_total',
-              )
-              .sum(),
-          ),
+    if (ids.length <= 1) return true;
+    // A table can only be named by its uuid in the system tables: its write counter says
+    // whether anything went into it. The one with documents stays (else the lowest id: the
+    // choice every process makes); two with documents are for a person to resolve.
+    const written = await Promise.all(
+      ids.map((id) =>
+        run<number>(
+          r
+            .db('rethinkdb')
+            .table('stats')
+            .filter((s: R) => s('id')(0).eq('table_server').and(s('id')(1).eq(id)))('query_engine')(
+              'written_docs_total',
+            )
+            .sum(),
         ),
+      ),
+    );
+    const used = ids.filter((_, i) => (written[i] as number) > 0);
+    if (used.length > 1)
+      throw new Error(
+        `RethinkDB has ${ids.length} tables named ${db}.${name} (created at once by several processes) and ${used.length} of them hold documents (${used.join(', ')}): remove the extra ones by hand`,
       );
-      const used = ids.filter((_, i) => (written[i] as number) > 0);
-      if (used.length > 1)
-        throw new Error(
-          `RethinkDB has ${ids.length} tables named ${db}.${name} (created at once by several processes) and ${used.length} of them hold documents (${used.join(', ')}): remove the extra ones by hand`,
-        );
-      const keep = used[0] ?? ids[0];
-      for (const id of ids) if (id !== keep) await run(config.get(id).delete());
-    }
-    if (single < looks) await sleep(SETTLE_MS);
+    const keep = used[0] ?? ids[0];
+    for (const id of ids) if (id !== keep) await run(config.get(id).delete());
   }
-  return true;
 }
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
