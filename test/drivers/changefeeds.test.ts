@@ -9,11 +9,10 @@
  * with RETHINKDB_BIN set (a RethinkDB 2.4 binary) the same scenarios run against a real
  * RethinkDB too, and its output must equal Wharf's expectation.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, connect as netConnect } from 'node:net';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type RethinkdbProc, startRethinkdb } from '@wharf/bench/rethinkdb';
 import rethinkdb from 'rethinkdb';
 import { r as rts } from 'rethinkdb-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -547,53 +546,13 @@ describe('a changefeed under a bulk load', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = netConnect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
 describe.skipIf(!RETHINKDB_BIN)('the same scenarios on a real RethinkDB', () => {
-  let reference: { proc: ChildProcess; port: number; dir: string } | undefined;
+  let reference: RethinkdbProc | undefined;
   beforeAll(async () => {
-    const [port, cluster] = [await freePort(), await freePort()];
-    const dir = mkdtempSync(join(tmpdir(), 'wharf-feeds-ref-'));
-    const proc = spawn(
-      RETHINKDB_BIN as string,
-      [
-        '--bind',
-        '127.0.0.1',
-        '--driver-port',
-        String(port),
-        '--cluster-port',
-        String(cluster),
-        '--no-http-admin',
-        '--directory',
-        join(dir, 'data'),
-      ],
-      { stdio: 'ignore' },
-    );
-    reference = { proc, port, dir };
-    await until('RethinkDB accepts connections', () => accepts(port), 100);
+    reference = await startRethinkdb(RETHINKDB_BIN as string, mkdtempSync(join(tmpdir(), 'wharf-feeds-ref-')));
   }, 120_000);
-  afterAll(() => {
-    if (!reference) return;
-    reference.proc.kill('SIGKILL');
-    rmSync(reference.dir, { recursive: true, force: true });
+  afterAll(async () => {
+    await reference?.stop();
   });
-
-  scenarioTests('rethinkdb', () => r.connect({ host: '127.0.0.1', port: reference?.port }));
+  scenarioTests('rethinkdb', () => r.connect({ host: '127.0.0.1', port: reference?.driverPort }));
 });

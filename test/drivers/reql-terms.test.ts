@@ -1,20 +1,10 @@
-/**
- * The ReQL term families through the official `rethinkdb` driver against a real Wharf server
- * on 127.0.0.1: strings, numbers, arrays, transforms, aggregation and GROUP, joins, datum and
- * type terms (coerce_to, literal, args, info), errors, geo, times. Each case asserts the result, or the
- * error's class and text. With RETHINKDB_BIN set (a RethinkDB 2.4 binary), the same cases run
- * against a real RethinkDB too, so the expectations are checked against the reference.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, connect as netConnect } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type RethinkdbProc, startRethinkdb } from '@wharf/bench/rethinkdb';
 import rethinkdb from 'rethinkdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverForSuite } from '../helpers/server-suite.js';
-import { until } from '../helpers/until.js';
 
 type Any = any;
 const r = rethinkdb as Any;
@@ -477,64 +467,20 @@ const FAMILIES: Record<string, Case[]> = {
   ],
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = netConnect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 const wharf = serverForSuite();
-let reference: { proc: ChildProcess; port: number; dir: string } | undefined;
+let reference: RethinkdbProc | undefined;
 
 beforeAll(async () => {
-  if (!RETHINKDB_BIN) return;
-  const [port, cluster] = [await freePort(), await freePort()];
-  const dir = mkdtempSync(join(tmpdir(), 'wharf-reql-ref-'));
-  const proc = spawn(
-    RETHINKDB_BIN,
-    [
-      '--bind',
-      '127.0.0.1',
-      '--driver-port',
-      String(port),
-      '--cluster-port',
-      String(cluster),
-      '--no-http-admin',
-      '--directory',
-      join(dir, 'data'),
-    ],
-    { stdio: 'ignore' },
-  );
-  reference = { proc, port, dir };
-  await until('RethinkDB accepts connections', () => accepts(port), 100);
+  if (RETHINKDB_BIN) reference = await startRethinkdb(RETHINKDB_BIN, mkdtempSync(join(tmpdir(), 'wharf-reql-ref-')));
 }, 120_000);
 
 afterAll(async () => {
-  if (!reference) return;
-  const exited = once(reference.proc, 'exit');
-  reference.proc.kill('SIGTERM');
-  await exited;
-  rmSync(reference.dir, { recursive: true, force: true });
+  await reference?.stop();
 });
 
 const TARGETS: [string, () => number, boolean][] = [
   ['Wharf', () => wharf().driver.port, true],
-  ['RethinkDB (RETHINKDB_BIN)', () => (reference as { port: number }).port, !!RETHINKDB_BIN],
+  ['RethinkDB (RETHINKDB_BIN)', () => reference!.driverPort, !!RETHINKDB_BIN],
 ];
 
 const canonical = (v: unknown): string => JSON.stringify(v);

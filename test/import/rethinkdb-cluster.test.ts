@@ -6,14 +6,10 @@
  * its connections move to the other nodes and the batch whose outcome was unknown is resolved by
  * reading back its keys (packages/client/src/targets/rethinkdb/index.ts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { type RethinkdbProc, startRethinkdbCluster } from '@wharf/bench/rethinkdb';
 import { createLoader, createTarget, type DocumentError } from '@wharf/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../helpers/until.js';
 import { tempDir } from './helpers.js';
 
 const RETHINKDB_BIN = process.env.RETHINKDB_BIN;
@@ -22,49 +18,8 @@ if (!RETHINKDB_BIN)
     'rethinkdb-cluster.test: RETHINKDB_BIN is not set (a RethinkDB 2.4 binary), the cluster tests are skipped',
   );
 
-interface Node {
-  name: string;
-  proc: ChildProcess;
-  driverPort: number;
-  exited: Promise<unknown>;
-}
-
 const tmp = tempDir('wharf-rethinkdb-cluster-');
-const nodes: Node[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-/** Starts one node (joining `join`, a cluster port, when given); resolves once it says it is ready. */
-async function startNode(name: string, join_?: number): Promise<{ node: Node; clusterPort: number }> {
-  const [driverPort, clusterPort] = [await freePort(), await freePort()];
-  const dir = join(tmp.dir, name);
-  mkdirSync(tmp.dir, { recursive: true });
-  const args = ['--bind', '127.0.0.1', '--driver-port', String(driverPort), '--cluster-port', String(clusterPort)];
-  args.push('--no-http-admin', '--server-name', name, '--directory', dir);
-  if (join_ !== undefined) args.push('--join', `127.0.0.1:${join_}`);
-  const proc = spawn(RETHINKDB_BIN!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const node: Node = { name, proc, driverPort, exited: once(proc, 'exit') };
-  nodes.push(node);
-  let out = '';
-  const onData = (d: Buffer) => (out += d.toString());
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
-  let exited = false;
-  void node.exited.then(() => (exited = true));
-  await until(`RethinkDB node ${name} ready`, () => {
-    if (exited) throw new Error(`RethinkDB node ${name} exited:\n${out.slice(-2000)}`);
-    return out.includes('Server ready');
-  });
-  return { node, clusterPort };
-}
+let nodes: RethinkdbProc[] = [];
 
 async function driver(port: number) {
   const { default: r } = await import('rethinkdb');
@@ -72,28 +27,11 @@ async function driver(port: number) {
 }
 
 beforeAll(async () => {
-  if (!RETHINKDB_BIN) return;
-  const first = await startNode('n0');
-  await Promise.all([startNode('n1', first.clusterPort), startNode('n2', first.clusterPort)]);
-  const { r, conn } = await driver(first.node.driverPort);
-  try {
-    await until(
-      'the 3 nodes see each other',
-      async () => {
-        return ((await r.db('rethinkdb').table('server_status').count().run(conn)) as number) === 3;
-      },
-      100,
-    );
-  } finally {
-    await conn.close();
-  }
+  if (RETHINKDB_BIN) nodes = await startRethinkdbCluster(RETHINKDB_BIN, join(tmp.dir, 'rethinkdb'), 3);
 }, 120_000);
 
 afterAll(async () => {
-  for (const n of nodes) {
-    if (n.proc.exitCode === null && n.proc.signalCode === null) n.proc.kill('SIGKILL');
-    await n.exited;
-  }
+  await Promise.all(nodes.map((n) => n.stop()));
   tmp.cleanup();
 });
 
@@ -129,7 +67,7 @@ async function tableConfig(port: number, table: string) {
   }
 }
 
-const url = (order: Node[]) => `rethinkdb://${order.map((n) => `127.0.0.1:${n.driverPort}`).join(',')}/test`;
+const url = (order: RethinkdbProc[]) => `rethinkdb://${order.map((n) => `127.0.0.1:${n.driverPort}`).join(',')}/test`;
 
 describe.skipIf(!RETHINKDB_BIN)('rethinkdb:// to a 3-node RethinkDB cluster', () => {
   it('creates the table sharded and replicated, and loads exactly the input', async () => {
@@ -168,7 +106,7 @@ describe.skipIf(!RETHINKDB_BIN)('rethinkdb:// to a 3-node RethinkDB cluster', ()
     const primaries = new Set(
       (await tableConfig(nodes[0]!.driverPort, 'survivor')).shards.map((s) => s.primary_replica),
     );
-    const victim = nodes.find((n) => !primaries.has(n.name))!;
+    const victim = nodes.find((n) => !primaries.has(n.name as string))!;
     expect(victim).toBeDefined();
     // The victim first: with one connection per host, batches 1, 4, 7, … go to it.
     const order = [victim, ...nodes.filter((n) => n !== victim)];

@@ -1,71 +1,36 @@
 /**
- * The rethinkdb:// target's NDJSON payloads (packages/client/src/targets/rethinkdb.ts): a batch's
+ * The rethinkdb:// target's NDJSON payloads (packages/client/src/targets/rethinkdb/): a batch's
  * lines go out as one `r.json` array text with no document parsed in the client; a batch with bad
  * lines fails whole on the server, and only then are its lines checked, the bad ones reported by
  * line and the rest written once. Against Wharf's driver port (a server in this process) and, when
  * env RETHINKDB_BIN names a RethinkDB 2.4 binary, against a real RethinkDB started on free ports.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer, connect as netConnect } from 'node:net';
 import { join } from 'node:path';
+import { type RethinkdbProc, startRethinkdb } from '@wharf/bench/rethinkdb';
 import { createLoader, createTarget, type DocumentError } from '@wharf/client';
 import { type ServerHandle, startServer } from '@wharf/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../helpers/until.js';
 import { startTestServer, tempDir, wharfImport } from './helpers.js';
 
 const tmp = tempDir('wharf-rethinkdb-target-');
 let server: ServerHandle;
-let rethinkdb: { proc: ChildProcess; port: number } | null = null;
+let rethinkdb: RethinkdbProc | null = null;
 const RETHINKDB_BIN = process.env.RETHINKDB_BIN;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = netConnect(port, '127.0.0.1', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
 
 beforeAll(async () => {
   server = await startTestServer(join(tmp.dir, 'server-data'));
-  if (RETHINKDB_BIN) {
-    const [port, cluster] = [await freePort(), await freePort()];
-    const args = ['--bind', '127.0.0.1', '--driver-port', String(port), '--cluster-port', String(cluster)];
-    const proc = spawn(RETHINKDB_BIN, [...args, '--no-http-admin', '--directory', join(tmp.dir, 'rethinkdb-data')], {
-      stdio: 'ignore',
-    });
-    rethinkdb = { proc, port };
-    await until('RethinkDB accepts connections', () => accepts(port), 100);
-  }
+  if (RETHINKDB_BIN) rethinkdb = await startRethinkdb(RETHINKDB_BIN, join(tmp.dir, 'rethinkdb'));
 }, 120_000);
 
 afterAll(async () => {
   await server?.close();
-  if (rethinkdb) {
-    const exited = once(rethinkdb.proc, 'exit');
-    rethinkdb.proc.kill('SIGTERM');
-    await exited;
-  }
+  await rethinkdb?.stop();
   tmp.cleanup();
 });
 
 const servers: [name: string, port: () => number, present: boolean][] = [
   ['Wharf driver port', () => server.driver!.port, true],
-  ['RethinkDB (RETHINKDB_BIN)', () => rethinkdb!.port, !!RETHINKDB_BIN],
+  ['RethinkDB (RETHINKDB_BIN)', () => rethinkdb!.driverPort, !!RETHINKDB_BIN],
 ];
 if (!RETHINKDB_BIN)
   console.warn('rethinkdb-target.test: RETHINKDB_BIN is not set, the real RethinkDB cases are skipped');

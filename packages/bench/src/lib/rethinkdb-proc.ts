@@ -38,16 +38,24 @@ export function findRethinkdbImport(): string | undefined {
 
 export interface RethinkdbProc {
   proc: ChildProcess;
+  /** Its `--server-name`, when one was given. */
+  name: string | undefined;
   driverPort: number;
   clusterPort: number;
+  /** Resolves when the process has exited (killed by a test, say). */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
-/**
- * Starts a fresh server in `dir` (removed by stop()); resolves once it accepts drivers.
- * `join`: the cluster port of a running server, to make this one a node of its cluster.
- */
-export async function startRethinkdb(bin: string, dir: string, join_?: number): Promise<RethinkdbProc> {
+export interface RethinkdbStartOptions {
+  /** The cluster port of a running server, to make this one a node of its cluster. */
+  join?: number;
+  /** `--server-name` (RethinkDB makes one up otherwise). */
+  name?: string;
+}
+
+/** Starts a fresh server in `dir` (removed by stop()); resolves once it accepts drivers. */
+export async function startRethinkdb(bin: string, dir: string, o: RethinkdbStartOptions = {}): Promise<RethinkdbProc> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const driverPort = await freePort();
@@ -59,7 +67,8 @@ export async function startRethinkdb(bin: string, dir: string, join_?: number): 
       '--no-http-admin',
       '--directory',
       data,
-      ...(join_ === undefined ? [] : ['--join', `127.0.0.1:${join_}`]),
+      ...(o.join === undefined ? [] : ['--join', `127.0.0.1:${o.join}`]),
+      ...(o.name === undefined ? [] : ['--server-name', o.name]),
     ]),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -83,8 +92,10 @@ export async function startRethinkdb(bin: string, dir: string, join_?: number): 
   });
   return {
     proc,
+    name: o.name,
     driverPort,
     clusterPort,
+    exited,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       await exited;
@@ -93,12 +104,29 @@ export async function startRethinkdb(bin: string, dir: string, join_?: number): 
   };
 }
 
-/** `nodes` servers on 127.0.0.1, each in `dir/nodeN`, the others joined to the first. */
+/**
+ * `nodes` servers on 127.0.0.1 named n0, n1…, each in `dir/nN`, the others joined to the first;
+ * resolves once the first sees them all.
+ */
 export async function startRethinkdbCluster(bin: string, dir: string, nodes: number): Promise<RethinkdbProc[]> {
-  const first = await startRethinkdb(bin, join(dir, 'node0'));
+  const first = await startRethinkdb(bin, join(dir, 'n0'), { name: 'n0' });
   const rest = await Promise.all(
-    Array.from({ length: nodes - 1 }, (_, i) => startRethinkdb(bin, join(dir, `node${i + 1}`), first.clusterPort)),
+    Array.from({ length: nodes - 1 }, (_, i) =>
+      startRethinkdb(bin, join(dir, `n${i + 1}`), { join: first.clusterPort, name: `n${i + 1}` }),
+    ),
   );
+  const { default: r } = await import('rethinkdb');
+  const conn = await r.connect({ host: '127.0.0.1', port: first.driverPort });
+  try {
+    for (let i = 0; ; i++) {
+      const seen = (await r.db('rethinkdb').table('server_status').count().run(conn)) as number;
+      if (seen === nodes) break;
+      if (i > 1200) throw new Error(`the RethinkDB cluster's first node sees ${seen} of ${nodes} nodes after 120 s`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  } finally {
+    await conn.close();
+  }
   return [first, ...rest];
 }
 

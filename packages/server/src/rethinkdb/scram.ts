@@ -11,16 +11,7 @@
  *
  * The server keeps StoredKey and ServerKey (never the password).
  */
-import {
-  authMessage,
-  clientFinal,
-  DEFAULT_ITERATIONS,
-  deriveCredentials,
-  type ScramCredentials,
-  saltedPassword,
-  serverFinal,
-  verifyProof,
-} from '@wharf/wire/rethinkdb';
+import type { ScramCredentials } from '@wharf/wire/rethinkdb';
 
 // The arithmetic is shared with the client (`@wharf/wire/rethinkdb`); the parsing of what a
 // client sends, and its error codes, are the server's.
@@ -33,7 +24,7 @@ export {
   saltedPassword,
   serverFinal,
   verifyProof,
-};
+} from '@wharf/wire/rethinkdb';
 
 export class ScramError extends Error {
   readonly errorCode: number;
