@@ -146,6 +146,7 @@ export class JobWorker {
   #beat = 0;
   #current: Holding | null = null;
   #rate = 0;
+  /** The job as this worker last read it (null before its first read). */
   view: JobView | null = null;
 
   constructor(
