@@ -128,8 +128,10 @@ describe.each(cases)('a job shared by four workers, into $name', (c) => {
       const job = `job-${c.name.length}`;
       const table = `jobs_${c.name.length}`;
       const args = workerArgs(c.target(), job, table);
-      const run = () => start(args, { cwd: tmp.dir });
-      const [w1, w2, victim] = [run(), run(), run()];
+      const run = (more: string[] = []) => start([...args, ...more], { cwd: tmp.dir });
+      // The victim records its progress every 50 ms in batches of 50, so it is seen mid-task,
+      // hundreds of documents before the task's end.
+      const [w1, w2, victim] = [run(), run(), run(['--batch-size', '50', '--checkpoint-ms', '50'])];
       let victimErr = '';
       victim.child.stderr!.on('data', (d) => (victimErr += d));
       await until('the victim registers', () => / worker (\S+) on /.test(victimErr), 20).catch((err) => {
@@ -140,11 +142,14 @@ describe.each(cases)('a job shared by four workers, into $name', (c) => {
       const store = await openStore(c.target());
       try {
         // Kill it while it holds a task it has made progress on.
+        // A 128 KiB task holds ~1500 documents: kill it before it is half done.
         await until(
           'the victim holds a task in progress',
           async () =>
-            (await epochs(store, job)).some((e) => e.worker === victimId && !e.done && !e.released && e.low.docs > 0),
-          20,
+            (await epochs(store, job)).some(
+              (e) => e.worker === victimId && !e.done && !e.released && e.low.docs > 0 && e.low.docs < 700,
+            ),
+          10,
         );
         victim.child.kill('SIGKILL');
         const late = run();
