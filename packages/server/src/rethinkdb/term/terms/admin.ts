@@ -507,6 +507,24 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   return { config_changes: [{ new_val: null, old_val: ev.tableConfig(ref) }], tables_dropped: 1 };
 }
 
+/** BETWEEN's `left_bound` and `right_bound` (default closed, open), checked; also read by changefeeds. */
+export async function betweenBoundOptargs(
+  ev: Evaluator,
+  node: TermNode,
+  env: Env | null,
+): Promise<{ leftBound: 'open' | 'closed'; rightBound: 'open' | 'closed' }> {
+  const leftBound = (await ev.optDatum(node, 'left_bound', env)) ?? 'closed';
+  const rightBound = (await ev.optDatum(node, 'right_bound', env)) ?? 'open';
+  for (const [name, v] of [
+    ['left_bound', leftBound],
+    ['right_bound', rightBound],
+  ] as const) {
+    if (v !== 'open' && v !== 'closed')
+      throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
+  }
+  return { leftBound: leftBound as 'open' | 'closed', rightBound: rightBound as 'open' | 'closed' };
+}
+
 async function between(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const out = await betweenRows(ev, node, env);
   if (out instanceof Seq) out.slice = true;
@@ -522,15 +540,7 @@ async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Prom
   const upper = await ev.eval(a[2] as Node, env);
   if (lower === null || upper === null)
     throw queryLogic('Cannot use `null` in BETWEEN, use `r.minval` or `r.maxval` to denote unboundedness.');
-  const leftBound = (await ev.optDatum(node, 'left_bound', env)) ?? 'closed';
-  const rightBound = (await ev.optDatum(node, 'right_bound', env)) ?? 'open';
-  for (const [name, v] of [
-    ['left_bound', leftBound],
-    ['right_bound', rightBound],
-  ] as const) {
-    if (v !== 'open' && v !== 'closed')
-      throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
-  }
+  const { leftBound, rightBound } = await betweenBoundOptargs(ev, node, env);
   if (index !== null) {
     const src = await ev.indexSource(t, index);
     if (lower === Bound.MAX || upper === Bound.MIN) return Seq.fromArray([], t);

@@ -40,6 +40,7 @@ import type { Evaluator } from '../evaluator.js';
 import { T, termName } from '../names.js';
 import type { TermFamily } from '../registry.js';
 import { Bound, type Env, expectType, Seq, TableRef, type Value } from '../values.js';
+import { betweenBoundOptargs } from './admin.js';
 
 /** What the server tells the term about feeds (EvaluatorDeps.feeds). */
 export interface FeedDeps {
@@ -339,15 +340,7 @@ async function betweenTest(
   const index = await ev.secondaryIndex(node, t, env);
   const lower = await ev.eval(node.args[1] as Node, env);
   const upper = await ev.eval(node.args[2] as Node, env);
-  const leftBound = (await ev.optDatum(node, 'left_bound', env)) ?? 'closed';
-  const rightBound = (await ev.optDatum(node, 'right_bound', env)) ?? 'open';
-  for (const [name, v] of [
-    ['left_bound', leftBound],
-    ['right_bound', rightBound],
-  ] as const) {
-    if (v !== 'open' && v !== 'closed')
-      throw queryLogic(`Expected \`open\` or \`closed\` for optarg \`${name}\` (got \`${JSON.stringify(v)}\`).`);
-  }
+  const { leftBound, rightBound } = await betweenBoundOptargs(ev, node, env);
   const lo = lower === Bound.MIN ? null : lower === Bound.MAX ? Bound.MAX : await ev.datum(lower);
   const hi = upper === Bound.MAX ? null : upper === Bound.MIN ? Bound.MIN : await ev.datum(upper);
   if ((lo === null && lower !== Bound.MIN) || (hi === null && upper !== Bound.MAX))

@@ -48,15 +48,19 @@ const bracket = (strictField: boolean): TermDef => ({
   },
 });
 
+/** The first argument evaluated, and the rest as a field selector (pluck, without, has_fields). */
+async function targetAndSelector(ev: Evaluator, node: TermNode, env: Env | null) {
+  const target = await ev.eval(node.args[0] as Node, env);
+  const paths: Datum[] = [];
+  for (const n of node.args.slice(1)) paths.push(await ev.evalDatum(n, env));
+  return { target, sel: buildSelector(paths) };
+}
+
 const pluckOrWithout = (type: number): TermDef => ({
   min: 1,
   max: INF,
   eval: async (ev, node, env) => {
-    const a = node.args;
-    const target = await ev.eval(a[0] as Node, env);
-    const paths: Datum[] = [];
-    for (const n of a.slice(1)) paths.push(await ev.evalDatum(n, env));
-    const sel = buildSelector(paths);
+    const { target, sel } = await targetAndSelector(ev, node, env);
     const op = type === T.PLUCK ? pluck : without;
     if (target instanceof TableRef || target instanceof Seq)
       return ev.mapSeq(ev.seq(target), async (row) => op(row, sel));
@@ -73,11 +77,7 @@ export const datumTerms: TermFamily = {
     min: 1,
     max: INF,
     eval: async (ev, node, env) => {
-      const a = node.args;
-      const target = await ev.eval(a[0] as Node, env);
-      const paths: Datum[] = [];
-      for (const n of a.slice(1)) paths.push(await ev.evalDatum(n, env));
-      const sel = buildSelector(paths);
+      const { target, sel } = await targetAndSelector(ev, node, env);
       if (target instanceof TableRef || target instanceof Seq) {
         return ev.mapSeq(ev.seq(target), async (row) => (hasFields(row, sel) ? row : undefined), true);
       }
