@@ -13,7 +13,7 @@ use crate::cache::BlockCache;
 use crate::checkpoint::{self, Background, Maintenance, MaintenanceState};
 pub use crate::committer::{AckListener, Callback};
 use crate::committer::{Committer, CommitterHooks, Queue, Recent, Request, Shared};
-use crate::doc::{DocFormat, PreparedDocs};
+use crate::doc::{Doc, DocFormat, PreparedDocs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::feed::{Feed, FeedBatch};
 use crate::index::{self, Index, IndexInfo, IndexWorker, ValueBound};
@@ -25,6 +25,7 @@ use crate::merge::{Merger, MERGE_THREADS};
 use crate::mutation::GroupEncoder;
 use crate::options::{Durability, Options, WriteOptions, DEFAULT_SEGMENT_SIZE, MIN_SEGMENT_SIZE};
 use crate::pacing::Pacer;
+use crate::predicate::{Filter, Verdict};
 use crate::run::Fetch;
 use crate::stats::{Counters, Stats};
 use crate::table::{Catalog, Env, Table, WriteResult};
@@ -610,6 +611,90 @@ impl Database {
         Ok(rows)
     }
 
+    /// One page of a lazy read: documents of `table` in key order, or of index ranges in index
+    /// order ([`ReadFrom`]), from just after `after` (a resume point an earlier page returned),
+    /// each kept or left out by `options.filter` (see [`crate::predicate`]), until `limit`
+    /// documents are taken or `examine` documents have been read. With `count_only` the kept
+    /// documents are counted, not returned (deferred ones are always returned: the caller
+    /// decides them). The page's `resume` is `None` once the range is exhausted.
+    pub fn read_page(
+        &self,
+        table: &str,
+        from: &ReadFrom,
+        after: Option<Resume>,
+        options: &PageOptions,
+    ) -> Result<Page> {
+        let limit = options.limit.max(1);
+        let examine = options.examine.max(1);
+        let mut page = Page::default();
+        let mut take = |key: Key, doc: Doc| -> bool {
+            page.examined += 1;
+            match options.filter.as_ref().map_or(Verdict::Match, |f| f.verdict(&doc)) {
+                Verdict::Match if options.count_only => page.counted += 1,
+                Verdict::Match => page.rows.push(PageRow { key, doc, deferred: false }),
+                Verdict::Defer => page.rows.push(PageRow { key, doc, deferred: true }),
+                Verdict::NoMatch => {}
+            }
+            page.rows.len() < limit && (page.examined as usize) < examine
+        };
+        // What a page probably reads: `limit` documents when each is kept, more through a filter.
+        let expected = if options.filter.is_none() && !options.count_only { limit.min(examine) } else { 256 };
+        let resume = match from {
+            ReadFrom::Keys(range) => {
+                let t = self.table(table)?;
+                let mut range = range.clone();
+                match after {
+                    Some(Resume::Key(k)) if options.reverse => range.upper = Bound::Excluded(k),
+                    Some(Resume::Key(k)) => range.lower = Bound::Excluded(k),
+                    Some(Resume::Entry(..)) => {
+                        return Err(Error::invalid("a key range resumes after a key, not an index entry"))
+                    }
+                    None => {}
+                }
+                let mut chunk = expected.clamp(1, 4096);
+                let mut resume = None;
+                while !range_is_empty(&range) {
+                    let rows = t.data.read().scan(&range, chunk, options.reverse)?;
+                    let full = rows.len() == chunk;
+                    let last = rows.last().map(|(k, _)| k.clone());
+                    let mut stopped = None;
+                    for (key, doc) in rows {
+                        if !take(key.clone(), doc) {
+                            stopped = Some(key);
+                            break;
+                        }
+                    }
+                    if let Some(k) = stopped {
+                        resume = Some(Resume::Key(k));
+                        break;
+                    }
+                    let (true, Some(last)) = (full, last) else { break };
+                    if options.reverse {
+                        range.upper = Bound::Excluded(last);
+                    } else {
+                        range.lower = Bound::Excluded(last);
+                    }
+                    chunk = (chunk * 2).min(4096);
+                }
+                resume
+            }
+            ReadFrom::Index { name, ranges } => {
+                let (t, i) = self.query_index(table, name, options.fresh)?;
+                let after = match after {
+                    Some(Resume::Entry(at, entry)) => Some((at, entry)),
+                    Some(Resume::Key(_)) => {
+                        return Err(Error::invalid("an index read resumes after an index entry, not a key"))
+                    }
+                    None => None,
+                };
+                i.walk(&t, ranges, after, options.reverse, expected, &mut take)?.map(|(at, k)| Resume::Entry(at, k))
+            }
+        };
+        page.resume = resume;
+        self.inner.shared.counters.record_read(page.examined);
+        Ok(page)
+    }
+
     /// Tables in name order (none once closed).
     pub fn list_tables(&self) -> Vec<TableInfo> {
         if *self.inner.closed.lock().unwrap() {
@@ -745,6 +830,57 @@ fn keep_free_segments_of_size(vfs: &dyn Vfs, free: Vec<SegmentFile>, size: u64) 
         }
     }
     Ok(kept)
+}
+
+/// Where a lazy read is from.
+#[derive(Debug, Clone)]
+pub enum ReadFrom {
+    /// A range of primary keys.
+    Keys(KeyRange),
+    /// Ranges of a secondary index's values, (lower, upper) each, read one after the other.
+    Index { name: String, ranges: Vec<(ValueBound, ValueBound)> },
+}
+
+/// Where the next page of a lazy read starts: after this primary key, or after this entry of
+/// the index range at this position.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    Key(Key),
+    Entry(usize, Key),
+}
+
+/// How one page of [`Database::read_page`] is read.
+#[derive(Debug, Clone)]
+pub struct PageOptions {
+    /// Documents to return at most (kept and deferred ones).
+    pub limit: usize,
+    /// Documents to read at most (bounds the work of one call when a filter keeps few).
+    pub examine: usize,
+    pub reverse: bool,
+    pub filter: Option<Filter>,
+    /// Count the kept documents instead of returning them.
+    pub count_only: bool,
+    /// For index reads: wait until the index reflects every write acknowledged before the call.
+    pub fresh: bool,
+}
+
+/// A document of a page; `deferred` when the filter left it to the caller.
+#[derive(Debug, Clone)]
+pub struct PageRow {
+    pub key: Key,
+    pub doc: Doc,
+    pub deferred: bool,
+}
+
+/// One page of a lazy read.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    pub rows: Vec<PageRow>,
+    /// Kept documents counted (with `count_only`).
+    pub counted: u64,
+    /// Documents read.
+    pub examined: u64,
+    pub resume: Option<Resume>,
 }
 
 fn range_is_empty(range: &KeyRange) -> bool {

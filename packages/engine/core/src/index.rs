@@ -27,6 +27,7 @@ use serde_json::Value;
 use crate::doc::Doc;
 use crate::error::{Error, ErrorCode, Result};
 use crate::key::{Key, KeyRange};
+use crate::run::Fetch;
 pub(crate) use crate::table::{index_not_found as not_found, Build, Change, Index};
 use crate::table::{Catalog, Table};
 
@@ -134,6 +135,7 @@ fn entry_key(value: &str, pk: &Key) -> Key {
 }
 
 /// All entries of one encoded value.
+#[cfg(test)]
 fn value_range(value: &str) -> (Bound<Key>, Bound<Key>) {
     (
         Bound::Included(Key::Str(format!("{value}\0\0").into())),
@@ -355,6 +357,7 @@ fn build_step(catalog: &RwLock<Catalog>) -> bool {
 }
 
 /// A bound on index values for `between`.
+#[derive(Debug, Clone)]
 pub enum ValueBound {
     Unbounded,
     Closed(Value),
@@ -364,17 +367,20 @@ pub enum ValueBound {
 impl Index {
     /// Documents whose field has one of `values` (each document once per matching value).
     pub fn get_all(&self, table: &Table, values: &[Value]) -> Result<Vec<(Key, Doc)>> {
-        let mut out = Vec::new();
+        let mut ranges = Vec::with_capacity(values.len());
         for value in values {
-            let Some(encoded) = encode_value(value) else {
+            if encode_value(value).is_none() {
                 return Err(Error::invalid(format!(
                     "index values are strings, numbers, booleans or null; got {value}"
                 )));
-            };
-            let (lower, upper) = value_range(&encoded);
-            let exact = |v: &str| v == encoded;
-            self.collect(table, KeyRange { lower, upper }, usize::MAX, false, &exact, &mut out)?;
+            }
+            ranges.push((ValueBound::Closed(value.clone()), ValueBound::Closed(value.clone())));
         }
+        let mut out = Vec::new();
+        self.walk(table, &ranges, None, false, 1024, &mut |key, doc| {
+            out.push((key, doc));
+            true
+        })?;
         Ok(out)
     }
 
@@ -387,58 +393,85 @@ impl Index {
         limit: usize,
         reverse: bool,
     ) -> Result<Vec<(Key, Doc)>> {
-        let (lower, lo) = entry_bound(lower, true)?;
-        let (upper, hi) = entry_bound(upper, false)?;
-        let within = |v: &str| {
-            lo.as_ref().is_none_or(|(l, closed)| if *closed { v >= l.as_str() } else { v > l.as_str() })
-                && hi.as_ref().is_none_or(|(h, closed)| if *closed { v <= h.as_str() } else { v < h.as_str() })
-        };
         let mut out = Vec::new();
-        self.collect(table, KeyRange { lower, upper }, limit, reverse, &within, &mut out)?;
+        if limit == 0 {
+            return Ok(out);
+        }
+        let ranges = [(lower.clone(), upper.clone())];
+        self.walk(table, &ranges, None, reverse, limit.min(1024), &mut |key, doc| {
+            out.push((key, doc));
+            out.len() < limit
+        })?;
         Ok(out)
     }
 
-    /// Walks index entries in `range`, fetching each document and keeping those that match.
-    fn collect(
+    /// Walks the entries of `ranges` (lower, upper), one range after the other, each in index
+    /// order (reversed if asked), from just after `after` (a range's position and an entry key,
+    /// as returned before), fetching each entry's document and calling `visit` with those whose
+    /// value is really in range (entries cut long values). `visit` returns whether to go on.
+    /// Returns where to resume — the last entry visited — when `visit` stopped the walk, and
+    /// `None` when the ranges are exhausted. `chunk` is how many entries to read at a time at
+    /// first (the caller's expected need; it grows to 1024).
+    pub fn walk(
         &self,
         table: &Table,
-        mut range: KeyRange,
-        limit: usize,
+        ranges: &[(ValueBound, ValueBound)],
+        after: Option<(usize, Key)>,
         reverse: bool,
-        matches: &dyn Fn(&str) -> bool,
-        out: &mut Vec<(Key, Doc)>,
-    ) -> Result<()> {
-        let start = out.len();
-        loop {
-            let want = (limit - (out.len() - start)).min(1024);
-            let entries = self.tree.data.read().scan(&range, want, reverse)?;
-            for (_, pk) in &entries {
-                let key = match serde_json::from_str::<Value>(pk) {
-                    Ok(Value::Number(n)) => Key::Num(n.as_f64().unwrap_or(f64::NAN)),
-                    Ok(Value::String(s)) => Key::Str(s.into()),
-                    _ => {
-                        return Err(Error::corrupt_checkpoint(format!(
-                            "index `{}` holds a bad primary key {pk}",
-                            self.name
-                        )))
-                    }
-                };
-                if let Some(doc) = table.get(&key)? {
-                    if self.doc_matches(&doc, matches) && out.len() - start < limit {
-                        out.push((key, doc));
-                    }
-                }
-            }
-            match entries.last() {
-                Some((last, _)) if entries.len() == want && out.len() - start < limit => {
+        chunk: usize,
+        visit: &mut dyn FnMut(Key, Doc) -> bool,
+    ) -> Result<Option<(usize, Key)>> {
+        let first = after.as_ref().map_or(0, |(i, _)| *i);
+        let mut chunk = chunk.clamp(1, 1024);
+        for (at, (lower, upper)) in ranges.iter().enumerate().skip(first) {
+            let (lower, lo) = entry_bound(lower, true)?;
+            let (upper, hi) = entry_bound(upper, false)?;
+            let within = |v: &str| {
+                lo.as_ref().is_none_or(|(l, closed)| if *closed { v >= l.as_str() } else { v > l.as_str() })
+                    && hi.as_ref().is_none_or(|(h, closed)| if *closed { v <= h.as_str() } else { v < h.as_str() })
+            };
+            let mut range = KeyRange { lower, upper };
+            if let Some((i, entry)) = &after {
+                if *i == at {
                     if reverse {
-                        range.upper = Bound::Excluded(last.clone());
+                        range.upper = Bound::Excluded(entry.clone());
                     } else {
-                        range.lower = Bound::Excluded(last.clone());
+                        range.lower = Bound::Excluded(entry.clone());
                     }
                 }
-                _ => return Ok(()),
             }
+            loop {
+                let entries = self.tree.data.read().scan(&range, chunk, reverse)?;
+                let keys = entries.iter().map(|(_, pk)| self.primary_key(pk)).collect::<Result<Vec<_>>>()?;
+                let docs = table.get_many(&keys, Fetch::Wait)?.unwrap_or_default();
+                for (((entry, _), key), doc) in entries.iter().zip(keys).zip(docs) {
+                    let Some(doc) = doc else { continue };
+                    if self.doc_matches(&doc, &within) && !visit(key, doc) {
+                        return Ok(Some((at, entry.clone())));
+                    }
+                }
+                match entries.last() {
+                    Some((last, _)) if entries.len() == chunk => {
+                        if reverse {
+                            range.upper = Bound::Excluded(last.clone());
+                        } else {
+                            range.lower = Bound::Excluded(last.clone());
+                        }
+                        chunk = (chunk * 2).min(1024);
+                    }
+                    _ => break,
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The primary key an entry holds (as JSON text).
+    fn primary_key(&self, pk: &str) -> Result<Key> {
+        match serde_json::from_str::<Value>(pk) {
+            Ok(Value::Number(n)) => Ok(Key::Num(n.as_f64().unwrap_or(f64::NAN))),
+            Ok(Value::String(s)) => Ok(Key::Str(s.into())),
+            _ => Err(Error::corrupt_checkpoint(format!("index `{}` holds a bad primary key {pk}", self.name))),
         }
     }
 }

@@ -40,6 +40,7 @@
 //! journal, run                               the journal's segment files; run files
 //! doc, mutation, record, cache, pacing       documents, journal payloads and records, block cache, pacing
 //! key, checksum, bloom, stats, options, io   keys, checksums, filters, counters, options, the disk seam
+//! predicate                                  filter predicates on documents (ReQL's filter, pushed down)
 //! error, csv                                 the error type; CSV records to NDJSON documents (for imports)
 //! ```
 //!
@@ -72,13 +73,16 @@ mod merge;
 mod mutation;
 mod options;
 mod pacing;
+pub mod predicate;
 mod record;
 mod run;
 mod stats;
 mod table;
 mod tree;
 
-pub use db::{wait, AckListener, Callback, ChangeFeed, Database, TableInfo};
+pub use db::{
+    wait, AckListener, Callback, ChangeFeed, Database, Page, PageOptions, PageRow, ReadFrom, Resume, TableInfo,
+};
 pub use doc::{DocFormat, PreparedDocs, MAX_DOCUMENT_DEPTH};
 pub use error::{Error, ErrorCode, Result};
 pub use feed::{FeedBatch, FeedChange};
