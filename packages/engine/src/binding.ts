@@ -122,6 +122,8 @@ export interface NativeDatabase {
     reverse: boolean,
     fresh: boolean,
   ): Promise<string>;
+  /** One page of a lazy read (`napi/src/pages.rs`): the query and the page as JSON text. */
+  readPage(table: string, queryJson: string): Promise<string>;
   listTables(): string;
   stats(): string;
   close(): Promise<void>;

@@ -88,6 +88,72 @@ export interface BetweenOptions extends IndexQueryOptions {
   reverse?: boolean;
 }
 
+/**
+ * A filter predicate the engine evaluates on stored documents (`core/src/predicate.rs` has the
+ * rules): a field path compared with a constant, ReQL's object-subset match (fields in order;
+ * a nested `{ match }` matches a nested object), and `and`, `or`, `not`.
+ */
+export type FilterPredicate =
+  | { cmp: 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge'; path: string[]; value: IndexValue }
+  | { match: MatchField[] }
+  | { and: FilterPredicate[] }
+  | { or: FilterPredicate[] }
+  | { not: FilterPredicate };
+
+/** One field of an object-subset match: its name and the value wanted (or a nested match). */
+export type MatchField = [string, IndexValue | { match: MatchField[] }];
+
+export interface FilterSpec {
+  predicate: FilterPredicate;
+  /**
+   * A document missing a field the predicate reads: `'skip'` (default) leaves it out, `'keep'`
+   * keeps it, `'defer'` returns it in `deferred` for the caller to decide.
+   */
+  missing?: 'skip' | 'keep' | 'defer';
+}
+
+/** One range of a paged read: of primary keys, or of index values (null: unbounded). */
+export interface PageRange {
+  lower: IndexValue;
+  lowerClosed: boolean;
+  upper: IndexValue;
+  upperClosed: boolean;
+}
+
+/** Where the next page starts: after a primary key, or after an index entry (range, entry). */
+export type PageResume = Key | [number, string];
+
+export interface PageQuery {
+  /** A secondary index; absent: the primary key (then `ranges` holds exactly one range). */
+  index?: string;
+  /** Read one after the other (each in key or index order). */
+  ranges: PageRange[];
+  /** A previous page's `after`. */
+  after?: PageResume | null;
+  /** Documents to return at most (kept and deferred ones). */
+  limit: number;
+  /** Documents to read at most in this call (default 16384). */
+  examine?: number;
+  reverse?: boolean;
+  /** Index reads: wait until the index reflects every acknowledged write (default true). */
+  fresh?: boolean;
+  /** Count the kept documents instead of returning them (deferred ones are still returned). */
+  count?: boolean;
+  filter?: FilterSpec;
+}
+
+export interface Page<Doc> {
+  rows: Doc[];
+  /** Positions in `rows` of the documents the filter left to the caller. */
+  deferred: number[];
+  /** Kept documents counted (with `count`). */
+  counted: number;
+  /** Documents the engine read for this page. */
+  examined: number;
+  /** Where the next page starts; null once the read is exhausted. */
+  after: PageResume | null;
+}
+
 export interface IndexWaitOptions {
   /** Give up (WHARF_ERR_INDEX_NOT_READY) after this long (default: one hour). */
   timeoutMs?: number;
@@ -434,4 +500,69 @@ export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/** A page query checked, as the JSON text the binding reads. */
+export function pageQueryJson(query: unknown): string {
+  const q = optionsObject(query, 'query', [
+    'index',
+    'ranges',
+    'after',
+    'limit',
+    'examine',
+    'reverse',
+    'fresh',
+    'count',
+    'filter',
+  ]);
+  const index = q.index === undefined ? null : tableName(q.index, 'query.index');
+  if (!Array.isArray(q.ranges)) throw invalidArgument(`query.ranges must be an array; got ${describe(q.ranges)}`);
+  if (index === null && q.ranges.length !== 1)
+    throw invalidArgument(`query.ranges must hold exactly one range of primary keys; got ${q.ranges.length}`);
+  const ranges = q.ranges.map((r: unknown, i: number) => {
+    const at = `query.ranges[${i}]`;
+    const o = optionsObject(r, at, ['lower', 'lowerClosed', 'upper', 'upperClosed']);
+    const side = (v: unknown, name: string) =>
+      v === null || v === undefined
+        ? null
+        : index === null
+          ? checkKey(v, `${at}.${name}`)
+          : indexValue(v, `${at}.${name}`);
+    return [
+      side(o.lower, 'lower'),
+      boolean(o.lowerClosed ?? false, `${at}.lowerClosed`),
+      side(o.upper, 'upper'),
+      boolean(o.upperClosed ?? false, `${at}.upperClosed`),
+    ];
+  });
+  let after: unknown = null;
+  if (q.after !== undefined && q.after !== null) {
+    if (Array.isArray(q.after)) {
+      const [i, entry] = q.after as unknown[];
+      if (q.after.length !== 2 || !Number.isSafeInteger(i) || typeof entry !== 'string')
+        throw invalidArgument(`query.after must be a key or a page's [range, entry]; got ${describe(q.after)}`);
+      after = [i, entry];
+    } else after = checkKey(q.after, 'query.after');
+  }
+  let filter: unknown = null;
+  if (q.filter !== undefined) {
+    const f = optionsObject(q.filter, 'query.filter', ['predicate', 'missing']);
+    // The predicate's shape is checked by the engine, whose errors name the part at fault.
+    filter = {
+      predicate: f.predicate,
+      missing:
+        f.missing === undefined ? 'skip' : oneOf(f.missing, ['skip', 'keep', 'defer'] as const, 'query.filter.missing'),
+    };
+  }
+  return JSON.stringify({
+    index,
+    ranges,
+    after,
+    limit: positiveInteger(q.limit, 'query.limit'),
+    examine: q.examine === undefined ? 16_384 : positiveInteger(q.examine, 'query.examine'),
+    reverse: q.reverse === undefined ? false : boolean(q.reverse, 'query.reverse'),
+    fresh: q.fresh === undefined ? true : boolean(q.fresh, 'query.fresh'),
+    count: q.count === undefined ? false : boolean(q.count, 'query.count'),
+    filter,
+  });
 }

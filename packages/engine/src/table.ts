@@ -34,6 +34,9 @@ import {
   indexQueryOptions,
   indexValue,
   indexWaitOptions,
+  type Page,
+  type PageQuery,
+  pageQueryJson,
   type ScanOptions,
   scanOptions,
   tableName,
@@ -191,6 +194,17 @@ export class Table<Doc extends object = Document> {
     return this.#handle.read((native) =>
       native.between(this.name, name, lo, o.lowerClosed, hi, o.upperClosed, o.limit, o.reverse, o.fresh),
     );
+  }
+
+  /**
+   * One page of a lazy read: documents of a primary-key range, or of index ranges one after the
+   * other, in key or index order, optionally filtered in the engine. Call again with the page's
+   * `after` for the next page, until it is null. A page stops at `limit` documents or after
+   * reading `examine` (so a filter that keeps few still answers in bounded time).
+   */
+  async readPage(query: PageQuery): Promise<Page<Doc>> {
+    const json = pageQueryJson(query);
+    return this.#handle.read((native) => native.readPage(this.name, json));
   }
 
   #insert(

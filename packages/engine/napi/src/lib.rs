@@ -21,6 +21,7 @@ mod database;
 mod error;
 mod feed;
 mod index;
+mod pages;
 mod sequencer;
 mod shared_memory;
 mod table;

@@ -1,4 +1,15 @@
-import type { BetweenOptions, Database, Durability, IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
+import type {
+  BetweenOptions,
+  Database,
+  Durability,
+  FilterSpec,
+  IndexInfo,
+  IndexValue,
+  Key,
+  PageRange,
+  PageResume,
+  ScanOptions,
+} from '@wharf/engine';
 import { errorCatalogue } from '@wharf/wire';
 import { engineCodeOf, engineErrorNames } from '../../errors.js';
 import { continueAfter } from '../../scan-pages.js';
@@ -62,6 +73,12 @@ export interface EvaluatorDeps {
   defaultDurability: Durability;
   /** Changefeed limits, and who to tell of a feed (terms/changefeeds.ts). */
   feeds?: FeedDeps;
+  /**
+   * Reads of tables and indexes go to the engine page by page, with `limit`, simple `filter`s
+   * and `count` pushed into the read (default). False: whole ranges are read and everything
+   * after is evaluated in JS (the reference the pushed-down path is tested against).
+   */
+  pushDown?: boolean;
 }
 
 /** What a START produced: one datum, or rows for a cursor. */
@@ -211,7 +228,14 @@ export class Evaluator {
   }
 
   tableSeq(ref: TableRef, bounds: ScanOptions = {}): Seq {
-    return Seq.fromStream(() => this.scan(ref, bounds), ref);
+    if (this.deps.pushDown === false) return Seq.fromStream(() => this.scan(ref, bounds), ref);
+    const range: PageRange = {
+      lower: bounds.gte ?? bounds.gt ?? null,
+      lowerClosed: bounds.gt === undefined,
+      upper: bounds.lte ?? bounds.lt ?? null,
+      upperClosed: bounds.lt === undefined,
+    };
+    return new EngineRead(this, ref, null, [range], bounds.reverse === true).seq();
   }
 
   async *scan(ref: TableRef, bounds: ScanOptions): AsyncGenerator<Datum> {
@@ -535,8 +559,36 @@ export class Evaluator {
     return out;
   }
 
+  /** Rows of a secondary index equal to one of `values`, value after value (getAll). */
+  indexValuesSeq(t: TableRef, index: string, values: IndexValue[]): Seq {
+    if (this.deps.pushDown !== false) {
+      const ranges = values.map((v) => ({ lower: v, lowerClosed: true, upper: v, upperClosed: true }));
+      return new EngineRead(this, t, index, ranges, false).seq();
+    }
+    const evaluator = this;
+    return Seq.fromStream(async function* () {
+      if (values.length === 0) return;
+      let rows: object[];
+      try {
+        rows = await t.engine.getAll(index, values);
+      } catch (err) {
+        throw evaluator.engineError(err, t, index);
+      }
+      for (const r of rows) yield r as Datum;
+    }, t);
+  }
+
   /** Rows of a secondary index between two values (null: unbounded), in index order. */
   indexSeq(t: TableRef, index: string, lower: IndexValue | null, upper: IndexValue | null, opts: BetweenOptions): Seq {
+    if (this.deps.pushDown !== false) {
+      const range: PageRange = {
+        lower,
+        lowerClosed: opts.leftBound !== 'open',
+        upper,
+        upperClosed: opts.rightBound === 'closed',
+      };
+      return new EngineRead(this, t, index, [range], opts.reverse === true).seq();
+    }
     const api = t.engine;
     const evaluator = this;
     return Seq.fromStream(async function* () {
@@ -548,6 +600,98 @@ export class Evaluator {
       }
       for (const r of rows) yield r as Datum;
     }, t);
+  }
+}
+
+/** Rows per page of an engine read with no limit (as the driver's cursor takes them). */
+const READ_PAGE = 1000;
+
+/** A row a pushed-down filter left to JS: true when the JS predicate keeps it. */
+export type RowTest = (row: Datum) => Promise<boolean>;
+
+/**
+ * A read the engine does lazily, page by page (`table.readPage`): a primary-key range or index
+ * ranges, in key or index order, with what follows it pushed into the read when it can be: a
+ * `limit` (a page asks for what is still wanted, so `.limit(n)` reads about n documents), a
+ * simple `filter` (evaluated on the stored JSON; rows the engine defers are decided by `test`,
+ * the JS predicate, so results equal the JS path's) and `count` (counted in the engine).
+ */
+export class EngineRead {
+  constructor(
+    readonly ev: Evaluator,
+    readonly ref: TableRef,
+    readonly index: string | null,
+    readonly ranges: PageRange[],
+    readonly reverse: boolean,
+    readonly filter: { spec: FilterSpec; test: RowTest } | null = null,
+    readonly limit: number | null = null,
+  ) {}
+
+  seq(): Seq {
+    const s = Seq.fromStream(() => this.rows(), this.ref);
+    s.engineRead = this;
+    return s;
+  }
+
+  /** The same read, filtered (null when it has a filter or a limit already: JS filters it then). */
+  filtered(spec: FilterSpec, test: RowTest): EngineRead | null {
+    if (this.filter !== null || this.limit !== null) return null;
+    return new EngineRead(this.ev, this.ref, this.index, this.ranges, this.reverse, { spec, test });
+  }
+
+  limited(n: number): EngineRead {
+    const limit = this.limit === null ? n : Math.min(n, this.limit);
+    return new EngineRead(this.ev, this.ref, this.index, this.ranges, this.reverse, this.filter, limit);
+  }
+
+  private async page(after: PageResume | null, limit: number, count: boolean) {
+    try {
+      return await this.ref.engine.readPage({
+        ...(this.index === null ? {} : { index: this.index }),
+        ranges: this.ranges,
+        after,
+        limit,
+        reverse: this.reverse,
+        count,
+        ...(this.filter === null ? {} : { filter: this.filter.spec }),
+      });
+    } catch (err) {
+      throw this.ev.engineError(err, this.ref, this.index ?? undefined);
+    }
+  }
+
+  async *rows(): AsyncGenerator<Datum> {
+    let remaining = this.limit ?? Number.POSITIVE_INFINITY;
+    let after: PageResume | null = null;
+    while (remaining > 0) {
+      const page = await this.page(after, Math.min(remaining, READ_PAGE), false);
+      const deferred = new Set(page.deferred);
+      for (const [i, row] of page.rows.entries()) {
+        if (deferred.has(i) && !(await (this.filter as { test: RowTest }).test(row as Datum))) continue;
+        yield row as Datum;
+        if (--remaining === 0) return;
+      }
+      if (page.after === null) return;
+      after = page.after;
+    }
+  }
+
+  /** The rows' number, counted in the engine (deferred rows decided in JS). */
+  async count(): Promise<number> {
+    if (this.limit !== null) {
+      let n = 0;
+      for await (const _ of this.rows()) n++;
+      return n;
+    }
+    let n = 0;
+    let after: PageResume | null = null;
+    for (;;) {
+      const page = await this.page(after, READ_PAGE, true);
+      n += page.counted;
+      for (const row of page.rows) if (await (this.filter as { test: RowTest }).test(row as Datum)) n++;
+      if (page.after === null) return n;
+      after = page.after;
+    }
   }
 }
 

@@ -9,6 +9,7 @@ import { queryLogic } from '../errors.js';
 import type { Node } from './compiler.js';
 import type { Datum, DatumObject } from './datum.js';
 import { datumTypeName, typeError } from './datum.js';
+import type { EngineRead } from './evaluator.js';
 
 export class DbRef {
   constructor(readonly name: string) {}
@@ -46,6 +47,8 @@ export class Seq {
   slice = false;
   /** Ordered by an index already (a second indexed order_by is an error). */
   indexOrdered = false;
+  /** Read by the engine page by page: limit, filter and count can go into the read. */
+  engineRead: EngineRead | null = null;
 
   static fromArray(items: Datum[], table: TableRef | null = null): Seq {
     return new Seq(() => arrayIterator(items), table, items);

@@ -3,7 +3,7 @@
  * table, get, get_all, between, db_create/drop/list, table_create/drop/list, index_*, config,
  * status, wait.
  */
-import type { IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
+import type { IndexInfo, Key, ScanOptions } from '@wharf/engine';
 import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
@@ -205,7 +205,6 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   if (!(t instanceof TableRef)) expectType(t, 'TABLE');
   const index = await ev.secondaryIndex(node, t, env);
   if (index !== null) {
-    const api = t.engine;
     const src = await ev.indexSource(t, index);
     const wanted: Datum[] = [];
     for (const n of a.slice(1)) wanted.push(await ev.evalDatum(n, env));
@@ -217,17 +216,11 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
       for (const w of wanted) for (const e of entries) if (datumsEqual(e.value, w)) rows.push(e.row);
       return Seq.fromArray(rows, t);
     }
-    const values: IndexValue[] = wanted.map((w) => indexValue(w));
-    return Seq.fromStream(async function* () {
-      if (values.length === 0) return;
-      let rows: object[];
-      try {
-        rows = await api.getAll(index, values);
-      } catch (err) {
-        throw ev.engineError(err, t, index);
-      }
-      for (const r of rows) yield r as Datum;
-    }, t);
+    return ev.indexValuesSeq(
+      t,
+      index,
+      wanted.map((w) => indexValue(w)),
+    );
   }
   const keys: Key[] = [];
   for (const n of a.slice(1)) {

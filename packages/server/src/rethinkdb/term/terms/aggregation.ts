@@ -210,6 +210,7 @@ export const aggregationTerms: TermFamily = {
       }
       const s = ev.seq(target);
       if (s.infinite) await ev.materialize(s); // the infinite-stream error
+      if (a.length === 1 && s.engineRead !== null) return s.engineRead.count(); // counted in the engine
       const pred = a.length === 2 ? await ev.eval(a[1] as Node, env) : undefined;
       let n = 0;
       const it = s.open();

@@ -2,10 +2,12 @@
  * Sequences and transforms (RethinkDB's seq.cc, sort.cc, slice.cc, transform terms): map,
  * filter, order_by, is_empty, nth, skip, limit.
  */
+
+import type { FilterPredicate, FilterSpec, IndexValue, MatchField } from '@wharf/engine';
 import { EmptyUserError, opFailed, queryLogic, ReqlRuntimeError } from '../../errors.js';
 import { ErrorType } from '../../protocol.js';
 import type { Node, TermNode } from '../compiler.js';
-import { compareDatums, type Datum, field, isPlainObject, truthy } from '../datum.js';
+import { compareDatums, type Datum, type DatumObject, field, isPlainObject, truthy } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { sortEntries } from '../function-indexes.js';
 import { T } from '../names.js';
@@ -83,7 +85,109 @@ async function filter(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
       }
     }
   };
+  const spec = s.engineRead === null ? null : filterSpec(a[1] as Node, pred, defaultNode);
+  const pushed = spec === null ? null : s.engineRead?.filtered(spec, test);
+  if (pushed) return pushed.seq();
   return ev.mapSeq(s, async (row) => ((await test(row)) ? row : undefined), true);
+}
+
+type CmpOp = 'eq' | 'ne' | 'lt' | 'le' | 'gt' | 'ge';
+
+const CMP_OPS: ReadonlyMap<number, CmpOp> = new Map<number, CmpOp>([
+  [T.EQ, 'eq'],
+  [T.NE, 'ne'],
+  [T.LT, 'lt'],
+  [T.LE, 'le'],
+  [T.GT, 'gt'],
+  [T.GE, 'ge'],
+]);
+
+/** The operator with its operands swapped (`5 < x` is `x > 5`). */
+const SWAPPED = { eq: 'eq', ne: 'ne', lt: 'gt', le: 'ge', gt: 'lt', ge: 'le' } as const;
+
+function isScalarConstant(v: Datum): v is IndexValue {
+  return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/**
+ * The filter as a predicate the engine evaluates (`FilterSpec`), or null when it is not simple
+ * enough: an object of constants (ReQL's subset match), or a one-argument function whose body
+ * compares field paths of its argument with scalar constants, joined by and, or, not. What the
+ * engine leaves undecided for a row (errors, arrays on a path, a default that is not a
+ * constant) it hands back to `test`, so the results are the JS evaluator's.
+ */
+function filterSpec(predNode: Node, pred: Value, defaultNode: Node | undefined): FilterSpec | null {
+  let missing: FilterSpec['missing'] = 'skip';
+  if (defaultNode !== undefined) {
+    if (defaultNode.kind !== 'datum' || Array.isArray(defaultNode.value)) missing = 'defer';
+    else missing = truthy(defaultNode.value) ? 'keep' : 'skip';
+  }
+  if (pred instanceof Func) {
+    if (pred.params.length !== 1) return null;
+    const predicate = predicateOf(pred.body, pred.params[0] as number, 0);
+    return predicate === null ? null : { predicate, missing };
+  }
+  if (predNode.kind !== 'datum' || !isPlainObject(pred as Datum)) return null;
+  const fields = matchFields(pred as DatumObject, 0);
+  return fields === null ? null : { predicate: { match: fields }, missing };
+}
+
+/** Deepest predicate translated (the engine refuses deeper ones; JS evaluates them). */
+const MAX_PREDICATE_DEPTH = 32;
+
+function matchFields(obj: DatumObject, depth: number): MatchField[] | null {
+  if (depth > MAX_PREDICATE_DEPTH) return null;
+  const out: MatchField[] = [];
+  // Object.entries' order: the order matchesObject checks the fields in.
+  for (const [k, want] of Object.entries(obj)) {
+    if (isPlainObject(want)) {
+      const nested = matchFields(want, depth + 1);
+      if (nested === null) return null;
+      out.push([k, { match: nested }]);
+    } else if (isScalarConstant(want)) out.push([k, want]);
+    else return null;
+  }
+  return out;
+}
+
+function predicateOf(n: Node, param: number, depth: number): FilterPredicate | null {
+  if (n.kind !== 'term' || depth > MAX_PREDICATE_DEPTH || Object.keys(n.optargs).length > 0) return null;
+  const op = CMP_OPS.get(n.type);
+  if (op !== undefined) {
+    if (n.args.length !== 2) return null;
+    const [x, y] = n.args as [Node, Node];
+    const left = fieldPath(x, param);
+    if (left !== null && left.length > 0 && y.kind === 'datum' && isScalarConstant(y.value))
+      return { cmp: op, path: left, value: y.value };
+    const right = fieldPath(y, param);
+    if (right !== null && right.length > 0 && x.kind === 'datum' && isScalarConstant(x.value))
+      return { cmp: SWAPPED[op], path: right, value: x.value };
+    return null;
+  }
+  if (n.type === T.AND || n.type === T.OR) {
+    const items: FilterPredicate[] = [];
+    for (const arg of n.args) {
+      const p = predicateOf(arg, param, depth + 1);
+      if (p === null) return null;
+      items.push(p);
+    }
+    return n.type === T.AND ? { and: items } : { or: items };
+  }
+  if (n.type === T.NOT && n.args.length === 1) {
+    const p = predicateOf(n.args[0] as Node, param, depth + 1);
+    return p === null ? null : { not: p };
+  }
+  return null;
+}
+
+/** `row('a')('b')` (bracket or get_field with string keys) of the parameter: ['a', 'b']. */
+function fieldPath(n: Node, param: number): string[] | null {
+  if (n.kind === 'var') return n.id === param ? [] : null;
+  if (n.kind !== 'term' || (n.type !== T.BRACKET && n.type !== T.GET_FIELD) || n.args.length !== 2) return null;
+  const key = n.args[1] as Node;
+  if (key.kind !== 'datum' || typeof key.value !== 'string') return null;
+  const base = fieldPath(n.args[0] as Node, param);
+  return base === null ? null : [...base, key.value];
 }
 
 /** The sort key of a row without the field: before every value (as RethinkDB orders them). */
@@ -187,6 +291,7 @@ async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<
 
 export function limitSeq(s: Seq, n: number): Seq {
   if (s.array) return Seq.fromArray(s.array.slice(0, n), s.table);
+  if (s.engineRead !== null && n > 0) return s.engineRead.limited(n).seq();
   const open = s.open;
   return Seq.fromStream(async function* () {
     if (n === 0) return;
