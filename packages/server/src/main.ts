@@ -22,6 +22,7 @@ export const USAGE = `Usage: wharf-server --data DIR [options]
   --memory-budget-mb N  engine memory for memtables and block cache (MiB; env WHARF_MEMORY_BUDGET_MB)  256
   --log-level LEVEL     fatal|error|warn|info|debug|trace|silent              info
   --limit NAME=N        change one documented limit (repeatable), e.g. --limit httpBodyBytes=1048576
+  --no-reql-push-down   evaluate ReQL filters, limits and counts in JS over whole reads (diagnosis)
   --help                print this help`;
 
 function value(args: string[], i: number, flag: string): string {
@@ -72,6 +73,9 @@ export function parseArgs(args: string[]): ServerOptions | 'help' {
         break;
       case '--allowed-host':
         opts.allowedHosts = [...(opts.allowedHosts ?? []), next()];
+        break;
+      case '--no-reql-push-down':
+        opts.reqlPushDown = false;
         break;
       case '--server-name':
         opts.serverName = next();

@@ -56,6 +56,12 @@ export interface ServerOptions {
    * ~0.2–0.3 s of startup. Default true; ignored when the driver port is off.
    */
   driverWarmUp?: boolean;
+  /**
+   * ReQL reads of tables and indexes page through the engine, with `limit`, simple `filter`s
+   * and `count` evaluated there (docs/ARCHITECTURE.md, *The ReQL evaluator*). Default true;
+   * false reads whole ranges and evaluates the rest in JS (for comparisons and diagnosis).
+   */
+  reqlPushDown?: boolean;
   limits?: Partial<Limits>;
 }
 
@@ -72,6 +78,7 @@ export interface ResolvedOptions {
   logger: boolean | LoggerOptions;
   statsIntervalMs: number;
   driverWarmUp: boolean;
+  reqlPushDown: boolean;
   limits: Limits;
 }
 
@@ -156,6 +163,7 @@ export function resolveOptions(opts: ServerOptions): ResolvedOptions {
     logger: opts.logger ?? { level: 'info' },
     statsIntervalMs,
     driverWarmUp: opts.driverWarmUp ?? true,
+    reqlPushDown: opts.reqlPushDown ?? true,
     limits,
   };
 }

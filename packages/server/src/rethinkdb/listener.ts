@@ -91,6 +91,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     arrayLimit: options.limits.arrayLimit,
     trackWrite: (p) => state.writes.track(p),
     defaultDurability: options.engine.durability ?? 'hard',
+    pushDown: options.reqlPushDown,
   };
   const log = app.log.child({ listener: 'rethinkdb' });
 
