@@ -612,7 +612,7 @@ export const serveCommand: CommandDef<ServeOptions> = {
 export const benchCommand: CommandDef<BenchOptions> = {
   name: 'bench',
   summary:
-    "Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds' ratios): the fdatasync limit, seed 000's sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, `wharf import` against DuckDB and over the network, a sustained import, 8-byte key/value puts. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg, @duckdb/node-api, RethinkDB) is skipped with one line saying what to install (docs/BENCHMARKS.md).",
+    "Benchmarks on this disk, each figure a ratio to a reference run interleaved with it (A B A B …, median of the rounds' ratios): the fdatasync limit, seed 000's sequential hard inserts (Wharf, SQLite, PostgreSQL), group commit, bulk loads, `wharf import` against DuckDB and over the network, a sustained import, 8-byte key/value puts, ReQL queries on 1M documents against RethinkDB. A scenario whose reference is not installed (@wharf/engine, @wharf/server, better-sqlite3, pg, @duckdb/node-api, RethinkDB) is skipped with one line saying what to install (docs/BENCHMARKS.md).",
   argument: {
     name: '<scenario>',
     key: 'scenario',
@@ -624,7 +624,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
       key: 'quick',
       default: false,
       description:
-        'Smaller runs (3 rounds, 100k bulk documents, 200k import documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts): all of them in under 10 minutes.',
+        'Smaller runs (3 rounds, 100k bulk documents, 200k import documents, 100 blocks, 1-minute sustained import, 10M/1M kv puts, 100k reql documents): all of them in under 10 minutes.',
     },
     {
       flag: 'out',
@@ -675,7 +675,7 @@ export const benchCommand: CommandDef<BenchOptions> = {
       arg: '<n>',
       parse: parseIntStrict(1),
       defaultText: '1000000 (quick: 100000)',
-      description: 'bulk and import: documents of ~150 B.',
+      description: 'bulk, import, job and reql: documents (reql: the documents queried, loaded into both systems).',
     },
     {
       flag: 'blocks',

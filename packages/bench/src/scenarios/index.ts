@@ -21,6 +21,7 @@ import { importScenario } from './import.js';
 import { jobScenario } from './job.js';
 import { kv } from './kv.js';
 import { limit } from './limit.js';
+import { reqlScenario } from './reql.js';
 import { seed000 } from './seed000.js';
 import { SUSTAINED_MEMORY_BUDGET_MB, sustained } from './sustained.js';
 
@@ -39,6 +40,7 @@ const NEEDS: Record<ScenarioName, { modules?: string[]; cargo?: boolean; cli?: b
   job: { cli: true },
   sustained: { modules: ['@wharf/engine', '@wharf/server'] },
   kv: { modules: ['@wharf/engine'], cargo: true },
+  reql: { modules: ['@wharf/server'] },
 };
 
 /** What a scenario needs and does not have here, in a few words, or undefined when it can run. */
@@ -70,7 +72,7 @@ export interface BenchSuiteOptions {
   minutes?: number;
   /** sustained: the engine's memory budget in MiB (`--memory-budget-mb`); default env WHARF_BENCH_MEMORY_BUDGET_MB, else 64 */
   memoryBudgetMb?: number;
-  /** bulk, import and job: documents (default 1M; quick 100k, import and job 200k); bulk: ~900 KB blocks (default 10k, quick 100) */
+  /** bulk, import, job and reql: documents (default 1M; quick 100k, import and job 200k); bulk: ~900 KB blocks (default 10k, quick 100) */
   docs?: number;
   blocks?: number;
   /** kv: puts through the Rust core (default 100M, quick 10M) and the JS API (10M, quick 1M) */
@@ -264,6 +266,9 @@ export async function runBenchSuite(
             break;
           case 'kv':
             res = await kv(ctx, { rustPuts: o.kvPuts, jsPuts: o.kvJsPuts });
+            break;
+          case 'reql':
+            res = await reqlScenario(ctx, { docs: o.docs });
             break;
         }
       } catch (e) {
