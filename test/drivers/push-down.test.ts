@@ -89,17 +89,44 @@ describe('queries pushed down into the engine answer as the JS evaluator does', 
       ['gt, count', t().filter(r.row('n').gt(500)).count()],
       ['gt, default true, count', t().filter(r.row('n').gt(500), { default: true }).count()],
       ['gt, default r.error()', t().filter(r.row('n').gt(500), { default: r.error() })],
-      ['gt, default r.error(), count', t().filter(r.row('n').gt(500), { default: r.error('no n') }).count()],
-      ['default a function', t().filter(r.row('n').lt(5), { default: (e: Any) => e.match('n') }).count()],
+      [
+        'gt, default r.error(), count',
+        t()
+          .filter(r.row('n').gt(500), { default: r.error('no n') })
+          .count(),
+      ],
+      [
+        'default a function',
+        t()
+          .filter(r.row('n').lt(5), { default: (e: Any) => e.match('n') })
+          .count(),
+      ],
       ['across types', t().filter(r.row('n').ge('s1'))],
       ['null', t().filter(r.row('n').eq(null)).count()],
       ['ne null', t().filter(r.row('n').ne(null)).count()],
       ['booleans', t().filter(r.row('flag').lt(true))],
       ['nested path', t().filter(r.row('nested')('c').eq('x')).count()],
       ['nested path over arrays (JS maps)', t().filter(r.row('nested')('c').eq('x'), { default: true }).limit(50)],
-      ['nested path, get_field', t().filter((d: Any) => d.getField('nested').getField('d').le(2)).limit(40)],
-      ['or, and, not', t().filter((d: Any) => d('group').eq(1).or(d('n').lt(20).and(d('name').ne('bo').not())))],
-      ['constant on the left', t().filter((d: Any) => r.expr(900).lt(d('n'))).count()],
+      [
+        'nested path, get_field',
+        t()
+          .filter((d: Any) => d.getField('nested').getField('d').le(2))
+          .limit(40),
+      ],
+      [
+        'or, and, not',
+        t().filter((d: Any) =>
+          d('group')
+            .eq(1)
+            .or(d('n').lt(20).and(d('name').ne('bo').not())),
+        ),
+      ],
+      [
+        'constant on the left',
+        t()
+          .filter((d: Any) => r.expr(900).lt(d('n')))
+          .count(),
+      ],
       ['time field against a number', t().filter(r.row('when').gt(5)).count()],
       ['not simple (JS): arithmetic', t().filter(r.row('n').add(1).gt(500)).count()],
       ['not simple (JS): eq of three', t().filter(r.row('group').eq(1, 1)).count()],
@@ -114,8 +141,18 @@ describe('queries pushed down into the engine answer as the JS evaluator does', 
       ['between, keys, count', t().between(100, 2000).count()],
       ['between, keys, limit', t().between(r.minval, 50, { leftBound: 'open' }).limit(7)],
       ['orderBy index, limit', t().orderBy({ index: 'n' }).limit(10)],
-      ['orderBy desc index, limit', t().orderBy({ index: r.desc('n') }).limit(10)],
-      ['orderBy primary desc, limit', t().orderBy({ index: r.desc('id') }).limit(10)],
+      [
+        'orderBy desc index, limit',
+        t()
+          .orderBy({ index: r.desc('n') })
+          .limit(10),
+      ],
+      [
+        'orderBy primary desc, limit',
+        t()
+          .orderBy({ index: r.desc('id') })
+          .limit(10),
+      ],
       ['orderBy index, filter, limit', t().orderBy({ index: 'n' }).filter(r.row('group').eq(7)).limit(12)],
       ['filter then limit then count', t().filter({ group: 1 }).limit(30).count()],
       ['limit then filter', t().limit(100).filter({ group: 1 })],
@@ -129,7 +166,13 @@ describe('queries pushed down into the engine answer as the JS evaluator does', 
     }
     // The checks above compare something: non-empty answers and real errors among them.
     expect(await same(t().filter({ group: 3 }).count())).toEqual({ ok: 300 });
-    expect(await same(t().filter(r.row('n').gt(500), { default: r.error('no n') }).count())).toMatchObject({
+    expect(
+      await same(
+        t()
+          .filter(r.row('n').gt(500), { default: r.error('no n') })
+          .count(),
+      ),
+    ).toMatchObject({
       error: 'ReqlUserError',
       msg: 'no n',
     });
@@ -155,20 +198,26 @@ describe('queries pushed down into the engine answer as the JS evaluator does', 
     const path = fc.constantFrom(['a'], ['b'], ['b', 'c'], ['b', 'd'], ['c'], ['zz']);
     const op = fc.constantFrom('eq', 'ne', 'lt', 'le', 'gt', 'ge');
     type P = (row: Any) => Any;
-    const leaf: fc.Arbitrary<P> = fc
-      .tuple(path, op, constant, fc.boolean())
-      .map(([p, o, c, flipped]) => (row: Any) => {
-        const field = p.reduce((x: Any, k: string) => x(k), row);
-        if (!flipped) return field[o](c);
-        const swapped = { eq: 'eq', ne: 'ne', lt: 'gt', le: 'ge', gt: 'lt', ge: 'le' }[o] as string;
-        return r.expr(c)[swapped](field);
-      });
+    const leaf: fc.Arbitrary<P> = fc.tuple(path, op, constant, fc.boolean()).map(([p, o, c, flipped]) => (row: Any) => {
+      const field = p.reduce((x: Any, k: string) => x(k), row);
+      if (!flipped) return field[o](c);
+      const swapped = { eq: 'eq', ne: 'ne', lt: 'gt', le: 'ge', gt: 'lt', ge: 'le' }[o] as string;
+      return r.expr(c)[swapped](field);
+    });
     const { pred } = fc.letrec<{ pred: P }>((tie) => ({
       pred: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
         leaf,
-        fc.tuple(tie('pred'), tie('pred')).map(([x, y]) => (row: Any) => x(row).and(y(row))),
-        fc.tuple(tie('pred'), tie('pred')).map(([x, y]) => (row: Any) => x(row).or(y(row))),
+        fc.tuple(tie('pred'), tie('pred')).map(
+          ([x, y]) =>
+            (row: Any) =>
+              x(row).and(y(row)),
+        ),
+        fc.tuple(tie('pred'), tie('pred')).map(
+          ([x, y]) =>
+            (row: Any) =>
+              x(row).or(y(row)),
+        ),
         tie('pred').map((x) => (row: Any) => x(row).not()),
       ),
     }));
@@ -206,7 +255,9 @@ describe('queries pushed down into the engine answer as the JS evaluator does', 
     for (const q of [
       t().orderBy({ index: 'n' }).limit(10),
       t().between(100, r.maxval, { index: 'n' }).limit(10),
-      t().orderBy({ index: r.desc('id') }).limit(10),
+      t()
+        .orderBy({ index: r.desc('id') })
+        .limit(10),
       t().filter({ group: 4 }).limit(10),
       t().filter(r.row('n').gt(500)).limit(10),
     ]) {

@@ -446,7 +446,7 @@ impl Index {
                 let docs = table.get_many(&keys, Fetch::Wait)?.unwrap_or_default();
                 for (((entry, _), key), doc) in entries.iter().zip(keys).zip(docs) {
                     let Some(doc) = doc else { continue };
-                    if self.doc_matches(&doc, &within) && !visit(key, doc) {
+                    if self.doc_matches(&doc, within) && !visit(key, doc) {
                         return Ok(Some((at, entry.clone())));
                     }
                 }

@@ -39,10 +39,8 @@ fn page_query(q: &Value) -> wharf_engine::Result<(ReadFrom, Option<Resume>, Page
             .ok_or_else(|| invalid(format!("page query: `{name}` must be a positive integer")))
     };
     let flag = |name: &str| q.get(name).and_then(Value::as_bool).unwrap_or(false);
-    let ranges = q
-        .get("ranges")
-        .and_then(Value::as_array)
-        .ok_or_else(|| invalid("page query: `ranges` must be an array"))?;
+    let ranges =
+        q.get("ranges").and_then(Value::as_array).ok_or_else(|| invalid("page query: `ranges` must be an array"))?;
     let index = match q.get("index") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -54,10 +52,9 @@ fn page_query(q: &Value) -> wharf_engine::Result<(ReadFrom, Option<Resume>, Page
     };
     let mut pairs = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
-        let r = r
-            .as_array()
-            .filter(|r| r.len() == 4)
-            .ok_or_else(|| invalid(format!("page query: ranges[{i}] must be [lower, lowerClosed, upper, upperClosed]")))?;
+        let r = r.as_array().filter(|r| r.len() == 4).ok_or_else(|| {
+            invalid(format!("page query: ranges[{i}] must be [lower, lowerClosed, upper, upperClosed]"))
+        })?;
         pairs.push((side(r, 0)?, side(r, 2)?));
     }
     let from = match index {
