@@ -19,6 +19,9 @@
 //! - `and` and `or` stop at the first false (true) operand; an error in an operand before that
 //!   is the whole predicate's error, as in JS.
 
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -84,6 +87,8 @@ pub enum OnMissing {
 pub struct Filter {
     pub predicate: Predicate,
     pub on_missing: OnMissing,
+    /// The top-level fields the predicate reads (the only ones `verdict` parses).
+    fields: Vec<String>,
 }
 
 /// The engine's answer for one document.
@@ -105,9 +110,23 @@ enum Stop {
 const MAX_DEPTH: usize = 64;
 
 impl Filter {
-    /// The verdict for one stored document's JSON text. A document that does not parse (never
-    /// the case for stored ones) defers.
+    /// The verdict for one stored document's JSON text. Only the top-level fields the predicate
+    /// reads are parsed into values (the rest are skipped as raw text), unless a field name has
+    /// an escape, when the whole document is parsed. A document that does not parse (never the
+    /// case for stored ones) defers.
     pub fn verdict(&self, doc: &str) -> Verdict {
+        if let Ok(top) = serde_json::from_str::<HashMap<&str, &RawValue>>(doc) {
+            let mut partial = serde_json::Map::new();
+            for name in self.fields.iter().map(String::as_str).chain(["$reql_type$"]) {
+                if let Some(raw) = top.get(name) {
+                    match serde_json::from_str::<Value>(raw.get()) {
+                        Ok(v) => partial.insert(name.to_string(), v),
+                        Err(_) => return Verdict::Defer,
+                    };
+                }
+            }
+            return self.verdict_value(&Value::Object(partial));
+        }
         match serde_json::from_str::<Value>(doc) {
             Ok(v) => self.verdict_value(&v),
             Err(_) => Verdict::Defer,
@@ -140,7 +159,23 @@ impl Filter {
             Some("defer") => OnMissing::Defer,
             Some(_) => return Err(bad("filter.missing", "\"skip\", \"keep\" or \"defer\"", &obj["missing"])),
         };
-        Ok(Filter { predicate, on_missing })
+        Ok(Filter::new(predicate, on_missing))
+    }
+
+    pub fn new(predicate: Predicate, on_missing: OnMissing) -> Filter {
+        fn top_fields(p: &Predicate, out: &mut Vec<String>) {
+            match p {
+                Predicate::Cmp { path, .. } => out.extend(path.first().cloned()),
+                Predicate::Match { fields } => out.extend(fields.iter().map(|(name, _)| name.clone())),
+                Predicate::And(items) | Predicate::Or(items) => items.iter().for_each(|i| top_fields(i, out)),
+                Predicate::Not(inner) => top_fields(inner, out),
+            }
+        }
+        let mut fields = Vec::new();
+        top_fields(&predicate, &mut fields);
+        fields.sort();
+        fields.dedup();
+        Filter { predicate, on_missing, fields }
     }
 }
 
@@ -450,6 +485,32 @@ mod tests {
         let keep = filter(json!({"predicate": {"match": [["a", 1], ["n", 2]]}, "missing": "keep"}));
         assert_eq!(keep.verdict(r#"{"a":1}"#), Verdict::Match);
         assert_eq!(keep.verdict(r#"{"a":2}"#), Verdict::NoMatch);
+    }
+
+    /// `verdict` parses only the fields it needs; it must answer as a whole parse does.
+    #[test]
+    fn reading_only_the_needed_fields_answers_as_the_whole_document() {
+        let docs = [
+            r#"{"a":1,"b":{"c":"x"},"z":[1,{"q":2}]}"#,
+            r#"{"a":"1","b":{"c":"y","$reql_type$":"TIME"}}"#,
+            r#"{"$reql_type$":"TIME","a":1}"#,
+            r#"{"a\u0041":1,"a":2}"#, // an escaped name: the whole document is parsed
+            r#"{"a":1,"a":3}"#,       // a repeated name: the last one counts, as in JS
+            r#"{"b":null}"#,
+            r#"{}"#,
+        ];
+        let specs = [
+            json!({"predicate": {"cmp": "ge", "path": ["a"], "value": 2}, "missing": "keep"}),
+            json!({"predicate": {"cmp": "eq", "path": ["b", "c"], "value": "x"}, "missing": "defer"}),
+            json!({"predicate": {"or": [{"match": [["a", 1]]}, {"not": {"cmp": "lt", "path": ["b"], "value": 0}}]}}),
+        ];
+        for spec in &specs {
+            let f = filter(spec.clone());
+            for doc in docs {
+                let whole: Value = serde_json::from_str(doc).unwrap();
+                assert_eq!(f.verdict(doc), f.verdict_value(&whole), "{spec} on {doc}");
+            }
+        }
     }
 
     #[test]
