@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PageQuery, PageResume } from '../src/index.ts';
+import type { FilterSpec, PageQuery, PageResume } from '../src/index.ts';
 import { openTempTable, rejection } from './helpers.ts';
 
 interface Doc {
@@ -59,7 +59,7 @@ describe('table.readPage', () => {
     });
     expect(byGroup.rows).toEqual(await t.getAll('group', [3, 1]));
     // n > 50, where n is a number; a missing n leaves the row out; an array sorts below numbers.
-    const filter = { predicate: { cmp: 'gt', path: ['n'], value: 50 } } as const;
+    const filter: FilterSpec = { predicate: { cmp: 'gt', path: ['n'], value: 50 } };
     const kept = all.filter((d) => typeof d.n === 'number' && d.n > 50);
     expect(
       (

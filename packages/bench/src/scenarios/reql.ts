@@ -241,6 +241,8 @@ export async function reqlScenario(ctx: BenchContext, o: { docs?: number } = {})
           ? {
               reference: `RethinkDB ${fmtMs(ms(rdb, 50))} / ${fmtMs(ms(rdb, 99))}`,
               ratio: median(ratios!),
+              // Two decimals would print a ratio far below 1 as 0.00×.
+              ...(median(ratios!) < 0.01 ? { ratioText: `${median(ratios!).toPrecision(2)}×` } : {}),
               ratios: ratios!.map((x) => round(x, 3)),
             }
           : {}),

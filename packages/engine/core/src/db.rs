@@ -627,13 +627,20 @@ impl Database {
         let limit = options.limit.max(1);
         let examine = options.examine.max(1);
         let mut page = Page::default();
-        let mut take = |key: Key, doc: Doc| -> bool {
+        // A document is `None` only where none is needed: counting a fresh index range, unfiltered.
+        let mut fetched = 0u64;
+        let mut take = |key: Key, doc: Option<Doc>| -> bool {
             page.examined += 1;
-            match options.filter.as_ref().map_or(Verdict::Match, |f| f.verdict(&doc)) {
-                Verdict::Match if options.count_only => page.counted += 1,
-                Verdict::Match => page.rows.push(PageRow { key, doc, deferred: false }),
-                Verdict::Defer => page.rows.push(PageRow { key, doc, deferred: true }),
-                Verdict::NoMatch => {}
+            fetched += doc.is_some() as u64;
+            let verdict = match (&options.filter, &doc) {
+                (Some(f), Some(doc)) => f.verdict(doc),
+                _ => Verdict::Match,
+            };
+            match (verdict, doc) {
+                (Verdict::Match, _) if options.count_only => page.counted += 1,
+                (Verdict::Match, Some(doc)) => page.rows.push(PageRow { key, doc, deferred: false }),
+                (Verdict::Defer, Some(doc)) => page.rows.push(PageRow { key, doc, deferred: true }),
+                _ => {}
             }
             page.rows.len() < limit && (page.examined as usize) < examine
         };
@@ -659,7 +666,7 @@ impl Database {
                     let last = rows.last().map(|(k, _)| k.clone());
                     let mut stopped = None;
                     for (key, doc) in rows {
-                        if !take(key.clone(), doc) {
+                        if !take(key.clone(), Some(doc)) {
                             stopped = Some(key);
                             break;
                         }
@@ -687,11 +694,13 @@ impl Database {
                     }
                     None => None,
                 };
-                i.walk(&t, ranges, after, options.reverse, expected, &mut take)?.map(|(at, k)| Resume::Entry(at, k))
+                let fetch_all = options.filter.is_some() || !options.count_only || !options.fresh;
+                i.walk_entries(&t, ranges, after, options.reverse, expected, fetch_all, &mut take)?
+                    .map(|(at, k)| Resume::Entry(at, k))
             }
         };
         page.resume = resume;
-        self.inner.shared.counters.record_read(page.examined);
+        self.inner.shared.counters.record_read(fetched);
         Ok(page)
     }
 
@@ -878,7 +887,9 @@ pub struct Page {
     pub rows: Vec<PageRow>,
     /// Kept documents counted (with `count_only`).
     pub counted: u64,
-    /// Documents read.
+    /// Documents read, or index entries that answered for theirs (an unfiltered count of a
+    /// fresh index range reads no document for an entry whose value is whole in its key: a fresh
+    /// index holds exactly the values of every write acknowledged before the read).
     pub examined: u64,
     pub resume: Option<Resume>,
 }

@@ -134,6 +134,17 @@ fn entry_key(value: &str, pk: &Key) -> Key {
     Key::Str(format!("{value}\0\0{}", encode_key(pk)).into())
 }
 
+/// Whether an entry key's value is whole (not cut at [`MAX_VALUE_BYTES`]) and within the
+/// range, so the entry alone answers for its document.
+fn whole_value(entry: &Key, within: impl Fn(&str) -> bool) -> bool {
+    let Key::Str(entry) = entry else { return false };
+    // The value ends at the first NUL NUL (a NUL inside a string value is NUL 0x01).
+    let Some(end) = entry.find("\0\0") else { return false };
+    let value = &entry[..end];
+    // A cut string is at least MAX_VALUE_BYTES - 4 bytes long (a character is at most 4).
+    !(value.starts_with('S') && value.len() + 4 >= MAX_VALUE_BYTES) && within(value)
+}
+
 /// All entries of one encoded value.
 #[cfg(test)]
 fn value_range(value: &str) -> (Bound<Key>, Bound<Key>) {
@@ -421,6 +432,25 @@ impl Index {
         chunk: usize,
         visit: &mut dyn FnMut(Key, Doc) -> bool,
     ) -> Result<Option<(usize, Key)>> {
+        self.walk_entries(table, ranges, after, reverse, chunk, true, &mut |key, doc| {
+            visit(key, doc.expect("documents are fetched"))
+        })
+    }
+
+    /// `walk`, where `visit` gets `None` instead of the document for an entry whose value is
+    /// whole in its key (not cut), unless `fetch_all`: counting a fresh index range needs no
+    /// document then (entries of a fresh index are exactly its table's values).
+    #[allow(clippy::too_many_arguments)]
+    pub fn walk_entries(
+        &self,
+        table: &Table,
+        ranges: &[(ValueBound, ValueBound)],
+        after: Option<(usize, Key)>,
+        reverse: bool,
+        chunk: usize,
+        fetch_all: bool,
+        visit: &mut dyn FnMut(Key, Option<Doc>) -> bool,
+    ) -> Result<Option<(usize, Key)>> {
         let first = after.as_ref().map_or(0, |(i, _)| *i);
         let mut chunk = chunk.clamp(1, 1024);
         for (at, (lower, upper)) in ranges.iter().enumerate().skip(first) {
@@ -443,10 +473,20 @@ impl Index {
             loop {
                 let entries = self.tree.data.read().scan(&range, chunk, reverse)?;
                 let keys = entries.iter().map(|(_, pk)| self.primary_key(pk)).collect::<Result<Vec<_>>>()?;
-                let docs = table.get_many(&keys, Fetch::Wait)?.unwrap_or_default();
-                for (((entry, _), key), doc) in entries.iter().zip(keys).zip(docs) {
-                    let Some(doc) = doc else { continue };
-                    if self.doc_matches(&doc, within) && !visit(key, doc) {
+                // The entries whose value is whole need no document (when the caller allows).
+                let whole: Vec<bool> = entries.iter().map(|(e, _)| !fetch_all && whole_value(e, within)).collect();
+                let wanted: Vec<Key> = keys.iter().zip(&whole).filter(|(_, w)| !**w).map(|(k, _)| k.clone()).collect();
+                let mut docs = table.get_many(&wanted, Fetch::Wait)?.unwrap_or_default().into_iter();
+                for (((entry, _), key), whole) in entries.iter().zip(keys).zip(whole) {
+                    let doc = if whole {
+                        None
+                    } else {
+                        match docs.next().flatten() {
+                            Some(doc) if self.doc_matches(&doc, within) => Some(doc),
+                            _ => continue,
+                        }
+                    };
+                    if !visit(key, doc) {
                         return Ok(Some((at, entry.clone())));
                     }
                 }

@@ -184,3 +184,41 @@ fn examine_bounds_one_page_and_resuming_the_wrong_kind_of_point_is_refused() {
     let err = db.read_page("t", &index, Some(Resume::Key(Key::from(1.0))), &opts).unwrap_err();
     assert!(err.to_string().contains("resumes after an index entry"), "{err}");
 }
+
+#[test]
+fn counting_a_fresh_index_range_reads_documents_only_for_cut_values() {
+    let (_dir, db) = open();
+    // Long names: cut in their entries, so those are checked against their documents.
+    let long = |i: u64| format!("{}{i:04}", "x".repeat(600));
+    let ndjson: String =
+        (0..40).map(|i| json!({ "id": 10_000 + i, "group": 3, "name": long(i) }).to_string() + "\n").collect();
+    let docs = PreparedDocs::parse(ndjson.as_bytes(), DocFormat::Ndjson, "id").unwrap();
+    let options = WriteOptions { durability: Durability::Soft, conflict: Conflict::Error, wait_for_indexes: false };
+    wait(|done| db.insert("t", docs, options, done)).unwrap();
+    wait(|done| db.create_index("t", "name", "name", false, done)).unwrap();
+    db.index_wait("t", &[], Duration::from_secs(60)).unwrap();
+    let count = |name: &str, lo: Value, hi: Value, fresh: bool| {
+        let from = ReadFrom::Index { name: name.into(), ranges: vec![(ValueBound::Closed(lo), ValueBound::Open(hi))] };
+        let before = db.stats().documents_read;
+        let opts = PageOptions { fresh, ..options_count() };
+        let (_, counted, _) = read_all(&db, &from, &opts);
+        (counted, db.stats().documents_read - before)
+    };
+    fn options_count() -> PageOptions {
+        PageOptions { limit: 100, examine: 100_000, reverse: false, filter: None, count_only: true, fresh: true }
+    }
+    let want = db
+        .between("t", "group", &ValueBound::Closed(json!(2)), &ValueBound::Open(json!(5)), None, false, true)
+        .unwrap()
+        .len() as u64;
+    assert_eq!(count("group", json!(2), json!(5), true), (want, 0));
+    // Not fresh: every document is read.
+    assert_eq!(count("group", json!(2), json!(5), false), (want, want));
+    // Cut values: their documents are read; whole ones are not.
+    let short = db
+        .between("t", "name", &ValueBound::Closed(json!("a")), &ValueBound::Open(json!("x")), None, false, true)
+        .unwrap()
+        .len() as u64;
+    assert_eq!(count("name", json!("a"), json!("x"), true), (short, 0));
+    assert_eq!(count("name", json!("x"), json!("y"), true), (40, 40));
+}
