@@ -1,6 +1,6 @@
 /**
  * The RethinkDB driver port as a plugin: a net.Server whose connections speak protocol V1_0
- * (SCRAM-SHA-256, user `admin`). It decorates the instance with `rethinkdb` (listen, address,
+ * (SCRAM-SHA-256; `admin` and the users of `rethinkdb.users`, users.ts). It decorates the instance with `rethinkdb` (listen, address,
  * close); startServer() calls listen(). On shutdown it stops accepting and lets every
  * connection answer the queries it already took before closing it.
  */
@@ -11,11 +11,12 @@ import fp from 'fastify-plugin';
 import { admitConnection } from '../bounds.js';
 import { DriverConnection } from './connection.js';
 import type { FeedHandle } from './feed-cursor.js';
-import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
+import type { SystemInfo } from './term/system-tables.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
+import { ADMIN, Access, UserStore } from './users.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
@@ -82,7 +83,22 @@ export class DriverListener {
 async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   const state = app.wharf;
   const { options } = state;
-  const credentials = adminCredentials(options.password);
+  const users = new UserStore(app.db, options.password);
+  await users.load();
+  const listenerRef: { current?: DriverListener } = {};
+  const system: SystemInfo = {
+    users,
+    scratch: new Map(),
+    startedAt: Date.now(),
+    ports: () => {
+      const http = app.server.address();
+      return {
+        http: http !== null && typeof http === 'object' ? http.port : null,
+        driver: listenerRef.current?.address()?.port ?? null,
+      };
+    },
+    counters: () => ({ connections: state.counters.driverConnections, queries: state.counters.driverQueries }),
+  };
   const deps: EvaluatorDeps = {
     db: app.db,
     catalog: new Catalog(app.db),
@@ -91,6 +107,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     arrayLimit: options.limits.arrayLimit,
     trackWrite: (p) => state.writes.track(p),
     defaultDurability: options.engine.durability ?? 'hard',
+    system,
   };
   const log = app.log.child({ listener: 'rethinkdb' });
 
@@ -116,7 +133,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
       }
       return new DriverConnection(socket, {
         runner: {
-          start: async (term, optargs) => {
+          start: async (term, optargs, user) => {
             // A changefeed's handle goes to the connection with the stream it is served from.
             let feed: FeedHandle | undefined;
             const feeds: FeedDeps = {
@@ -131,10 +148,14 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
                 state.counters.driverFeeds += delta;
               },
             };
-            const result = await runQuery({ ...connDeps, feeds }, term, optargs);
+            // Admin runs unchecked; anyone else has every table access checked (users.ts).
+            const access = user === ADMIN ? undefined : new Access(users, user);
+            const result = await runQuery({ ...connDeps, feeds, ...(access ? { access } : {}) }, term, optargs);
             return feed !== undefined && result.kind === 'stream' ? { ...result, feed } : result;
           },
-          startFrame: (body) => {
+          startFrame: (body, user) => {
+            // The bulk path writes without the table lookup: admin connections only.
+            if (user !== ADMIN) return undefined;
             const bulk = bulkInsertFrameOf(body);
             if (bulk === undefined) return undefined;
             return async () => {
@@ -144,10 +165,12 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
           },
         },
         handshake: {
-          credentials,
-          refuse: () => {
-            if (options.password === '' && !loopback) {
-              return 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.';
+          credentials: (user) => users.credentials(user),
+          refuse: (user) => {
+            if (users.exists(user) && !users.hasPassword(user) && !loopback) {
+              return user === ADMIN
+                ? 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.'
+                : `User \`${user}\` has no password, so Wharf accepts its driver connections from loopback only; give it one in \`rethinkdb.users\`.`;
             }
             // Login throttling, shared with HTTP: refused before the proof is checked.
             const wait = state.logins.retryAfterSeconds(address);
@@ -171,6 +194,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     },
     () => warmQueryPath(deps),
   );
+  listenerRef.current = listener;
   app.decorate('rethinkdb', listener);
   app.addHook('preClose', async () => {
     state.closing = true;

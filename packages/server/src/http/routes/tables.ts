@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { fromEngineError, WharfServerError } from '../../errors.js';
-import { checkTableName } from '../../names.js';
+import { checkTableName, isHiddenTable } from '../../names.js';
 import { errorResponses } from '../schemas/index.js';
 
 export default async function tablesRoutes(app: FastifyInstance): Promise<void> {
@@ -19,7 +19,7 @@ export default async function tablesRoutes(app: FastifyInstance): Promise<void> 
         },
       },
     },
-    async () => ({ tables: app.db.listTables() }),
+    async () => ({ tables: app.db.listTables().filter((t) => !isHiddenTable(t.name)) }),
   );
 
   app.get<{ Params: { table: string } }>(

@@ -12,6 +12,7 @@ import {
   ReqlRuntimeError,
 } from '../errors.js';
 import { ErrorType } from '../protocol.js';
+import { type Access, guardTable } from '../users.js';
 import { type Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
 import { compile, type Node, type TermNode } from './compiler.js';
 import {
@@ -33,6 +34,7 @@ import { T, termName } from './names.js';
 import { getField } from './objects.js';
 import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
+import { type SystemInfo, systemTableRef } from './system-tables.js';
 import type { FeedDeps } from './terms/changefeeds.js';
 import { TERMS } from './terms/index.js';
 import {
@@ -62,6 +64,10 @@ export interface EvaluatorDeps {
   defaultDurability: Durability;
   /** Changefeed limits, and who to tell of a feed (terms/changefeeds.ts). */
   feeds?: FeedDeps;
+  /** Who runs the query when it is not `admin` (every table access is then checked; users.ts). */
+  access?: Access;
+  /** What the `rethinkdb` system tables read (system-tables.ts); without it they don't exist. */
+  system?: SystemInfo;
 }
 
 /** What a START produced: one datum, or rows for a cursor. */
@@ -283,15 +289,19 @@ export class Evaluator {
 
   // ---- tables and engine errors ----
 
-  tableRef(db: string, name: string): TableRef {
+  tableRef(db: string, name: string, identifierFormat: 'name' | 'uuid' = 'name'): TableRef {
     checkName('Table', name);
     const engineName = this.deps.catalog.engineName(db, name);
     const info = db === SYSTEM_DB ? undefined : this.deps.catalog.tableInfo(engineName);
-    if (!info) {
+    const system = db === SYSTEM_DB ? systemTableRef(this, name, identifierFormat) : undefined;
+    if (!info && !system) {
       this.deps.catalog.requireDb(db);
       throw opFailed(`Table \`${db}.${name}\` does not exist.`);
     }
-    return new TableRef(db, name, engineName, info.primaryKey, this.deps.db.table(engineName));
+    const ref = system ?? new TableRef(db, name, engineName, info?.primaryKey ?? 'id', this.deps.db.table(engineName));
+    const access = this.deps.access;
+    if (access === undefined) return ref;
+    return new TableRef(ref.db, ref.name, ref.engineName, ref.primaryKey, guardTable(ref.engine, access, db, name));
   }
 
   /**
@@ -586,7 +596,8 @@ export async function runQuery(
 ): Promise<QueryResult> {
   const root = compile(term);
   const single = singleInsertOf(root, globalOptargs);
-  if (single !== undefined) {
+  // The fast path skips the table lookup and its permission checks: admin connections only.
+  if (single !== undefined && deps.access === undefined) {
     const value = await runSingleInsert(deps.db, single, deps.defaultDurability, deps.trackWrite);
     if (value !== undefined) return { kind: 'atom', value };
   }

@@ -164,6 +164,11 @@ function holdsBound(v: Datum): boolean {
   return Object.values(v).some(holdsBound);
 }
 
+/** The key of a row read from a table (system tables' keys may be arrays: permissions'). */
+function storedKey(row: DatumObject, pk: string): Key {
+  return field(row, pk) as Key;
+}
+
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
   const k = field(doc, pk);
   return typeof k === 'string' || typeof k === 'number' ? k : undefined;
@@ -481,7 +486,7 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
       if (computed === null) {
         if (row === null) result.skipped++;
         else {
-          deletions.push(keyOf(row, pk) as Key);
+          deletions.push(storedKey(row, pk));
           pending.push({ new_val: null, old_val: row });
         }
         continue;
@@ -491,7 +496,8 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
         continue;
       }
       const next = computed as DatumObject;
-      if (keyOf(next, pk) === undefined) {
+      // A stored row's key may be any datum (system tables'); a changed one is refused below.
+      if (keyOf(next, pk) === undefined && (row === null || field(next, pk) === undefined)) {
         result.error(`Inserted object must have primary key \`${pk}\`:\n${pretty(next)}`);
         continue;
       }
@@ -542,7 +548,7 @@ export async function deleteRows(ev: WriteContext, node: TermNode, env: Env | nu
         result.skipped++;
         continue;
       }
-      keys.push(keyOf(row, t.primaryKey) as Key);
+      keys.push(storedKey(row, t.primaryKey));
       result.changes?.push({ new_val: null, old_val: row });
     }
     if (keys.length === 0) continue;

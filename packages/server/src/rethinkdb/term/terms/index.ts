@@ -19,6 +19,7 @@ import { sequenceTerms } from './sequences.js';
 import { stringTerms } from './strings.js';
 import { timeTerms } from './times.js';
 import { transformTerms } from './transforms.js';
+import { userTerms } from './users.js';
 import { writeTerms } from './writes.js';
 
 const FAMILIES: readonly TermFamily[] = [
@@ -37,6 +38,7 @@ const FAMILIES: readonly TermFamily[] = [
   adminTerms,
   timeTerms,
   changefeedTerms,
+  userTerms,
 ];
 
 /**
