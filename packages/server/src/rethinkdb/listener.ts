@@ -14,7 +14,7 @@ import type { FeedHandle } from './feed-cursor.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
-import type { SystemInfo } from './term/system-tables.js';
+import { type SystemInfo, SystemFeeds } from './term/system-tables.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
 import { ADMIN, Access, UserStore } from './users.js';
 import { warmQueryPath } from './warm-up.js';
@@ -89,6 +89,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   const system: SystemInfo = {
     users,
     scratch: new Map(),
+    feeds: new SystemFeeds(),
     startedAt: Date.now(),
     ports: () => {
       const http = app.server.address();

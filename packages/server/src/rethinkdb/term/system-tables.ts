@@ -5,6 +5,7 @@
  * is stored as such. A SystemTable stands where an engine Table would (TableRef.engine), so
  * every term reads and writes it as any table; a write goes row by row through the table's
  * `write` (RethinkDB's write_row), whose refusal is that row's error in the write result.
+ * Changefeeds on them see the writes made through them (SystemFeeds).
  *
  *   users            {id, password: bool}; insert/update sets a password, delete removes a user
  *   permissions      {id: [user, db?, table?], user, database?, table?, permissions}; writable
@@ -20,7 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Key, ScanOptions, WriteResult } from '@wharf/engine';
+import { ChangeFeed, type Key, type ScanOptions, type WriteResult } from '@wharf/engine';
 import { opFailed } from '../errors.js';
 import { ADMIN, type Permissions, permissionsDatum, type UserStore } from '../users.js';
 import { checkName, nameUuid, SYSTEM_DB } from './catalog.js';
@@ -42,6 +43,8 @@ export interface SystemInfo {
   users: UserStore;
   /** `_debug_scratch`'s documents (in memory: RethinkDB's is too). */
   scratch: Map<string, DatumObject>;
+  /** Changefeeds on system tables. */
+  feeds: SystemFeeds;
   startedAt: number;
   ports(): { http: number | null; driver: number | null };
   /** Driver connections now, and queries since start. */
@@ -169,8 +172,20 @@ class SystemTable {
     throw opFailed(`Index \`${name}\` does not exist on table \`${this.#fullName}\`.`);
   }
 
-  changes(): never {
-    throw opFailed(`Wharf does not serve changefeeds on system tables (\`${this.#fullName}\`).`);
+  /** The table's changes made through it from now on (writes to what it shows otherwise are not seen). */
+  changes(opts: { queueSize?: number } = {}): ChangeFeed<DatumObject> {
+    this.#guard();
+    const feeds = this.#ev.deps.system?.feeds;
+    if (feeds === undefined) throw opFailed(`Table \`${this.#fullName}\` does not exist.`);
+    return feeds.open(this.#name, opts.queueSize ?? 100_000);
+  }
+
+  /** Tell the table's feeds of a row written: as read back, so a feed shows what a read shows. */
+  async #published(key: Datum, old: DatumObject | null): Promise<void> {
+    const feeds = this.#ev.deps.system?.feeds;
+    if (feeds === undefined || !feeds.watched(this.#name)) return;
+    const now = (await this.#spec.rows()).find((r) => datumsEqual(r.id as Datum, key)) ?? null;
+    feeds.publish(this.#name, key, old, now);
   }
 
   async insertJsonArray(text: string | Buffer, opts: { conflict?: 'error' | 'replace' | 'update' }): Promise<WriteResult> {
@@ -215,6 +230,7 @@ class SystemTable {
         }
         throw err;
       }
+      await this.#published(key, old);
       if (old === null) result.inserted++;
       else result.replaced++;
     }
@@ -241,6 +257,7 @@ class SystemTable {
         }
         throw err;
       }
+      await this.#published(key, old);
       result.deleted++;
     }
     return result;
@@ -250,6 +267,53 @@ class SystemTable {
     const { write, readOnly } = this.#spec;
     if (write === undefined) throw new RowError(readOnly ?? `It's illegal to write to the \`${this.#fullName}\` table.`);
     await write(key, old, next, generated);
+  }
+}
+
+interface Subscriber {
+  changes: { key: Datum; old: DatumObject | null; new: DatumObject | null }[];
+  skipped: number;
+  capacity: number;
+  onReady: () => void;
+}
+
+/**
+ * Changefeeds on system tables, in memory: the engine's ChangeFeed over a queue per subscriber,
+ * bounded as the engine's are (past `capacity` changes are dropped and counted as skipped).
+ */
+export class SystemFeeds {
+  readonly #subscribers = new Map<string, Set<Subscriber>>();
+
+  open(table: string, capacity: number): ChangeFeed<DatumObject> {
+    return new ChangeFeed<DatumObject>((onReady) => {
+      const sub: Subscriber = { changes: [], skipped: 0, capacity, onReady };
+      let set = this.#subscribers.get(table);
+      if (set === undefined) this.#subscribers.set(table, (set = new Set()));
+      set.add(sub);
+      return {
+        take: (max: number) => {
+          const changes = sub.changes.splice(0, max);
+          const skipped = sub.changes.length === 0 ? sub.skipped : 0;
+          if (sub.changes.length === 0) sub.skipped = 0;
+          return JSON.stringify({ skipped, closed: false, changes });
+        },
+        close: () => {
+          set.delete(sub);
+        },
+      };
+    });
+  }
+
+  watched(table: string): boolean {
+    return (this.#subscribers.get(table)?.size ?? 0) > 0;
+  }
+
+  publish(table: string, key: Datum, old: DatumObject | null, now: DatumObject | null): void {
+    for (const sub of this.#subscribers.get(table) ?? []) {
+      if (sub.changes.length >= sub.capacity) sub.skipped++;
+      else sub.changes.push({ key, old, new: now });
+      sub.onReady();
+    }
   }
 }
 
@@ -467,6 +531,27 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
       };
   }
   throw new Error(`no system table ${name}`);
+}
+
+/**
+ * Tell the feeds on `table_config` and `table_status` of a table's change made by a term
+ * (created: old null; dropped: new null; reconfigured: both, as the term's own result says).
+ */
+export async function publishTableChange(
+  ev: Evaluator,
+  old: { config: DatumObject; status: DatumObject } | null,
+  now: { config: DatumObject; status: DatumObject } | null,
+): Promise<void> {
+  const feeds = ev.deps.system?.feeds;
+  if (feeds === undefined) return;
+  const id = (old ?? now)?.config.id as Datum;
+  feeds.publish('table_config', id, old?.config ?? null, now?.config ?? null);
+  feeds.publish('table_status', id, old?.status ?? null, now?.status ?? null);
+}
+
+/** Tell the feeds on `db_config` of a database created (old null) or dropped (new null). */
+export function publishDbChange(ev: Evaluator, old: DatumObject | null, now: DatumObject | null): void {
+  ev.deps.system?.feeds.publish('db_config', (old ?? now)?.id as Datum, old, now);
 }
 
 /** `table.config()`: the same document the CONFIG term answers. */

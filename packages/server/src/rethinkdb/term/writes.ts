@@ -446,7 +446,16 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
 async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 'update' | 'replace'): Promise<Datum> {
   const target = await ev.eval(node.args[0] as Node, env);
   const sel = selectionOf(ev, target, mode === 'update' ? 'UPDATE' : 'REPLACE');
-  const fn = await ev.eval(node.args[1] as Node, env);
+  // An argument that fails to evaluate (`{x: r.error('a')}`) fails each row, as RethinkDB's
+  // per-row function would: counted in `errors`, not the query's error.
+  let fn: Value = null;
+  let argError: ReqlRuntimeError | undefined;
+  try {
+    fn = await ev.eval(node.args[1] as Node, env);
+  } catch (err) {
+    if (!(err instanceof ReqlRuntimeError) || err.errorType === ErrorType.INTERNAL) throw err;
+    argError = err;
+  }
   const durability = await durabilityOf(ev, node, env);
   const returnChanges = await returnChangesOf(ev, node, env);
   const result = new ResultBuilder(returnChanges);
@@ -460,6 +469,7 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
     for (const row of chunk) {
       let computed: Datum;
       try {
+        if (argError !== undefined) throw argError;
         computed = await ev.callDatum(fn, [row]);
       } catch (err) {
         if (err instanceof ReqlRuntimeError && err.errorType !== ErrorType.INTERNAL) {

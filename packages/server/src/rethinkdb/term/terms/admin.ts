@@ -14,7 +14,13 @@ import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import { SYSTEM_TABLES, tableConfigOf, tableStatusOf } from '../system-tables.js';
+import {
+  publishDbChange,
+  publishTableChange,
+  SYSTEM_TABLES,
+  tableConfigOf,
+  tableStatusOf,
+} from '../system-tables.js';
 import { Bound, DbRef, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 
 const tableAdminTerm = (min: number, max: number, optargs?: readonly string[]): TermDef => ({
@@ -95,6 +101,7 @@ export const adminTerms: TermFamily = {
       const name = checkName('Database', await ev.evalDatum(node.args[0] as Node, env));
       ev.deps.access?.require('config');
       ev.deps.catalog.createDb(name);
+      publishDbChange(ev, null, { id: nameUuid(`db:${name}`), name });
       return { config_changes: [{ new_val: { id: nameUuid(`db:${name}`), name }, old_val: null }], dbs_created: 1 };
     },
   },
@@ -115,6 +122,7 @@ export const adminTerms: TermFamily = {
       } catch (err) {
         throw ev.engineError(err);
       }
+      publishDbChange(ev, { id: nameUuid(`db:${name}`), name }, null);
       return {
         config_changes: [{ new_val: null, old_val: { id: nameUuid(`db:${name}`), name } }],
         dbs_dropped: 1,
@@ -516,6 +524,7 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       catalog.afterCreateOrDrop(db);
     }
     const ref = new TableRef(db, name, engineName, pk, ev.deps.db.table(engineName));
+    await publishTableChange(ev, null, { config: ev.tableConfig(ref), status: tableStatusOf(ev, ref) });
     return { config_changes: [{ new_val: ev.tableConfig(ref), old_val: null }], tables_created: 1 };
   }
   const info = catalog.tableInfo(engineName);
@@ -531,6 +540,7 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   } finally {
     catalog.invalidate();
   }
+  await publishTableChange(ev, { config: ev.tableConfig(ref), status: tableStatusOf(ev, ref) }, null);
   return { config_changes: [{ new_val: null, old_val: ev.tableConfig(ref) }], tables_dropped: 1 };
 }
 
@@ -714,6 +724,12 @@ async function reconfigure(ev: Evaluator, node: TermNode, env: Env | null): Prom
   for (const t of tables) {
     notSystem(t, "you can't configure the tables in it.");
     ev.deps.access?.require('config', t.db, t.name);
+  }
+  if (!dryRun) {
+    for (const t of tables) {
+      const now = { config: await tableConfigOf(ev, t), status: tableStatusOf(ev, t) };
+      await publishTableChange(ev, now, now);
+    }
   }
   return {
     reconfigured: dryRun ? 0 : tables.length,
