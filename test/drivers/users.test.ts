@@ -221,6 +221,18 @@ describe('users and permissions', () => {
     expect(await r.db('rethinkdb').table('_debug_scratch').get(1).run(admin)).toEqual({ id: 1, v: 'x' });
   });
 
+  it('a changefeed on a system table sees the writes made through it', async () => {
+    const feed = await r.db('rethinkdb').table('_debug_scratch').changes().run(admin);
+    try {
+      await r.db('rethinkdb').table('_debug_scratch').insert({ id: 'f', n: 1 }).run(admin);
+      await r.db('rethinkdb').table('_debug_scratch').get('f').update({ n: 2 }).run(admin);
+      expect(await feed.next()).toEqual({ old_val: null, new_val: { id: 'f', n: 1 } });
+      expect(await feed.next()).toEqual({ old_val: { id: 'f', n: 1 }, new_val: { id: 'f', n: 2 } });
+    } finally {
+      await feed.close();
+    }
+  });
+
   it('table_config and db_config create and drop tables and databases', async () => {
     const created = await r.db('rethinkdb').table('table_config').insert({ db: 'test', name: 'made' }).run(admin);
     expect(created).toMatchObject({ inserted: 1, errors: 0 });

@@ -166,12 +166,13 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
           },
         },
         handshake: {
-          credentials: (user) => users.credentials(user),
+          // A user without a password logs in from loopback only; from elsewhere it is refused
+          // as an unknown user is (after the proof), so its existence is not revealed.
+          credentials: (user) =>
+            user !== ADMIN && !loopback && !users.hasPassword(user) ? undefined : users.credentials(user),
           refuse: (user) => {
-            if (users.exists(user) && !users.hasPassword(user) && !loopback) {
-              return user === ADMIN
-                ? 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.'
-                : `User \`${user}\` has no password, so Wharf accepts its driver connections from loopback only; give it one in \`rethinkdb.users\`.`;
+            if (user === ADMIN && options.password === '' && !loopback) {
+              return 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.';
             }
             // Login throttling, shared with HTTP: refused before the proof is checked.
             const wait = state.logins.retryAfterSeconds(address);
