@@ -221,6 +221,31 @@ describe('users and permissions', () => {
     expect(await r.db('rethinkdb').table('_debug_scratch').get(1).run(admin)).toEqual({ id: 1, v: 'x' });
   });
 
+  it('dropping a table forgets its grants: a new table of that name starts with none', async () => {
+    await r.db('rethinkdb').table('users').insert({ id: 'gina', password: 'pw' }).run(admin);
+    const grantsOf = () =>
+      r.db('rethinkdb').table('permissions').filter({ user: 'gina' }).coerceTo('array').run(admin);
+    for (const drop of ['reql', 'http']) {
+      await r.tableCreate('scratch').run(admin);
+      await r.table('scratch').grant('gina', { read: true }).run(admin);
+      expect(await grantsOf()).toHaveLength(1);
+      if (drop === 'reql') await r.tableDrop('scratch').run(admin);
+      else {
+        const res = await fetch(`${server().url}/api/tables/scratch`, {
+          method: 'DELETE',
+          headers: { authorization: 'Bearer adm1n' },
+        });
+        expect(res.status).toBe(200);
+      }
+      await r.tableCreate('scratch').run(admin);
+      expect(await grantsOf()).toEqual([]);
+      const gina = await connect('gina', 'pw');
+      await expect(r.table('scratch').count().run(gina)).rejects.toMatchObject({ name: 'ReqlPermissionError' });
+      await gina.close();
+      await r.tableDrop('scratch').run(admin);
+    }
+  });
+
   it('a changefeed on a system table sees the writes made through it', async () => {
     const feed = await r.db('rethinkdb').table('_debug_scratch').changes().run(admin);
     try {

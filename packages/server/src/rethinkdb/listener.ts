@@ -36,12 +36,16 @@ export class DriverListener {
   #listening = false;
   /** Runs the per-query code once per round before any client (`warm-up.ts`). */
   readonly warmUp: () => Promise<{ inserts: number; exprs: number }>;
+  /** The driver port's users (for the HTTP API's table drop, which forgets a table's grants). */
+  readonly users: UserStore | undefined;
 
   constructor(
     onConnection: (socket: Socket) => DriverConnection | null,
     warmUp: () => Promise<{ inserts: number; exprs: number }>,
+    users?: UserStore,
   ) {
     this.warmUp = warmUp;
+    this.users = users;
     this.#server = createServer({ noDelay: true, keepAlive: true }, (socket) => {
       const conn = onConnection(socket);
       if (conn === null) return;
@@ -195,6 +199,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
       });
     },
     () => warmQueryPath(deps),
+    users,
   );
   listenerRef.current = listener;
   app.decorate('rethinkdb', listener);

@@ -216,6 +216,12 @@ export class UserStore {
     }
   }
 
+  /** forget() for an engine table dropped outside ReQL (`d.t` is table t of database d, else of `test`). */
+  forgetEngineTable(engineName: string): Promise<void> {
+    const dot = engineName.indexOf('.');
+    return dot === -1 ? this.forget('test', engineName) : this.forget(engineName.slice(0, dot), engineName.slice(dot + 1));
+  }
+
   /**
    * Does `user` hold `permission` (for a table: on `db.table`; for a database: on `db`; else
    * globally)? RethinkDB's user_t::has_*_permission: the narrowest scope that sets it decides;

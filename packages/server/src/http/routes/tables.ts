@@ -94,6 +94,8 @@ export default async function tablesRoutes(app: FastifyInstance): Promise<void> 
       } catch (err) {
         throw fromEngineError(err, { table: name });
       }
+      // The driver port's grants on it go with it (a new table of that name starts with none).
+      if (app.hasDecorator('rethinkdb')) await app.rethinkdb.users?.forgetEngineTable(name);
       return { dropped: true, name };
     },
   );
