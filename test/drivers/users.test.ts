@@ -52,7 +52,7 @@ describe('users and permissions', () => {
     expect(del).toMatchObject({ deleted: 1 });
     await expect(connect('bob', 'two')).rejects.toMatchObject({ msg: 'Unknown user' });
     const adminDel = await r.db('rethinkdb').table('users').get('admin').delete().run(admin);
-    expect(adminDel).toMatchObject({ deleted: 0, errors: 1, first_error: 'The user `admin` can\'t be deleted.' });
+    expect(adminDel).toMatchObject({ deleted: 0, errors: 1, first_error: "The user `admin` can't be deleted." });
     const bad = await r.db('rethinkdb').table('users').insert({ id: 'carol', password: 3 }).run(admin);
     expect(bad.first_error).toBe('Expected an object, string or boolean for `password`, got 3.');
     const extra = await r.db('rethinkdb').table('users').insert({ id: 'carol', password: 'x', role: 1 }).run(admin);
@@ -62,7 +62,13 @@ describe('users and permissions', () => {
   it('a new user has no permission: reads fail with ReqlPermissionError until granted', async () => {
     await r.db('rethinkdb').table('users').insert({ id: 'dave', password: 'pw' }).run(admin);
     await r.tableCreate('books').run(admin);
-    await r.table('books').insert([{ id: 1, t: 'a' }, { id: 2, t: 'b' }]).run(admin);
+    await r
+      .table('books')
+      .insert([
+        { id: 1, t: 'a' },
+        { id: 2, t: 'b' },
+      ])
+      .run(admin);
     const dave = await connect('dave', 'pw');
     try {
       await expect(r.table('books').count().run(dave)).rejects.toMatchObject({
@@ -110,7 +116,12 @@ describe('users and permissions', () => {
       expect(rows).toEqual([
         { id: ['dave'], user: 'dave', permissions: { read: true, config: true } },
         expect.objectContaining({ user: 'dave', database: 'test', permissions: { write: true } }),
-        expect.objectContaining({ user: 'dave', database: 'test', table: 'books', permissions: { read: true, write: false } }),
+        expect.objectContaining({
+          user: 'dave',
+          database: 'test',
+          table: 'books',
+          permissions: { read: true, write: false },
+        }),
       ]);
     } finally {
       await dave.close();
@@ -146,7 +157,10 @@ describe('users and permissions', () => {
   });
 
   it('hidden tables are in no table list, neither over the driver nor over HTTP', async () => {
-    await r.table('books').indexCreate('pair', (d: Any) => [d('t'), d('id')]).run(admin);
+    await r
+      .table('books')
+      .indexCreate('pair', (d: Any) => [d('t'), d('id')])
+      .run(admin);
     const res = await fetch(`${server().url}/api/tables`, {
       headers: { authorization: `Bearer adm1n` },
     });
@@ -223,8 +237,7 @@ describe('users and permissions', () => {
 
   it('dropping a table forgets its grants: a new table of that name starts with none', async () => {
     await r.db('rethinkdb').table('users').insert({ id: 'gina', password: 'pw' }).run(admin);
-    const grantsOf = () =>
-      r.db('rethinkdb').table('permissions').filter({ user: 'gina' }).coerceTo('array').run(admin);
+    const grantsOf = () => r.db('rethinkdb').table('permissions').filter({ user: 'gina' }).coerceTo('array').run(admin);
     for (const drop of ['reql', 'http']) {
       await r.tableCreate('scratch').run(admin);
       await r.table('scratch').grant('gina', { read: true }).run(admin);
@@ -262,7 +275,12 @@ describe('users and permissions', () => {
     const created = await r.db('rethinkdb').table('table_config').insert({ db: 'test', name: 'made' }).run(admin);
     expect(created).toMatchObject({ inserted: 1, errors: 0 });
     expect(await r.tableList().run(admin)).toContain('made');
-    const renamed = await r.db('rethinkdb').table('table_config').filter({ name: 'made' }).update({ name: 'x' }).run(admin);
+    const renamed = await r
+      .db('rethinkdb')
+      .table('table_config')
+      .filter({ name: 'made' })
+      .update({ name: 'x' })
+      .run(admin);
     expect(renamed.errors).toBe(1);
     const dropped = await r.db('rethinkdb').table('table_config').filter({ name: 'made' }).delete().run(admin);
     expect(dropped).toMatchObject({ deleted: 1 });

@@ -232,7 +232,14 @@ describe('ReQL evaluator', () => {
   });
 
   it('counts an update argument that fails to evaluate as an error of each row, not the query', async () => {
-    expect(await run(r.table('people').get(1).update({ x: r.error('a') }, { returnChanges: true }))).toMatchObject({
+    expect(
+      await run(
+        r
+          .table('people')
+          .get(1)
+          .update({ x: r.error('a') }, { returnChanges: true }),
+      ),
+    ).toMatchObject({
       errors: 1,
       first_error: 'a',
       changes: [],

@@ -14,9 +14,9 @@ import type { FeedHandle } from './feed-cursor.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
-import { type SystemInfo, SystemFeeds } from './term/system-tables.js';
+import { SystemFeeds, type SystemInfo } from './term/system-tables.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
-import { ADMIN, Access, UserStore } from './users.js';
+import { Access, ADMIN, UserStore } from './users.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {

@@ -219,7 +219,9 @@ export class UserStore {
   /** forget() for an engine table dropped outside ReQL (`d.t` is table t of database d, else of `test`). */
   forgetEngineTable(engineName: string): Promise<void> {
     const dot = engineName.indexOf('.');
-    return dot === -1 ? this.forget('test', engineName) : this.forget(engineName.slice(0, dot), engineName.slice(dot + 1));
+    return dot === -1
+      ? this.forget('test', engineName)
+      : this.forget(engineName.slice(0, dot), engineName.slice(dot + 1));
   }
 
   /**

@@ -9,8 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Database, TableInfo } from '@wharf/engine';
-import { opFailed, queryLogic } from '../errors.js';
 import { isHiddenTable } from '../../names.js';
+import { opFailed, queryLogic } from '../errors.js';
 import { FunctionIndexes } from './function-indexes.js';
 
 export const DEFAULT_DB = 'test';

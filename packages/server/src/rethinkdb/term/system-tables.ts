@@ -25,15 +25,7 @@ import { ChangeFeed, type Key, type ScanOptions, type WriteResult } from '@wharf
 import { opFailed } from '../errors.js';
 import { ADMIN, type Permissions, permissionsDatum, type UserStore } from '../users.js';
 import { checkName, nameUuid, SYSTEM_DB } from './catalog.js';
-import {
-  compareDatums,
-  type Datum,
-  type DatumObject,
-  datumsEqual,
-  isPlainObject,
-  makeTime,
-  pretty,
-} from './datum.js';
+import { compareDatums, type Datum, type DatumObject, datumsEqual, isPlainObject, makeTime, pretty } from './datum.js';
 import type { Evaluator } from './evaluator.js';
 import { deepMerge } from './objects.js';
 import { TableRef } from './values.js';
@@ -188,7 +180,10 @@ class SystemTable {
     feeds.publish(this.#name, key, old, now);
   }
 
-  async insertJsonArray(text: string | Buffer, opts: { conflict?: 'error' | 'replace' | 'update' }): Promise<WriteResult> {
+  async insertJsonArray(
+    text: string | Buffer,
+    opts: { conflict?: 'error' | 'replace' | 'update' },
+  ): Promise<WriteResult> {
     const docs = JSON.parse(text.toString()) as DatumObject[];
     return this.insert(docs, opts);
   }
@@ -265,7 +260,8 @@ class SystemTable {
 
   async #write(key: Datum, old: DatumObject | null, next: DatumObject | null, generated: boolean): Promise<void> {
     const { write, readOnly } = this.#spec;
-    if (write === undefined) throw new RowError(readOnly ?? `It's illegal to write to the \`${this.#fullName}\` table.`);
+    if (write === undefined)
+      throw new RowError(readOnly ?? `It's illegal to write to the \`${this.#fullName}\` table.`);
     await write(key, old, next, generated);
   }
 }

@@ -4,8 +4,8 @@
  * status, wait.
  */
 import type { IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
-import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { isHiddenTable } from '../../../names.js';
+import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
 import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, pretty, typeError } from '../datum.js';
@@ -14,13 +14,7 @@ import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import {
-  publishDbChange,
-  publishTableChange,
-  SYSTEM_TABLES,
-  tableConfigOf,
-  tableStatusOf,
-} from '../system-tables.js';
+import { publishDbChange, publishTableChange, SYSTEM_TABLES, tableConfigOf, tableStatusOf } from '../system-tables.js';
 import { Bound, DbRef, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 
 const tableAdminTerm = (min: number, max: number, optargs?: readonly string[]): TermDef => ({
@@ -346,7 +340,9 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   if (node.type === T.INDEX_CREATE || node.type === T.INDEX_DROP || node.type === T.INDEX_RENAME) {
     if (t.db === SYSTEM_DB) {
       const name = await ev.evalDatum(a[1] as Node, env);
-      throw opFailed(`Index \`${typeof name === 'string' ? name : pretty(name)}\` does not exist on table \`${t.fullName}\`.`);
+      throw opFailed(
+        `Index \`${typeof name === 'string' ? name : pretty(name)}\` does not exist on table \`${t.fullName}\`.`,
+      );
     }
     // Function indexes live outside the engine table: the check can't be left to its guard.
     ev.deps.access?.require('config', t.db, t.name);

@@ -6,7 +6,7 @@
  * and `write` on `rethinkdb.permissions` (admin has them); `admin`'s own permissions are fixed.
  */
 import { opFailed } from '../../errors.js';
-import { ADMIN, permissionsDatum } from '../../users.js';
+import { ADMIN, type Permissions, permissionsDatum } from '../../users.js';
 import { SYSTEM_DB } from '../catalog.js';
 import type { Node } from '../compiler.js';
 import type { Datum } from '../datum.js';
@@ -39,7 +39,7 @@ export const userTerms: TermFamily = {
       const users = ev.deps.system?.users;
       if (users === undefined || !users.exists(user)) throw opFailed(`User \`${user}\` not found.`);
       const old = users.permissions(user, scope);
-      let next;
+      let next: Permissions;
       try {
         next = mergePermissions(old, patch, scope.db === undefined);
       } catch (err) {
