@@ -111,6 +111,14 @@ describe('users and permissions', () => {
       await expect(r.db('rethinkdb').table('users').run(dave)).rejects.toMatchObject({
         msg: 'User `dave` does not have the required `read` permission.',
       });
+      // Granted on `rethinkdb`, the system tables can be read, but `_debug_scratch` stays admin's.
+      await r.db('rethinkdb').grant('dave', { read: true }).run(admin);
+      expect(await r.db('rethinkdb').table('users').get('dave').run(dave)).toEqual({ id: 'dave', password: true });
+      await expect(r.db('rethinkdb').table('_debug_scratch').count().run(dave)).rejects.toMatchObject({
+        name: 'ReqlPermissionError',
+        msg: 'Internal permission error, required `admin` permission.',
+      });
+      await r.db('rethinkdb').grant('dave', { read: null }).run(admin);
       // The system tables show what was granted.
       const rows = await r.db('rethinkdb').table('permissions').filter({ user: 'dave' }).orderBy('id').run(admin);
       expect(rows).toEqual([

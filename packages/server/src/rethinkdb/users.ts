@@ -56,8 +56,9 @@ export interface UserRecord {
 export class PermissionError extends ReqlRuntimeError {
   constructor(user: string, permission: PermissionName | 'admin') {
     super(
+      // RethinkDB words the admin-only check (require_admin_user) without the user's name.
       permission === 'admin'
-        ? `User \`${user}\` does not have the required \`admin\` permission.`
+        ? 'Internal permission error, required `admin` permission.'
         : `User \`${user}\` does not have the required \`${permission}\` permission.`,
       ErrorType.PERMISSION_ERROR,
     );
