@@ -228,6 +228,11 @@ describe('users and permissions', () => {
       { id: 'heartbeat', heartbeat_timeout_secs: 10 },
     ]);
     expect(await r.db('rethinkdb').table('current_issues').count().run(admin)).toBe(0);
+    // The query reading `jobs` is itself being evaluated.
+    const jobs = await r.db('rethinkdb').table('jobs').filter({ type: 'query' }).coerceTo('array').run(admin);
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ type: 'query', info: { user: 'admin', client_address: expect.any(String) } });
+    expect(jobs[0].id[0]).toBe('query');
     const stats = await r.db('rethinkdb').table('stats').get(['cluster']).run(admin);
     expect(stats.query_engine.client_connections).toBeGreaterThanOrEqual(1);
     // Read-only tables refuse writes as RethinkDB does, row by row.

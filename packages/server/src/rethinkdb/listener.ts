@@ -14,7 +14,7 @@ import type { FeedHandle } from './feed-cursor.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
-import { SystemFeeds, type SystemInfo } from './term/system-tables.js';
+import { type RunningQuery, SystemFeeds, type SystemInfo } from './term/system-tables.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
 import { Access, ADMIN, UserStore } from './users.js';
 import { warmQueryPath } from './warm-up.js';
@@ -90,6 +90,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   const users = new UserStore(app.db, options.password);
   await users.load();
   const listenerRef: { current?: DriverListener } = {};
+  const running = new Set<RunningQuery>();
   const system: SystemInfo = {
     users,
     scratch: new Map(),
@@ -103,6 +104,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
       };
     },
     counters: () => ({ connections: state.counters.driverConnections, queries: state.counters.driverQueries }),
+    queries: () => [...running],
   };
   const deps: EvaluatorDeps = {
     db: app.db,
@@ -155,7 +157,22 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
             };
             // Admin runs unchecked; anyone else has every table access checked (users.ts).
             const access = user === ADMIN ? undefined : new Access(users, user);
-            const result = await runQuery({ ...connDeps, feeds, ...(access ? { access } : {}) }, term, optargs);
+            // What `rethinkdb.jobs` shows while the query is evaluated.
+            const job: RunningQuery = {
+              id: randomUUID(),
+              startedAt: Date.now(),
+              address,
+              port: socket.remotePort ?? 0,
+              user,
+              query: JSON.stringify(term),
+            };
+            running.add(job);
+            let result: Awaited<ReturnType<typeof runQuery>>;
+            try {
+              result = await runQuery({ ...connDeps, feeds, ...(access ? { access } : {}) }, term, optargs);
+            } finally {
+              running.delete(job);
+            }
             return feed !== undefined && result.kind === 'stream' ? { ...result, feed } : result;
           },
           startFrame: (body, user) => {

@@ -16,7 +16,8 @@
  *   server_status    {id, name, network, process}; read-only
  *   cluster_config   {id: 'heartbeat', heartbeat_timeout_secs}; read-only (no cluster)
  *   stats            cluster and server query counters; read-only
- *   current_issues, jobs, logs   empty; read-only
+ *   jobs             the driver-port queries being evaluated, the index builds running; read-only
+ *   current_issues, logs   empty; read-only
  *   _debug_scratch   any documents, in memory, admin only
  */
 import { randomUUID } from 'node:crypto';
@@ -41,6 +42,18 @@ export interface SystemInfo {
   ports(): { http: number | null; driver: number | null };
   /** Driver connections now, and queries since start. */
   counters(): { connections: number; queries: number };
+  /** The driver-port queries being evaluated now. */
+  queries(): RunningQuery[];
+}
+
+export interface RunningQuery {
+  id: string;
+  startedAt: number;
+  address: string;
+  port: number;
+  user: string;
+  /** The query's term as the driver sent it (JSON). */
+  query: string;
 }
 
 export const SYSTEM_TABLES = [
@@ -515,7 +528,42 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
     case 'logs':
       return { rows: async () => [], readOnly: "It's illegal to write to the `rethinkdb.logs` system table." };
     case 'jobs':
-      return { rows: async () => [], readOnly: "It's illegal to write to the `rethinkdb.jobs` table." };
+      return {
+        rows: async () => {
+          const now = Date.now();
+          const out: DatumObject[] = info.queries().map((q) => ({
+            id: ['query', q.id],
+            type: 'query',
+            duration_sec: (now - q.startedAt) / 1000,
+            servers: [serverRef],
+            info: { client_address: q.address, client_port: q.port, query: q.query, user: q.user },
+          }));
+          for (const t of userTables()) {
+            let indexes: Awaited<ReturnType<typeof t.engine.listIndexes>>;
+            try {
+              indexes = await t.engine.listIndexes();
+            } catch {
+              continue; // dropped meanwhile
+            }
+            const documents = catalog.tableInfo(t.engineName)?.documents ?? 0;
+            for (const i of indexes.filter((x) => !x.ready))
+              out.push({
+                id: ['index_construction', nameUuid(`${t.engineName}/${i.name}`)],
+                type: 'index_construction',
+                duration_sec: null,
+                servers: [serverRef],
+                info: {
+                  db: dbRef(t.db),
+                  table: format === 'uuid' ? nameUuid(t.engineName) : t.name,
+                  index: i.name,
+                  progress: documents === 0 ? 0 : Math.min(1, i.indexed / documents),
+                },
+              });
+          }
+          return out;
+        },
+        readOnly: "Wharf can't interrupt a query or an index build through `rethinkdb.jobs`.",
+      };
     case '_debug_scratch':
       return {
         adminOnly: true,
@@ -620,7 +668,8 @@ async function writeUser(
   checkRow(next, ['id', 'password']);
   const password = next.password as Datum;
   let value: string | null | undefined;
-  if (typeof password === 'string') value = password;
+  // The empty password is no password (RethinkDB's password_t("")): `password: false` then.
+  if (typeof password === 'string') value = password === '' ? null : password;
   else if (password === false) value = null;
   else if (password === true) {
     // `true` keeps the password there is; a user without one must be given one.
