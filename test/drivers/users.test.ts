@@ -235,6 +235,17 @@ describe('users and permissions', () => {
     expect(jobs[0].id[0]).toBe('query');
     const stats = await r.db('rethinkdb').table('stats').get(['cluster']).run(admin);
     expect(stats.query_engine.client_connections).toBeGreaterThanOrEqual(1);
+    const [serverStats] = await r
+      .db('rethinkdb')
+      .table('stats')
+      .filter({ server: serverConfig.name })
+      .coerceTo('array')
+      .run(admin);
+    expect(serverStats.id).toEqual(['server', serverConfig.id]);
+    // Earlier tests of this file ran queries and wrote documents.
+    expect(serverStats.query_engine.queries_total).toBeGreaterThan(10);
+    expect(serverStats.query_engine.written_docs_total).toBeGreaterThan(0);
+    expect(serverStats.query_engine.queries_per_sec).toBeGreaterThanOrEqual(0);
     // Read-only tables refuse writes as RethinkDB does, row by row.
     const w = await r.db('rethinkdb').table('table_status').delete().run(admin);
     expect(w.first_error).toBe("It's illegal to write to the `rethinkdb.table_status` table.");

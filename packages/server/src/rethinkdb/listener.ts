@@ -91,6 +91,21 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   await users.load();
   const listenerRef: { current?: DriverListener } = {};
   const running = new Set<RunningQuery>();
+  // `rethinkdb.stats`'s per-second rates: the counters sampled once a second (off when closing).
+  const totals = (): { at: number; queries: number; written: number } => ({
+    at: Date.now(),
+    queries: state.counters.driverQueries,
+    written: app.db.closed ? 0 : app.db.stats().documentsWritten,
+  });
+  let samples = [totals(), totals()];
+  const sampler = setInterval(() => {
+    samples = [samples[1] as ReturnType<typeof totals>, totals()];
+  }, 1000);
+  sampler.unref();
+  const perSec = (pick: (t: ReturnType<typeof totals>) => number): number => {
+    const [a, b] = samples as [ReturnType<typeof totals>, ReturnType<typeof totals>];
+    return b.at > a.at ? ((pick(b) - pick(a)) * 1000) / (b.at - a.at) : 0;
+  };
   const system: SystemInfo = {
     users,
     scratch: new Map(),
@@ -103,7 +118,13 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
         driver: listenerRef.current?.address()?.port ?? null,
       };
     },
-    counters: () => ({ connections: state.counters.driverConnections, queries: state.counters.driverQueries }),
+    counters: () => ({
+      connections: state.counters.driverConnections,
+      queries: state.counters.driverQueries,
+      queriesPerSec: perSec((t) => t.queries),
+      written: app.db.stats().documentsWritten,
+      writtenPerSec: perSec((t) => t.written),
+    }),
     queries: () => [...running],
   };
   const deps: EvaluatorDeps = {
@@ -221,6 +242,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   listenerRef.current = listener;
   app.decorate('rethinkdb', listener);
   app.addHook('preClose', async () => {
+    clearInterval(sampler);
     state.closing = true;
     await listener.close();
   });

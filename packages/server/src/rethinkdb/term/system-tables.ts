@@ -40,8 +40,11 @@ export interface SystemInfo {
   feeds: SystemFeeds;
   startedAt: number;
   ports(): { http: number | null; driver: number | null };
-  /** Driver connections now, and queries since start. */
-  counters(): { connections: number; queries: number };
+  /**
+   * Driver connections now; driver-port queries and documents written (every port) since start,
+   * and their rates over the last second.
+   */
+  counters(): { connections: number; queries: number; queriesPerSec: number; written: number; writtenPerSec: number };
   /** The driver-port queries being evaluated now. */
   queries(): RunningQuery[];
 }
@@ -506,14 +509,25 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
         rows: async () => {
           const c = info.counters();
           const out: DatumObject[] = [
-            { id: ['cluster'], query_engine: { client_connections: c.connections, clients_active: c.connections } },
+            {
+              id: ['cluster'],
+              query_engine: {
+                client_connections: c.connections,
+                clients_active: c.connections,
+                queries_per_sec: c.queriesPerSec,
+                written_docs_per_sec: c.writtenPerSec,
+              },
+            },
             {
               id: ['server', serverId],
               server: serverRef,
               query_engine: {
                 client_connections: c.connections,
                 clients_active: c.connections,
+                queries_per_sec: c.queriesPerSec,
                 queries_total: c.queries,
+                written_docs_per_sec: c.writtenPerSec,
+                written_docs_total: c.written,
               },
             },
           ];
