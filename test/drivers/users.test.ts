@@ -57,6 +57,18 @@ describe('users and permissions', () => {
     expect(bad.first_error).toBe('Expected an object, string or boolean for `password`, got 3.');
     const extra = await r.db('rethinkdb').table('users').insert({ id: 'carol', password: 'x', role: 1 }).run(admin);
     expect(extra.first_error).toBe('Unexpected key(s) `role`.');
+    // `{password, iterations}` chooses the PBKDF2 iteration count the client then uses.
+    const iterated = { id: 'carol', password: { password: 'slow', iterations: 1000 } };
+    expect(await r.db('rethinkdb').table('users').insert(iterated).run(admin)).toMatchObject({ inserted: 1 });
+    const carol = await connect('carol', 'slow');
+    await carol.close();
+    const zero = await r
+      .db('rethinkdb')
+      .table('users')
+      .get('carol')
+      .update({ password: { password: 'x', iterations: 0 } })
+      .run(admin);
+    expect(zero.first_error).toBe('Expected `iterations` to be an integer greater than zero, got 0.');
   });
 
   it('a new user has no permission: reads fail with ReqlPermissionError until granted', async () => {

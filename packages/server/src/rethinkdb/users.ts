@@ -148,10 +148,13 @@ export class UserStore {
     return this.#users.get(user);
   }
 
-  /** Create a user or change its password: `password` is the new one, or null for none. */
-  async setPassword(user: string, password: string | null): Promise<void> {
+  /**
+   * Create a user or change its password: `password` is the new one, or null for none; a new
+   * random salt each time, `iterations` PBKDF2 rounds (default 4096, as RethinkDB).
+   */
+  async setPassword(user: string, password: string | null, iterations?: number): Promise<void> {
     const old = this.#users.get(user);
-    const credentials = password === null ? null : encode(deriveCredentials(password));
+    const credentials = password === null ? null : encode(deriveCredentials(password, undefined, iterations));
     const rec: UserRecord = old
       ? { ...old, credentials }
       : { id: user, credentials, global: {}, databases: {}, tables: {} };

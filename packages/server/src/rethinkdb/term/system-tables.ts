@@ -662,6 +662,9 @@ function dbNameOf(ev: Evaluator, uuid: string): string {
 
 // ── users ──────────────────────────────────────────────────────────────────────────────────
 
+/** The most PBKDF2 iterations a password may ask for (deriving it blocks the event loop). */
+const MAX_ITERATIONS = 1_000_000;
+
 /** RethinkDB's users_artificial_table_backend_t::write_row and user_t::merge. */
 async function writeUser(
   users: UserStore,
@@ -672,6 +675,7 @@ async function writeUser(
 ): Promise<void> {
   if (typeof key !== 'string' || generated)
     throw new RowError(`Expected a username as the primary key, got ${pretty(key)}.`);
+  if (key === '') throw new RowError('Empty username');
   if (next === null) {
     if (key === ADMIN) throw new RowError(`The user \`${key}\` can't be deleted.`);
     if (!users.exists(key)) throw new RowError(`User \`${key}\` not found.`);
@@ -682,9 +686,28 @@ async function writeUser(
   checkRow(next, ['id', 'password']);
   const password = next.password as Datum;
   let value: string | null | undefined;
+  let iterations: number | undefined;
   // The empty password is no password (RethinkDB's password_t("")): `password: false` then.
   if (typeof password === 'string') value = password === '' ? null : password;
-  else if (password === false) value = null;
+  else if (isPlainObject(password)) {
+    // `{password, iterations}` (RethinkDB's password_t(datum)): the PBKDF2 iteration count too.
+    const n = password.iterations;
+    if (n === undefined) throw new RowError('Expected a field named `iterations`.');
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
+      throw new RowError(`Expected \`iterations\` to be an integer greater than zero, got ${pretty(n)}.`);
+    // Deriving the credentials takes the event loop for as long: bounded here.
+    if (n > MAX_ITERATIONS)
+      throw new RowError(`Expected \`iterations\` to be at most ${MAX_ITERATIONS} (Wharf's limit), got ${n}.`);
+    const p = password.password;
+    if (p === undefined) throw new RowError('Expected a field named `password`.');
+    if (typeof p !== 'string') throw new RowError(`Expected \`password\` to be a string, got ${pretty(p)}.`);
+    const extra = Object.keys(password)
+      .filter((k) => k !== 'iterations' && k !== 'password')
+      .sort();
+    if (extra.length > 0) throw new RowError(`Unexpected key(s) \`${extra.join('`, `')}\`.`);
+    value = p === '' ? null : p;
+    iterations = n;
+  } else if (password === false) value = null;
   else if (password === true) {
     // `true` keeps the password there is; a user without one must be given one.
     if (old === null || old.password !== true)
@@ -700,7 +723,7 @@ async function writeUser(
     );
   }
   if (value === undefined) return;
-  await users.setPassword(key, value);
+  await users.setPassword(key, value, iterations);
 }
 
 // ── permissions ────────────────────────────────────────────────────────────────────────────
