@@ -469,8 +469,11 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
     case 'server_config':
       return {
         rows: async () => [{ id: serverId, name: server, cache_size_mb: 'auto', tags: ['default'] }],
-        readOnly:
-          "Wharf's server name and cache are its options (`--server-name`, the engine's cache); they can't be changed through `rethinkdb.server_config`.",
+        write: refuseRowChanges(
+          "It's illegal to insert new rows into the `rethinkdb.server_config` system table.",
+          "It's illegal to delete rows from the `rethinkdb.server_config` system table.",
+          "Wharf's server name and cache are its options (`--server-name`, `--memory-budget-mb`); they can't be changed through `rethinkdb.server_config`.",
+        ),
       };
     case 'server_status': {
       const ports = info.ports();
@@ -502,7 +505,11 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
     case 'cluster_config':
       return {
         rows: async () => [{ id: 'heartbeat', heartbeat_timeout_secs: 10 }],
-        readOnly: 'Wharf is a single server: `rethinkdb.cluster_config` has no setting that means something here.',
+        write: refuseRowChanges(
+          "It's illegal to insert new rows into the `rethinkdb.cluster_config` table.",
+          "It's illegal to delete rows from the `rethinkdb.cluster_config` table.",
+          'Wharf is a single server: the heartbeat timeout of `rethinkdb.cluster_config` means nothing here and stays 10.',
+        ),
       };
     case 'stats':
       return {
@@ -633,6 +640,13 @@ export function tableStatusOf(ev: Evaluator, t: TableRef): DatumObject {
     raft_leader: server,
     shards: [{ primary_replicas: [server], replicas: [{ server, state: 'ready' }] }],
     status: { all_replicas_ready: true, ready_for_outdated_reads: true, ready_for_reads: true, ready_for_writes: true },
+  };
+}
+
+/** A table whose rows are fixed: RethinkDB's texts for an insert and a delete, Wharf's for a change. */
+function refuseRowChanges(insert: string, remove: string, change: string): NonNullable<Spec['write']> {
+  return async (_key, old, next) => {
+    throw new RowError(old === null ? insert : next === null ? remove : change);
   };
 }
 
