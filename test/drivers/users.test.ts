@@ -245,6 +245,9 @@ describe('users and permissions', () => {
     expect(jobs).toHaveLength(1);
     expect(jobs[0]).toMatchObject({ type: 'query', info: { user: 'admin', client_address: expect.any(String) } });
     expect(jobs[0].id[0]).toBe('query');
+    // Read as a stream too: the query is a job until its cursor is done.
+    const streamed = await (await r.db('rethinkdb').table('jobs').run(admin)).toArray();
+    expect(streamed.map((j: Any) => j.type)).toEqual(['query']);
     const stats = await r.db('rethinkdb').table('stats').get(['cluster']).run(admin);
     expect(stats.query_engine.client_connections).toBeGreaterThanOrEqual(1);
     const [serverStats] = await r

@@ -191,10 +191,17 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
             let result: Awaited<ReturnType<typeof runQuery>>;
             try {
               result = await runQuery({ ...connDeps, feeds, ...(access ? { access } : {}) }, term, optargs);
-            } finally {
+            } catch (err) {
               running.delete(job);
+              throw err;
             }
-            return feed !== undefined && result.kind === 'stream' ? { ...result, feed } : result;
+            if (result.kind !== 'stream') {
+              running.delete(job);
+              return result;
+            }
+            // A stream (a cursor, a feed) is the query's until it ends or is closed.
+            const source = untilDone(result.source, () => running.delete(job));
+            return feed !== undefined ? { ...result, source, feed } : { ...result, source };
           },
           startFrame: (body, user) => {
             // The bulk path writes without the table lookup: admin connections only.
@@ -246,6 +253,26 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     state.closing = true;
     await listener.close();
   });
+}
+
+/** The iterator, calling `done` once when it ends, fails or is closed. */
+function untilDone<T>(it: AsyncIterator<T>, done: () => void): AsyncIterator<T> {
+  return {
+    next: async () => {
+      try {
+        const r = await it.next();
+        if (r.done) done();
+        return r;
+      } catch (err) {
+        done();
+        throw err;
+      }
+    },
+    return: async (value?: unknown) => {
+      done();
+      return (await it.return?.(value)) ?? { done: true, value: undefined };
+    },
+  };
 }
 
 export default fp(rethinkdbListener, { name: 'wharf-rethinkdb', dependencies: ['wharf-engine'] });
