@@ -16,7 +16,7 @@
  *   server_status    {id, name, network, process}; read-only
  *   cluster_config   {id: 'heartbeat', heartbeat_timeout_secs}; read-only (no cluster)
  *   stats            cluster and server query counters; read-only
- *   jobs             the driver-port queries being evaluated, the index builds running; read-only
+ *   jobs             the driver-port queries running (cursors and feeds until done), index builds; read-only
  *   current_issues, logs   empty; read-only
  *   _debug_scratch   any documents, in memory, admin only
  */
@@ -45,7 +45,7 @@ export interface SystemInfo {
    * and their rates over the last second.
    */
   counters(): { connections: number; queries: number; queriesPerSec: number; written: number; writtenPerSec: number };
-  /** The driver-port queries being evaluated now. */
+  /** The driver-port queries running now (one answered by a stream: until it is done or closed). */
   queries(): RunningQuery[];
 }
 
