@@ -100,6 +100,9 @@ describe('users and permissions', () => {
         msg: 'User `dave` does not have the required `write` permission.',
       });
       await expect(r.table('books').delete().run(dave)).rejects.toMatchObject({ name: 'ReqlPermissionError' });
+      await expect(r.table('books').sync().run(dave)).rejects.toMatchObject({
+        msg: 'User `dave` does not have the required `write` permission.',
+      });
       await expect(r.table('books').indexCreate('t').run(dave)).rejects.toMatchObject({
         msg: 'User `dave` does not have the required `config` permission.',
       });
