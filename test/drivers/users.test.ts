@@ -195,6 +195,16 @@ describe('users and permissions', () => {
       headers: { authorization: `Bearer adm1n` },
     });
     expect(one.status).toBe(404);
+    const create = await fetch(`${server().url}/api/tables`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer adm1n', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: '_wharf_mine' }),
+    });
+    expect(create.status).toBe(400);
+    expect(((await create.json()) as { message: string }).message).toContain('`_wharf_` are Wharf');
+    await expect(r.tableCreate('_wharf_mine').run(admin)).rejects.toMatchObject({
+      msg: "Table name `_wharf_mine` invalid (names starting with `_wharf_` are Wharf's own).",
+    });
     expect(await r.db('test').tableList().run(admin)).not.toContain('_wharf_users');
     await expect(r.table('_wharf_users').count().run(admin)).rejects.toMatchObject({
       msg: 'Table `test._wharf_users` does not exist.',
