@@ -98,7 +98,7 @@ export function systemTableRef(ev: Evaluator, name: string, format: IdentifierFo
   return new TableRef(SYSTEM_DB, name, `${SYSTEM_DB}.${name}`, 'id', table as never);
 }
 
-/** Parse a primary key datum as the store keys it (ids of system rows are strings or arrays). */
+/** A row key as `_debug_scratch` keys its map (ids are strings, numbers or arrays). */
 const keyText = (k: Datum): string => JSON.stringify(k);
 
 /**
