@@ -334,6 +334,13 @@ describe('users and permissions', () => {
       .update({ name: 'x' })
       .run(admin);
     expect(renamed.errors).toBe(1);
+    const rekeyed = await r
+      .db('rethinkdb')
+      .table('table_config')
+      .filter({ name: 'made' })
+      .update({ primary_key: 'k' })
+      .run(admin);
+    expect(rekeyed.first_error).toBe("It's illegal to change a table's primary key");
     const dropped = await r.db('rethinkdb').table('table_config').filter({ name: 'made' }).delete().run(admin);
     expect(dropped).toMatchObject({ deleted: 1 });
     expect(await r.tableList().run(admin)).not.toContain('made');

@@ -444,6 +444,8 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
             }
             return;
           }
+          if (old !== null && next !== null && !datumsEqual(old.primary_key as Datum, next.primary_key ?? null))
+            throw new RowError("It's illegal to change a table's primary key");
           if (old !== null && next !== null && old.name !== next.name)
             throw new RowError(
               "Wharf can't rename a table: its engine keeps tables by name. Create a table of the new name and copy the rows.",
