@@ -14,6 +14,7 @@ import type { FeedHandle } from './feed-cursor.js';
 import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
+import { JsPool } from './term/js-pool.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
 import { warmQueryPath } from './warm-up.js';
@@ -91,6 +92,11 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     arrayLimit: options.limits.arrayLimit,
     trackWrite: (p) => state.writes.track(p),
     defaultDurability: options.engine.durability ?? 'hard',
+    js: new JsPool({
+      workers: options.limits.jsWorkers,
+      memoryMb: options.limits.jsWorkerMemoryMb,
+      queue: options.limits.jsQueue,
+    }),
   };
   const log = app.log.child({ listener: 'rethinkdb' });
 
@@ -136,7 +142,8 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
           },
           startFrame: (body) => {
             const bulk = bulkInsertFrameOf(body);
-            if (bulk === undefined) return undefined;
+            // A table with a write hook (or hooks not read yet): the general path applies it.
+            if (bulk === undefined || connDeps.catalog.writeHooks.peek(bulk.table) !== false) return undefined;
             return async () => {
               const value = await runBulkInsert(connDeps.db, bulk, connDeps.defaultDurability, connDeps.trackWrite);
               return value === undefined ? undefined : { kind: 'atom' as const, value };
@@ -175,6 +182,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   app.addHook('preClose', async () => {
     state.closing = true;
     await listener.close();
+    await deps.js?.close();
   });
 }
 

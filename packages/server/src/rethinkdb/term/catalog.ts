@@ -9,6 +9,10 @@ import { createHash } from 'node:crypto';
 import type { Database, TableInfo } from '@wharf/engine';
 import { opFailed, queryLogic } from '../errors.js';
 import { FUNCTION_INDEX_TABLE, FunctionIndexes } from './function-indexes.js';
+import { WRITE_HOOK_TABLE, WriteHooks } from './write-hooks.js';
+
+/** Engine tables of Wharf's own that ReQL does not list. */
+const HIDDEN_TABLES: ReadonlySet<string> = new Set([FUNCTION_INDEX_TABLE, WRITE_HOOK_TABLE]);
 
 export const DEFAULT_DB = 'test';
 export const SYSTEM_DB = 'rethinkdb';
@@ -47,10 +51,14 @@ export class Catalog {
 
   /** Index functions the engine cannot hold (function-indexes.ts). */
   readonly functionIndexes: FunctionIndexes;
+  /** Tables' write hooks (write-hooks.ts). */
+  readonly writeHooks: WriteHooks;
 
   constructor(db: Database) {
     this.#db = db;
     this.functionIndexes = new FunctionIndexes(db);
+    this.writeHooks = new WriteHooks(db);
+    this.writeHooks.preload();
   }
 
   engineName(db: string, table: string): string {
@@ -72,13 +80,13 @@ export class Catalog {
     return new Map(
       this.#db
         .listTables()
-        .filter((t) => t.name !== FUNCTION_INDEX_TABLE)
+        .filter((t) => !HIDDEN_TABLES.has(t.name))
         .map((t) => [t.name, t]),
     );
   }
 
   tableInfo(engineName: string): TableInfo | undefined {
-    if (engineName === FUNCTION_INDEX_TABLE) return undefined;
+    if (HIDDEN_TABLES.has(engineName)) return undefined;
     return this.#db.listTables().find((t) => t.name === engineName);
   }
 
@@ -125,6 +133,7 @@ export class Catalog {
     for (const t of tables) {
       await this.#db.dropTable(this.engineName(name, t));
       await this.functionIndexes.dropTable(this.engineName(name, t));
+      await this.writeHooks.dropTable(this.engineName(name, t));
     }
     this.#createdDbs.delete(name);
     this.invalidate();
