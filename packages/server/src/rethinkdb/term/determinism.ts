@@ -43,8 +43,10 @@ export function isDeterministic(n: Node, constantNow: boolean): boolean {
       if (n.type === T.NOW && !constantNow) return false;
       if (n.type === T.UUID && (n.args.length === 0 || n.args.some((a) => a.kind === 'term' && a.type === T.ARGS)))
         return false;
-      return n.args.every((a) => isDeterministic(a, constantNow)) &&
-        Object.values(n.optargs).every((a) => isDeterministic(a, constantNow));
+      return (
+        n.args.every((a) => isDeterministic(a, constantNow)) &&
+        Object.values(n.optargs).every((a) => isDeterministic(a, constantNow))
+      );
     case 'func':
       return isDeterministic(n.body, constantNow);
     case 'obj':

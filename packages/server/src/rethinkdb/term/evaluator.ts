@@ -29,11 +29,11 @@ import {
   validateTime,
 } from './datum.js';
 import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } from './function-indexes.js';
+import type { JsPool } from './js-pool.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
 import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
-import type { JsPool } from './js-pool.js';
 import type { FeedDeps } from './terms/changefeeds.js';
 import { TERMS } from './terms/index.js';
 import { JsFunc } from './terms/javascript.js';

@@ -23,6 +23,9 @@ const { types } = require('node:util');
 const CACHE_SIZE = 100;
 const MAX_DEPTH = 128;
 const cache = new Map();
+// A promise the code rejects and leaves (import(), a failed async function) is the code's own
+// business: it must not end the thread.
+process.on('unhandledRejection', () => {});
 
 class ConversionError extends Error {}
 

@@ -124,7 +124,8 @@ export async function applyWriteHook(
   try {
     modified = await ev.callDatum(hook, [context, oldVal, newVal]);
   } catch (err) {
-    if (err instanceof ReqlRuntimeError) throw new ReqlRuntimeError(`Error in write hook: ${err.message}`, err.errorType);
+    if (err instanceof ReqlRuntimeError)
+      throw new ReqlRuntimeError(`Error in write hook: ${err.message}`, err.errorType);
     throw err;
   }
   if (newVal === null && modified !== null)

@@ -27,12 +27,12 @@ import {
   tooDeepMessage,
   typeError,
 } from './datum.js';
-import type { Evaluator } from './evaluator.js';
 import { isDeterministic } from './determinism.js';
+import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
-import { applyWriteHook, writeHookOf } from './write-hooks.js';
 import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
+import { applyWriteHook, writeHookOf } from './write-hooks.js';
 
 /** The evaluator, as seen by the write terms. */
 export type WriteContext = Evaluator;

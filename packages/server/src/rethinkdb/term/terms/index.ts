@@ -13,6 +13,7 @@ import { changefeedTerms } from './changefeeds.js';
 import { controlTerms } from './control.js';
 import { datumTerms } from './datum.js';
 import { geoTerms } from './geo.js';
+import { httpTerms } from './http.js';
 import { javascriptTerms } from './javascript.js';
 import { joinTerms } from './joins.js';
 import { mathTerms, numberTerms } from './math.js';
@@ -40,6 +41,7 @@ const FAMILIES: readonly TermFamily[] = [
   timeTerms,
   changefeedTerms,
   javascriptTerms,
+  httpTerms,
   writeHookTerms,
 ];
 

@@ -70,7 +70,12 @@ function seconds(ms: number): string {
   return `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`;
 }
 
-function failure(ev: Evaluator, reply: Exclude<JsReply, { kind: 'datum' } | { kind: 'function' }>, source: string, timeoutMs: number): ReqlRuntimeError {
+function failure(
+  ev: Evaluator,
+  reply: Exclude<JsReply, { kind: 'datum' } | { kind: 'function' }>,
+  source: string,
+  timeoutMs: number,
+): ReqlRuntimeError {
   switch (reply.kind) {
     case 'error':
       return queryLogic(reply.message);
