@@ -65,7 +65,7 @@ describe('write hooks', () => {
     await expect(
       r
         .table('hooked')
-        .setWriteHook((_c: Any, _o: Any, n: Any) => r.js('1'))
+        .setWriteHook((_c: Any, _o: Any, _n: Any) => r.js('1'))
         .run(conn),
     ).rejects.toMatchObject({
       msg: 'Could not prove function deterministic.  Write hook functions must be deterministic.',
