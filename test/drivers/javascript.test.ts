@@ -238,19 +238,19 @@ describe('r.http', () => {
   });
 
   it('fails as RethinkDB does (NON_EXISTENCE, so default() catches it): status, unreachable host, time limit', async () => {
-    expect(await failure(r.http(`${base}/missing`), conn)).toEqual({
-      name: 'ReqlNonExistenceError',
-      msg: `Error in HTTP GET of \`${base}/missing\`: status code 404.`,
-    });
-    // A port nothing listens on: the web server's own port once closed is not reusable here, so a
-    // second server is opened and closed to find one.
+    // As RethinkDB: the answer's header and body follow the status.
+    const status = await failure(r.http(`${base}/missing`), conn);
+    expect(status.name).toBe('ReqlNonExistenceError');
+    expect(status.msg).toMatch(new RegExp(`^Error in HTTP GET of \`${base}/missing\`: status code 404\\.\nheader:\n\\{\n`));
+    expect(status.msg).toMatch(/\nbody:\n"no"$/);
+    // A port nothing listens on: a server's own, once it is closed.
     const spare = createServer();
     await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve));
     const closedPort = (spare.address() as AddressInfo).port;
     await new Promise((resolve) => spare.close(resolve));
     expect(await failure(r.http(`127.0.0.1:${closedPort}/x`), conn)).toEqual({
       name: 'ReqlNonExistenceError',
-      msg: `Error in HTTP GET of \`127.0.0.1:${closedPort}/x\`: Couldn't connect to server.`,
+      msg: `Error in HTTP GET of \`127.0.0.1:${closedPort}/x\`: could not connect to server.\nheader:\nnull\nbody:\nnull`,
     });
     expect(await failure(r.http(`${base}/hang`, { method: 'PUT', timeout: 0.5 }), conn)).toEqual({
       name: 'ReqlNonExistenceError',

@@ -66,6 +66,8 @@ export class JsPool {
   run(request: JsRequest, timeoutMs: number): Promise<JsReply> {
     return new Promise((resolve) => {
       if (this.#closed) return resolve({ kind: 'crash', outOfMemory: false });
+      // A limit of 0 (or less) is over before the code could run, as RethinkDB's timer.
+      if (!(timeoutMs > 0)) return resolve({ kind: 'timeout' });
       const job: Job = { request, timeoutMs, resolve };
       const slot = this.#idleSlot();
       if (slot) return this.#start(slot, job);

@@ -105,7 +105,8 @@ function toDatum(v, depth, arrayLimit) {
   if (types.isRegExp(v)) throw new ConversionError('Cannot convert RegExp to ql::datum_t.');
   if (types.isDate(v)) {
     const ms = Date.prototype.valueOf.call(v);
-    if (!Number.isFinite(ms)) throw new ConversionError('Invalid Date in JS environment');
+    // RethinkDB's own text for an invalid Date (its time of NaN seconds).
+    if (!Number.isFinite(ms)) throw new ConversionError('Non-finite number: nan');
     return { $reql_type$: 'TIME', epoch_time: ms / 1000, timezone: '+00:00' };
   }
   const out = {};

@@ -394,7 +394,8 @@ async function insertRowByRow(
       if (!isPlainObject(resolved))
         result.error(`Inserted value must be an OBJECT (got ${datumTypeName(resolved)}):\n${pretty(resolved)}`);
       else if (!datumsEqual(field(resolved, pk) ?? null, field(doc, pk) ?? null))
-        result.error(pkChanged(pk, doc, resolved));
+        // RethinkDB's text for a key changed on an insert (table_common.cc), no old row.
+        result.error(`Primary key \`${pk}\` cannot be changed (null -> ${pretty(resolved)})`);
       else fresh.push(resolved);
     } else if (resolved === null) {
       deletions.push(key as Key);

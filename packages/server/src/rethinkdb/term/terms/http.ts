@@ -104,9 +104,10 @@ function networkText(err: unknown): string {
     case 'ECONNREFUSED':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
-      return "Couldn't connect to server";
+      return 'could not connect to server';
     case 'ECONNRESET':
-      return 'Connection reset by peer';
+    case 'EPIPE':
+      return 'error when receiving data';
     default:
       return cause?.message ?? (err instanceof Error ? err.message : String(err));
   }
@@ -229,6 +230,12 @@ export const httpTerms: TermFamily = {
       // curl's rule: a URL without a scheme is http.
       const full = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(url) ? url : `http://${url}`;
       const fail = (why: string) => nonExistence(`Error in HTTP ${method} of \`${url}\`: ${why}.`);
+      // What RethinkDB's request worker reports also shows the answer's header and body (null
+      // when there was none); its own time limit does not.
+      const failWith = (why: string, header: Datum = null, answer: Datum = null) =>
+        nonExistence(
+          `Error in HTTP ${method} of \`${url}\`: ${why}.\nheader:\n${pretty(header)}\nbody:\n${pretty(answer)}`,
+        );
       let target: URL;
       try {
         target = new URL(full);
@@ -263,21 +270,25 @@ export const httpTerms: TermFamily = {
           });
         } catch (err) {
           if (abort.signal.aborted) throw fail(`timed out after ${seconds(timeoutMs)} seconds`);
-          throw fail(networkText(err));
+          throw failWith(networkText(err));
         }
         let bytes: Buffer;
         try {
           bytes = await readBody(res);
         } catch (err) {
           if (abort.signal.aborted) throw fail(`timed out after ${seconds(timeoutMs)} seconds`);
-          throw fail(err instanceof HttpFailure ? err.message : networkText(err));
+          throw failWith(err instanceof HttpFailure ? err.message : networkText(err));
         }
-        if (res.status >= 300) throw fail(`status code ${res.status}`);
+        if (res.status < 200 || res.status >= 300) {
+          const header = newObject();
+          for (const [k, v] of res.headers) header[k] = v;
+          throw failWith(`status code ${res.status}`, header, bytes.length > 0 ? bytes.toString('utf8') : null);
+        }
         if (method === 'HEAD') return null;
         try {
           return resultOf(bytes, res.headers.get('content-type') ?? '', format);
         } catch (err) {
-          if (err instanceof HttpFailure) throw fail(err.message);
+          if (err instanceof HttpFailure) throw failWith(err.message);
           throw err;
         }
       } finally {
