@@ -165,6 +165,16 @@ describe('write hooks', () => {
     expect(await r.table('hooked').get('http').run(conn)).toEqual({ id: 'http' });
   });
 
+  it('a hook keeps the values of the variables it captures (it outlives the query that set it)', async () => {
+    await r.tableCreate('hook_captures').run(conn);
+    await r
+      .expr({ tag: 'outer' })
+      .do((x: Any) => r.table('hook_captures').setWriteHook((_c: Any, _o: Any, n: Any) => n.merge(x)))
+      .run(conn);
+    await r.table('hook_captures').insert({ id: 1 }).run(conn);
+    expect(await r.table('hook_captures').get(1).run(conn)).toEqual({ id: 1, tag: 'outer' });
+  });
+
   it('dropping the table drops its hook', async () => {
     await r.tableCreate('hook_dropped').run(conn);
     await r

@@ -32,8 +32,9 @@ async function hookWire(ev: Evaluator, node: Node, env: Env | null): Promise<{ w
   if (v instanceof JsFunc)
     throw queryLogic('Could not prove function deterministic.  Write hook functions must be deterministic.');
   if (v instanceof Func) {
-    const wire = toWire({ kind: 'func', params: v.params, body: v.body, bt: [] });
-    return { wire, body: { kind: 'func', params: v.params, body: v.body, bt: [] } };
+    // The stored function outlives this query: variables it captures become their values.
+    const fn: Node = { kind: 'func', params: v.params, body: closeOver(v.body, v.env, new Set(v.params)), bt: [] };
+    return { wire: toWire(fn), body: fn };
   }
   const d = await ev.datum(v);
   if (d === null) return null;
@@ -53,6 +54,33 @@ async function hookWire(ev: Evaluator, node: Node, env: Env | null): Promise<{ w
   }
   if (body.kind !== 'func') throw queryLogic('The write hook function given could not be read (not a function).');
   return { wire, body };
+}
+
+/** `n` with every variable not bound inside it (ids in `bound`) replaced by its value in `env`. */
+function closeOver(n: Node, env: Env | null, bound: ReadonlySet<number>): Node {
+  switch (n.kind) {
+    case 'var': {
+      if (bound.has(n.id)) return n;
+      const value = env?.lookup(n.id);
+      return value === undefined ? n : { kind: 'datum', value, depth: 0 };
+    }
+    case 'func':
+      return { ...n, body: closeOver(n.body, env, new Set([...bound, ...n.params])) };
+    case 'term': {
+      const optargs = Object.create(null) as Record<string, Node>;
+      for (const [k, a] of Object.entries(n.optargs)) optargs[k] = closeOver(a, env, bound);
+      return { ...n, args: n.args.map((a) => closeOver(a, env, bound)), optargs };
+    }
+    case 'obj': {
+      const fields = Object.create(null) as Record<string, Node>;
+      for (const [k, a] of Object.entries(n.fields)) fields[k] = closeOver(a, env, bound);
+      return { ...n, fields };
+    }
+    case 'array':
+      return { ...n, items: n.items.map((a) => closeOver(a, env, bound)) };
+    default:
+      return n;
+  }
 }
 
 export const writeHookTerms: TermFamily = {
