@@ -241,7 +241,9 @@ describe('r.http', () => {
     // As RethinkDB: the answer's header and body follow the status.
     const status = await failure(r.http(`${base}/missing`), conn);
     expect(status.name).toBe('ReqlNonExistenceError');
-    expect(status.msg).toMatch(new RegExp(`^Error in HTTP GET of \`${base}/missing\`: status code 404\\.\nheader:\n\\{\n`));
+    expect(status.msg).toMatch(
+      new RegExp(`^Error in HTTP GET of \`${base}/missing\`: status code 404\\.\nheader:\n\\{\n`),
+    );
     expect(status.msg).toMatch(/\nbody:\n"no"$/);
     // A port nothing listens on: a server's own, once it is closed.
     const spare = createServer();

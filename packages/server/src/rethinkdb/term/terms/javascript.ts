@@ -5,7 +5,7 @@
  * datum; a function comes back as a JsFunc, a ReQL function (map, filter, do, …) whose every
  * call runs in the pool with the same time limit. Errors and texts are RethinkDB's.
  */
-import { availableParallelism } from 'node:os';
+import { defaultLimits } from '../../../limits.js';
 import { internalError, queryLogic, type ReqlRuntimeError, resourceLimit } from '../../errors.js';
 import type { Node } from '../compiler.js';
 import { type Datum, newObject, validateTime } from '../datum.js';
@@ -18,19 +18,16 @@ import { type Env, Func } from '../values.js';
 /** RethinkDB's default time limit of one r.js evaluation or call. */
 export const DEFAULT_JS_TIMEOUT_MS = 5000;
 
-/** What the JS pool allows when the server does not configure it (in-process evaluators). */
-export const defaultJsPoolLimits = () => ({
-  workers: Math.max(1, Math.min(2, availableParallelism())),
-  memoryMb: 64,
-  queue: 1000,
-});
-
 let fallbackPool: JsPool | null = null;
 
-/** The evaluator's pool: the server's (deps.js), else one shared by this process. */
+/** The evaluator's pool: the server's (deps.js), else one with the default limits, shared by this process. */
 function poolOf(ev: Evaluator): JsPool {
   if (ev.deps.js) return ev.deps.js;
-  fallbackPool ??= new JsPool(defaultJsPoolLimits());
+  fallbackPool ??= new JsPool({
+    workers: defaultLimits.jsWorkers,
+    memoryMb: defaultLimits.jsWorkerMemoryMb,
+    queue: defaultLimits.jsQueue,
+  });
   return fallbackPool;
 }
 
