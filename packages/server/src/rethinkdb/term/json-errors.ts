@@ -72,7 +72,8 @@ export function jsonErrorText(text: string): string | undefined {
           }
         } else fail('escape');
       } else if (c === '\0' && i >= text.length) fail('quote');
-      else if (c < ' ') fail('escape'); // an unescaped control character
+      else if (c < ' ')
+        fail('escape'); // an unescaped control character
       else i++;
     }
   };
@@ -107,13 +108,17 @@ export function jsonErrorText(text: string): string | undefined {
   const valueAt = (): void => {
     switch (peek()) {
       case 'n':
-        return literal('null');
+        literal('null');
+        return;
       case 't':
-        return literal('true');
+        literal('true');
+        return;
       case 'f':
-        return literal('false');
+        literal('false');
+        return;
       case '"':
-        return string();
+        string();
+        return;
       case '{': {
         i++;
         ws();
@@ -159,7 +164,8 @@ export function jsonErrorText(text: string): string | undefined {
         }
       }
       default:
-        return number();
+        number();
+        return;
     }
   };
   try {
