@@ -125,6 +125,27 @@ const CASES: Case[] = [
     want: 1,
   },
   {
+    name: 'a geo term (other than r.point) in an atomic update',
+    q: () =>
+      r
+        .table('js_ref')
+        .get(1)
+        .update({ l: r.line([0, 0], [1, 1]) }),
+    error: [
+      'ReqlQueryLogicError',
+      'Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?',
+    ],
+  },
+  {
+    name: 'r.point in an atomic update',
+    q: () =>
+      r
+        .table('js_ref')
+        .get(1)
+        .update({ p: r.point(1, 2) })('replaced'),
+    want: 1,
+  },
+  {
     name: 'r.http to a closed port',
     q: ({ closedPort }) => r.http(`127.0.0.1:${closedPort}/x`),
     error: [

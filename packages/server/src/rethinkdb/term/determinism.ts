@@ -30,6 +30,20 @@ const NON_DETERMINISTIC: ReadonlySet<number> = new Set([
   T.GRANT,
   T.SET_WRITE_HOOK,
   T.GET_WRITE_HOOK,
+  // Geo terms other than r.point are deterministic on one server only (floating point results
+  // may differ between machines): RethinkDB counts them as not deterministic for writes, write
+  // hooks and indexes, the three places this check serves.
+  T.GEOJSON,
+  T.LINE,
+  T.POLYGON,
+  T.DISTANCE,
+  T.INTERSECTS,
+  T.INCLUDES,
+  T.CIRCLE,
+  T.GET_INTERSECTING,
+  T.FILL,
+  T.GET_NEAREST,
+  T.POLYGON_SUB,
 ]);
 
 /**
