@@ -8,8 +8,8 @@ import { JsPool } from '../src/rethinkdb/term/js-pool.js';
 
 const LOOP = { op: 'eval', session: 1, source: 'while (true) {}', arrayLimit: 100_000 } as const;
 const pools: JsPool[] = [];
-function pool(workers: number, queue: number): JsPool {
-  const p = new JsPool({ workers, memoryMb: 32, queue });
+function pool(workers: number, queue: number, memoryMb = 32): JsPool {
+  const p = new JsPool({ workers, memoryMb, queue });
   pools.push(p);
   return p;
 }
@@ -50,6 +50,14 @@ describe('JsPool', () => {
       value: 2,
     });
     expect(p.threads).toBe(1);
+  });
+
+  it('the functions of finished queries do not pile up in a thread until it runs out of memory', async () => {
+    const p = pool(1, 10, 16);
+    for (let session = 1; session <= 300; session++) {
+      const reply = await p.run({ op: 'eval', session, source: '(function(x) { return x; })', arrayLimit: 10 }, 5000);
+      expect(reply.kind).toBe('function');
+    }
   });
 
   it('refuses past the queue; close() answers the running and the waiting ones', async () => {

@@ -3,10 +3,12 @@
  * text, not as a module, so that the same bytes run from `src/` (tsx, vitest) and from `dist/`.
  *
  * Each evaluation runs in a fresh `vm` context: ECMAScript's built-ins only (no `require`,
- * `process`, `Buffer`, timers, `console`, `import()`, WebAssembly or string-to-code beyond
- * `eval`/`Function` inside the context). A function that `r.js` returns keeps its context and
- * is cached per (query, source), at most CACHE_SIZE of them, as RethinkDB's js_runner caches
- * per query. Values cross as ReQL datums, converted as RethinkDB's js_job.cc does: arguments are
+ * `process`, `Buffer`, timers, `import()`, WebAssembly or string-to-code beyond `eval`/`Function`
+ * inside the context). A function that `r.js` returns keeps its context and is cached per
+ * (query, source), as RethinkDB's js_runner caches per query. A context costs hundreds of KiB and
+ * the thread is not told when a query ends, so the cache keeps the functions of the last
+ * MAX_SESSIONS queries only, at most CACHE_SIZE functions, and forgets all but the current
+ * query's when the heap passes half its limit; a function forgotten is evaluated again. Values cross as ReQL datums, converted as RethinkDB's js_job.cc does: arguments are
  * built inside the context's realm (times become Dates; binary, minval and maxval are refused),
  * results are read with brand checks from this realm, which code in the context cannot change.
  * Runaway code is not stopped here: the pool terminates the whole thread (js-pool.ts).
@@ -20,9 +22,17 @@ const { parentPort } = require('node:worker_threads');
 const vm = require('node:vm');
 const { types } = require('node:util');
 
+const { getHeapStatistics } = require('node:v8');
+const { resourceLimits } = require('node:worker_threads');
+
 const CACHE_SIZE = 100;
+const MAX_SESSIONS = 4;
 const MAX_DEPTH = 128;
+const HEAP_HIGH = (resourceLimits.maxOldGenerationSizeMb || 64) * 1024 * 1024 * 0.5;
+/** key (session NUL source) → { fn, env, session }, oldest first. */
 const cache = new Map();
+/** Sessions with cached functions, oldest first. */
+const sessions = [];
 // A promise the code rejects and leaves (import(), a failed async function) is the code's own
 // business: it must not end the thread.
 process.on('unhandledRejection', () => {});
@@ -123,9 +133,25 @@ function cached(key) {
   return hit;
 }
 
+function forgetSession(session) {
+  for (const [key, entry] of cache) if (entry.session === session) cache.delete(key);
+  const i = sessions.indexOf(session);
+  if (i !== -1) sessions.splice(i, 1);
+}
+
 function remember(key, entry) {
   cache.set(key, entry);
+  if (!sessions.includes(entry.session)) {
+    sessions.push(entry.session);
+    while (sessions.length > MAX_SESSIONS) forgetSession(sessions[0]);
+  }
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value);
+}
+
+/** Past half the heap limit, keep only the current query's functions. */
+function trim(session) {
+  if (getHeapStatistics().used_heap_size < HEAP_HIGH) return;
+  for (const s of sessions.slice()) if (s !== session) forgetSession(s);
 }
 
 function run(msg) {
@@ -140,7 +166,7 @@ function run(msg) {
       return { kind: 'error', message: exceptionText(e) };
     }
     if (typeof value === 'function') {
-      entry = { fn: value, env };
+      entry = { fn: value, env, session: msg.session };
       remember(key, entry);
     } else if (msg.op === 'eval') {
       return { kind: 'datum', value: toDatum(value, 0, msg.arrayLimit) };
@@ -171,6 +197,7 @@ parentPort.on('message', (msg) => {
     reply = { kind: 'error', message: e instanceof ConversionError ? e.message : exceptionText(e) };
   }
   reply.id = msg.id;
+  trim(msg.session);
   try {
     parentPort.postMessage(reply);
   } catch (e) {
