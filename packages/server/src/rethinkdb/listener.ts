@@ -13,6 +13,7 @@ import { DriverConnection } from './connection.js';
 import type { FeedHandle } from './feed-cursor.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
+import { JsPool } from './term/js-pool.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
 import { type RunningQuery, SystemFeeds, type SystemInfo } from './term/system-tables.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
@@ -136,6 +137,11 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     trackWrite: (p) => state.writes.track(p),
     defaultDurability: options.engine.durability ?? 'hard',
     system,
+    js: new JsPool({
+      workers: options.limits.jsWorkers,
+      memoryMb: options.limits.jsWorkerMemoryMb,
+      queue: options.limits.jsQueue,
+    }),
   };
   const log = app.log.child({ listener: 'rethinkdb' });
 
@@ -207,7 +213,8 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
             // The bulk path writes without the table lookup: admin connections only.
             if (user !== ADMIN) return undefined;
             const bulk = bulkInsertFrameOf(body);
-            if (bulk === undefined) return undefined;
+            // A table with a write hook (or hooks not read yet): the general path applies it.
+            if (bulk === undefined || connDeps.catalog.writeHooks.peek(bulk.table) !== false) return undefined;
             return async () => {
               const value = await runBulkInsert(connDeps.db, bulk, connDeps.defaultDurability, connDeps.trackWrite);
               return value === undefined ? undefined : { kind: 'atom' as const, value };
@@ -252,6 +259,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     clearInterval(sampler);
     state.closing = true;
     await listener.close();
+    await deps.js?.close();
   });
 }
 

@@ -12,8 +12,7 @@
  * A permission is true, false or unset at each scope; the narrowest scope that sets it decides
  * (table, then database, then global). The `rethinkdb` database does not inherit the global
  * scope, so system tables are admin-only until granted on `rethinkdb` or one of its tables.
- * `connect` (global only) is RethinkDB's permission for `r.http`, which Wharf does not run: it
- * is kept and shown, and does not affect logging in.
+ * `connect` (global only) is RethinkDB's permission for `r.http`; it does not affect logging in.
  */
 import type { Database } from '@wharf/engine';
 import { ReqlRuntimeError } from './errors.js';

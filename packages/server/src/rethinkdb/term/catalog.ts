@@ -12,6 +12,7 @@ import type { Database, TableInfo } from '@wharf/engine';
 import { isHiddenTable } from '../../names.js';
 import { opFailed, queryLogic } from '../errors.js';
 import { FunctionIndexes } from './function-indexes.js';
+import { WriteHooks } from './write-hooks.js';
 
 export const DEFAULT_DB = 'test';
 export const SYSTEM_DB = 'rethinkdb';
@@ -50,10 +51,14 @@ export class Catalog {
 
   /** Index functions the engine cannot hold (function-indexes.ts). */
   readonly functionIndexes: FunctionIndexes;
+  /** Tables' write hooks (write-hooks.ts). */
+  readonly writeHooks: WriteHooks;
 
   constructor(db: Database) {
     this.#db = db;
     this.functionIndexes = new FunctionIndexes(db);
+    this.writeHooks = new WriteHooks(db);
+    this.writeHooks.preload();
   }
 
   engineName(db: string, table: string): string {
@@ -128,6 +133,7 @@ export class Catalog {
     for (const t of tables) {
       await this.#db.dropTable(this.engineName(name, t));
       await this.functionIndexes.dropTable(this.engineName(name, t));
+      await this.writeHooks.dropTable(this.engineName(name, t));
     }
     this.#createdDbs.delete(name);
     this.invalidate();

@@ -30,6 +30,7 @@ import {
   validateTime,
 } from './datum.js';
 import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } from './function-indexes.js';
+import type { JsPool } from './js-pool.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
 import { arityText, type TermDef } from './registry.js';
@@ -37,6 +38,8 @@ import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import { type SystemInfo, systemTableRef } from './system-tables.js';
 import type { FeedDeps } from './terms/changefeeds.js';
 import { TERMS } from './terms/index.js';
+import { JsFunc } from './terms/javascript.js';
+import { writeHookDatum } from './terms/write-hooks.js';
 import {
   Bound,
   DbRef,
@@ -68,6 +71,8 @@ export interface EvaluatorDeps {
   access?: Access;
   /** What the `rethinkdb` system tables read (system-tables.ts); without it they don't exist. */
   system?: SystemInfo;
+  /** The threads r.js runs in (terms/javascript.ts; a shared default pool when absent). */
+  js?: JsPool;
 }
 
 /** What a START produced: one datum, or rows for a cursor. */
@@ -195,6 +200,7 @@ export class Evaluator {
   /** Call a function value; a non-function acts as a constant function. */
   async call(f: Value, args: Datum[]): Promise<Value> {
     if (!(f instanceof Func)) return f;
+    if (f instanceof JsFunc) return f.invoke(this, args);
     if (f.params.length !== args.length && !(f.params.length === 0)) {
       throw queryLogic(
         `Expected function with ${args.length} argument${args.length === 1 ? '' : 's'} but found function with ${f.params.length} argument${f.params.length === 1 ? '' : 's'}.`,
@@ -418,7 +424,7 @@ export class Evaluator {
       primary_key: t.primaryKey,
       shards: [{ nonvoting_replicas: [], primary_replica: server, replicas: [server] }],
       write_acks: 'majority',
-      write_hook: null,
+      write_hook: hookDatum(this.deps.catalog.writeHooks.current(t.engineName)?.fn),
     };
   }
 
@@ -596,8 +602,9 @@ export async function runQuery(
 ): Promise<QueryResult> {
   const root = compile(term);
   const single = singleInsertOf(root, globalOptargs);
-  // The fast path skips the table lookup and its permission checks: admin connections only.
-  if (single !== undefined && deps.access === undefined) {
+  // The fast path skips the table lookup and its permission checks (admin connections only), and
+  // a table with a write hook (or hooks not read yet) takes the general path, which applies it.
+  if (single !== undefined && deps.access === undefined && deps.catalog.writeHooks.peek(single.table) === false) {
     const value = await runSingleInsert(deps.db, single, deps.defaultDurability, deps.trackWrite);
     if (value !== undefined) return { kind: 'atom', value };
   }
@@ -643,6 +650,10 @@ export async function runQuery(
 }
 
 export { expectType, validateTime };
+
+function hookDatum(fn: Datum | undefined): Datum {
+  return fn === undefined ? null : writeHookDatum(fn);
+}
 
 function isBoundSentinel(v: Datum): boolean {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;

@@ -531,6 +531,7 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
     await ev.deps.db.dropTable(engineName);
     await ev.deps.catalog.functionIndexes.dropTable(engineName);
     await ev.deps.system?.users.forget(db, name);
+    await ev.deps.catalog.writeHooks.dropTable(engineName);
   } catch (err) {
     throw ev.engineError(err, full);
   } finally {

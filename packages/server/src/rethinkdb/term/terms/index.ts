@@ -13,6 +13,8 @@ import { changefeedTerms } from './changefeeds.js';
 import { controlTerms } from './control.js';
 import { datumTerms } from './datum.js';
 import { geoTerms } from './geo.js';
+import { httpTerms } from './http.js';
+import { javascriptTerms } from './javascript.js';
 import { joinTerms } from './joins.js';
 import { mathTerms, numberTerms } from './math.js';
 import { sequenceTerms } from './sequences.js';
@@ -20,6 +22,7 @@ import { stringTerms } from './strings.js';
 import { timeTerms } from './times.js';
 import { transformTerms } from './transforms.js';
 import { userTerms } from './users.js';
+import { writeHookTerms } from './write-hooks.js';
 import { writeTerms } from './writes.js';
 
 const FAMILIES: readonly TermFamily[] = [
@@ -38,6 +41,9 @@ const FAMILIES: readonly TermFamily[] = [
   adminTerms,
   timeTerms,
   changefeedTerms,
+  javascriptTerms,
+  httpTerms,
+  writeHookTerms,
   userTerms,
 ];
 
