@@ -71,6 +71,37 @@ describe('users and permissions', () => {
     expect(zero.first_error).toBe('Expected `iterations` to be an integer greater than zero, got 0.');
   });
 
+  it('r.http needs global connect; ignoreWriteHook needs config on the table', async () => {
+    await r.db('rethinkdb').table('users').insert({ id: 'hana', password: 'pw' }).run(admin);
+    await r.tableCreate('hooked').run(admin);
+    await r
+      .table('hooked')
+      .setWriteHook((_ctx: Any, _old: Any, doc: Any) => doc.merge({ hooked: true }))
+      .run(admin);
+    await r.table('hooked').grant('hana', { read: true, write: true }).run(admin);
+    const c = await connect('hana', 'pw');
+    try {
+      // Port 9 (discard) on loopback: the permission is checked before any request is made.
+      await expect(r.http('http://127.0.0.1:9/').run(c)).rejects.toMatchObject({
+        name: 'ReqlPermissionError',
+        msg: 'User `hana` does not have the required `connect` permission.',
+      });
+      await expect(r.table('hooked').insert({ id: 1 }, { ignoreWriteHook: true }).run(c)).rejects.toMatchObject({
+        name: 'ReqlPermissionError',
+        msg: 'User `hana` does not have the required `config` permission.',
+      });
+      expect(await r.table('hooked').insert({ id: 2 }).run(c)).toMatchObject({ inserted: 1 });
+      await r.table('hooked').grant('hana', { config: true }).run(admin);
+      expect(await r.table('hooked').insert({ id: 3 }, { ignoreWriteHook: true }).run(c)).toMatchObject({
+        inserted: 1,
+      });
+      await r.grant('hana', { connect: true }).run(admin);
+      await expect(r.http('http://127.0.0.1:9/').run(c)).rejects.not.toMatchObject({ name: 'ReqlPermissionError' });
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a new user has no permission: reads fail with ReqlPermissionError until granted', async () => {
     await r.db('rethinkdb').table('users').insert({ id: 'dave', password: 'pw' }).run(admin);
     await r.tableCreate('books').run(admin);
