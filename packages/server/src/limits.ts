@@ -35,6 +35,12 @@ export const defaultLimits = {
   scanPageRows: 10_000,
   /** Elements of an array built in memory by ReQL (order_by without index, materialized selections). */
   arrayLimit: 100_000,
+  /** Worker threads that run `r.js` code (started when first needed). */
+  jsWorkers: 2,
+  /** V8 heap (old generation) of one `r.js` worker, in MiB. Past it: that evaluation fails with RESOURCE_LIMIT. */
+  jsWorkerMemoryMb: 64,
+  /** `r.js` evaluations waiting for a free worker. Past it: RESOURCE_LIMIT. */
+  jsQueue: 1000,
   /** Time to receive a request's headers. Past it: 408, and the connection is closed. */
   httpHeadersTimeoutMs: 20_000,
   /** Time to receive a whole HTTP request, body included (a body trickled at 1 byte/s ends here): 408, close. */

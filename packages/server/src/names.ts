@@ -9,9 +9,22 @@ import { WharfServerError } from './errors.js';
 
 const ENGINE_NAME = /^[A-Za-z0-9_.-]{1,127}$/;
 
+/**
+ * Engine tables whose names start with this are Wharf's own (the driver port's users and
+ * function-index definitions): no table list shows them (HTTP, driver port, admin UI), the HTTP
+ * API and the driver port neither read nor write them, and no client may create one.
+ */
+export const HIDDEN_TABLE_PREFIX = '_wharf_';
+
+/** Is this engine table one of Wharf's own (see HIDDEN_TABLE_PREFIX)? */
+export function isHiddenTable(name: string): boolean {
+  return name.startsWith(HIDDEN_TABLE_PREFIX);
+}
+
 /** Why `name` is not a valid table name, or null when it is. */
 export function tableNameProblem(name: string): string | null {
   if (!ENGINE_NAME.test(name)) return 'use 1 to 127 letters, digits, `_`, `-` or `.`';
+  if (isHiddenTable(name)) return `names starting with \`${HIDDEN_TABLE_PREFIX}\` are Wharf's own`;
   if (name.startsWith('.') || name.endsWith('.') || name.includes('..')) {
     return 'a `.` may not start or end it, nor follow another `.`';
   }

@@ -104,14 +104,14 @@ describe('term compiler', () => {
 
   it('names unknown and unsupported terms, wrong arity and unknown optargs, with a backtrace', () => {
     expect(compileError([9999, []]).message).toBe('Unrecognized TermType: 9999.');
-    const js = compileError([11, ['1 + 1']]);
-    expect(js.message).toBe('Wharf does not support the term JAVASCRIPT (11).');
+    const unsupported = compileError([36, [[15, ['t']], 1, 2]]);
+    expect(unsupported.message).toBe('Wharf does not support the term BETWEEN_DEPRECATED (36).');
     expect(
       compileError([
         39,
         [
           [15, ['t']],
-          [153, ['http://127.0.0.1/']],
+          [36, [[15, ['t']], 1, 2]],
         ],
       ]).backtrace,
     ).toEqual([1]);

@@ -231,6 +231,23 @@ describe('ReQL evaluator', () => {
     expect((await failure(r.expr([1]).delete())).message).toMatch(/^Expected type SELECTION but found ARRAY/);
   });
 
+  it('counts an update argument that fails to evaluate as an error of each row, not the query', async () => {
+    expect(
+      await run(
+        r
+          .table('people')
+          .get(1)
+          .update({ x: r.error('a') }, { returnChanges: true }),
+      ),
+    ).toMatchObject({
+      errors: 1,
+      first_error: 'a',
+      changes: [],
+    });
+    expect(await run(r.table('people').update({ x: r.error('b') }))).toMatchObject({ errors: 4, replaced: 0 });
+    expect(await run(r.table('people').get(1))).toEqual({ id: 1, name: 'ada', age: 36, city: 'london' });
+  });
+
   it('administers databases and tables over the engine namespace', async () => {
     expect(await run(r.dbCreate('shop'))).toMatchObject({ dbs_created: 1 });
     expect((await failure(r.dbCreate('shop'))).message).toBe('Database `shop` already exists.');

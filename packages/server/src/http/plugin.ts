@@ -6,6 +6,8 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { WharfServerError } from '../errors.js';
+import { isHiddenTable } from '../names.js';
 import { installErrorHandler } from './error-handler.js';
 import documentsRoutes from './routes/documents.js';
 import indexesRoutes from './routes/indexes.js';
@@ -53,6 +55,14 @@ async function httpApi(app: FastifyInstance): Promise<void> {
   });
   app.addHook('onRequest', async () => {
     app.wharf.counters.httpRequests++;
+  });
+  // Wharf's own tables (names.ts) are not the API's: a route naming one finds no such table.
+  app.addHook('preHandler', async (request) => {
+    const params = request.params as { table?: unknown } | undefined;
+    const body = request.body as { table?: unknown } | undefined;
+    for (const table of [params?.table, body !== null && typeof body === 'object' ? body.table : undefined])
+      if (typeof table === 'string' && isHiddenTable(table))
+        throw new WharfServerError('WHARF_ERR_TABLE_NOT_FOUND', [table]);
   });
 
   await app.register(tablesRoutes);

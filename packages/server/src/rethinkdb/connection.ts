@@ -24,13 +24,14 @@ export type QueryResult =
 
 /** Evaluates START terms. Implemented by the term layer (term/evaluator.ts). */
 export interface QueryRunner {
-  start(term: unknown, globalOptargs: Record<string, unknown>): Promise<QueryResult>;
+  /** `user`: who logged in on this connection (the handshake's user). */
+  start(term: unknown, globalOptargs: Record<string, unknown>, user: string): Promise<QueryResult>;
   /**
    * A START frame the term layer can run from its bytes without parsing it whole (a loader's
    * bulk insert, term/single-insert.ts): how to run it, or undefined. The run resolves undefined
    * when the general path must run the query after all (it then words the error).
    */
-  startFrame?(body: Buffer): (() => Promise<QueryResult | undefined>) | undefined;
+  startFrame?(body: Buffer, user: string): (() => Promise<QueryResult | undefined>) | undefined;
 }
 
 export interface ConnectionLimits {
@@ -88,6 +89,8 @@ export class DriverConnection {
   readonly #handshake: Handshake;
   readonly #reader: FrameReader;
   #ready = false;
+  /** The user the handshake logged in (set once ready). */
+  #user = '';
   #closed = false;
   #draining = false;
   #handshakeTimer: NodeJS.Timeout | undefined;
@@ -142,6 +145,7 @@ export class DriverConnection {
       }
       if (step.status === 'pending') return;
       this.#ready = true;
+      this.#user = step.user;
       clearTimeout(this.#handshakeTimer);
       this.#deps.events?.onHandshake?.(true);
       chunk = step.rest;
@@ -177,7 +181,7 @@ export class DriverConnection {
     const { token, body } = ev;
     const key = token.toString('hex');
     // A loader's bulk insert: run from the frame's bytes, not from the whole frame parsed.
-    const fast = this.#deps.runner.startFrame?.(body);
+    const fast = this.#deps.runner.startFrame?.(body, this.#user);
     if (fast !== undefined) {
       this.#startQuery(token, key, async () => (await fast()) ?? this.#startParsed(body), false, false);
       return;
@@ -216,7 +220,7 @@ export class DriverConnection {
         this.#startQuery(
           token,
           key,
-          () => this.#deps.runner.start(term, opts),
+          () => this.#deps.runner.start(term, opts, this.#user),
           literalBool(opts.noreply),
           literalBool(opts.profile),
         );
@@ -262,7 +266,7 @@ export class DriverConnection {
   /** The general path for a frame the fast path gave back: a START without global optargs. */
   #startParsed(body: Buffer): Promise<QueryResult> {
     const query = JSON.parse(body.toString('utf8')) as unknown[];
-    return this.#deps.runner.start(query[1], {});
+    return this.#deps.runner.start(query[1], {}, this.#user);
   }
 
   #track(work: Promise<void>): void {

@@ -1,6 +1,6 @@
 /**
  * The RethinkDB driver port as a plugin: a net.Server whose connections speak protocol V1_0
- * (SCRAM-SHA-256, user `admin`). It decorates the instance with `rethinkdb` (listen, address,
+ * (SCRAM-SHA-256; `admin` and the users of `rethinkdb.users`, users.ts). It decorates the instance with `rethinkdb` (listen, address,
  * close); startServer() calls listen(). On shutdown it stops accepting and lets every
  * connection answer the queries it already took before closing it.
  */
@@ -11,11 +11,13 @@ import fp from 'fastify-plugin';
 import { admitConnection } from '../bounds.js';
 import { DriverConnection } from './connection.js';
 import type { FeedHandle } from './feed-cursor.js';
-import { adminCredentials } from './handshake.js';
 import { Catalog } from './term/catalog.js';
 import { type EvaluatorDeps, runQuery } from './term/evaluator.js';
+import { JsPool } from './term/js-pool.js';
 import { bulkInsertFrameOf, runBulkInsert } from './term/single-insert.js';
+import { type RunningQuery, SystemFeeds, type SystemInfo } from './term/system-tables.js';
 import type { FeedDeps } from './term/terms/changefeeds.js';
+import { Access, ADMIN, UserStore } from './users.js';
 import { warmQueryPath } from './warm-up.js';
 
 declare module 'fastify' {
@@ -35,12 +37,16 @@ export class DriverListener {
   #listening = false;
   /** Runs the per-query code once per round before any client (`warm-up.ts`). */
   readonly warmUp: () => Promise<{ inserts: number; exprs: number }>;
+  /** The driver port's users (for the HTTP API's table drop, which forgets a table's grants). */
+  readonly users: UserStore | undefined;
 
   constructor(
     onConnection: (socket: Socket) => DriverConnection | null,
     warmUp: () => Promise<{ inserts: number; exprs: number }>,
+    users?: UserStore,
   ) {
     this.warmUp = warmUp;
+    this.users = users;
     this.#server = createServer({ noDelay: true, keepAlive: true }, (socket) => {
       const conn = onConnection(socket);
       if (conn === null) return;
@@ -82,7 +88,46 @@ export class DriverListener {
 async function rethinkdbListener(app: FastifyInstance): Promise<void> {
   const state = app.wharf;
   const { options } = state;
-  const credentials = adminCredentials(options.password);
+  const users = new UserStore(app.db, options.password);
+  await users.load();
+  const listenerRef: { current?: DriverListener } = {};
+  const running = new Set<RunningQuery>();
+  // `rethinkdb.stats`'s per-second rates: the counters sampled once a second (off when closing).
+  const totals = (): { at: number; queries: number; written: number } => ({
+    at: Date.now(),
+    queries: state.counters.driverQueries,
+    written: app.db.closed ? 0 : app.db.stats().documentsWritten,
+  });
+  let samples = [totals(), totals()];
+  const sampler = setInterval(() => {
+    samples = [samples[1] as ReturnType<typeof totals>, totals()];
+  }, 1000);
+  sampler.unref();
+  const perSec = (pick: (t: ReturnType<typeof totals>) => number): number => {
+    const [a, b] = samples as [ReturnType<typeof totals>, ReturnType<typeof totals>];
+    return b.at > a.at ? ((pick(b) - pick(a)) * 1000) / (b.at - a.at) : 0;
+  };
+  const system: SystemInfo = {
+    users,
+    scratch: new Map(),
+    feeds: new SystemFeeds(),
+    startedAt: Date.now(),
+    ports: () => {
+      const http = app.server.address();
+      return {
+        http: http !== null && typeof http === 'object' ? http.port : null,
+        driver: listenerRef.current?.address()?.port ?? null,
+      };
+    },
+    counters: () => ({
+      connections: state.counters.driverConnections,
+      queries: state.counters.driverQueries,
+      queriesPerSec: perSec((t) => t.queries),
+      written: app.db.stats().documentsWritten,
+      writtenPerSec: perSec((t) => t.written),
+    }),
+    queries: () => [...running],
+  };
   const deps: EvaluatorDeps = {
     db: app.db,
     catalog: new Catalog(app.db),
@@ -91,6 +136,12 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
     arrayLimit: options.limits.arrayLimit,
     trackWrite: (p) => state.writes.track(p),
     defaultDurability: options.engine.durability ?? 'hard',
+    system,
+    js: new JsPool({
+      workers: options.limits.jsWorkers,
+      memoryMb: options.limits.jsWorkerMemoryMb,
+      queue: options.limits.jsQueue,
+    }),
     pushDown: options.reqlPushDown,
   };
   const log = app.log.child({ listener: 'rethinkdb' });
@@ -117,7 +168,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
       }
       return new DriverConnection(socket, {
         runner: {
-          start: async (term, optargs) => {
+          start: async (term, optargs, user) => {
             // A changefeed's handle goes to the connection with the stream it is served from.
             let feed: FeedHandle | undefined;
             const feeds: FeedDeps = {
@@ -132,12 +183,39 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
                 state.counters.driverFeeds += delta;
               },
             };
-            const result = await runQuery({ ...connDeps, feeds }, term, optargs);
-            return feed !== undefined && result.kind === 'stream' ? { ...result, feed } : result;
+            // Admin runs unchecked; anyone else has every table access checked (users.ts).
+            const access = user === ADMIN ? undefined : new Access(users, user);
+            // What `rethinkdb.jobs` shows while the query is evaluated.
+            const job: RunningQuery = {
+              id: randomUUID(),
+              startedAt: Date.now(),
+              address,
+              port: socket.remotePort ?? 0,
+              user,
+              query: JSON.stringify(term),
+            };
+            running.add(job);
+            let result: Awaited<ReturnType<typeof runQuery>>;
+            try {
+              result = await runQuery({ ...connDeps, feeds, ...(access ? { access } : {}) }, term, optargs);
+            } catch (err) {
+              running.delete(job);
+              throw err;
+            }
+            if (result.kind !== 'stream') {
+              running.delete(job);
+              return result;
+            }
+            // A stream (a cursor, a feed) is the query's until it ends or is closed.
+            const source = untilDone(result.source, () => running.delete(job));
+            return feed !== undefined ? { ...result, source, feed } : { ...result, source };
           },
-          startFrame: (body) => {
+          startFrame: (body, user) => {
+            // The bulk path writes without the table lookup: admin connections only.
+            if (user !== ADMIN) return undefined;
             const bulk = bulkInsertFrameOf(body);
-            if (bulk === undefined) return undefined;
+            // A table with a write hook (or hooks not read yet): the general path applies it.
+            if (bulk === undefined || connDeps.catalog.writeHooks.peek(bulk.table) !== false) return undefined;
             return async () => {
               const value = await runBulkInsert(connDeps.db, bulk, connDeps.defaultDurability, connDeps.trackWrite);
               return value === undefined ? undefined : { kind: 'atom' as const, value };
@@ -145,9 +223,12 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
           },
         },
         handshake: {
-          credentials,
-          refuse: () => {
-            if (options.password === '' && !loopback) {
+          // A user without a password logs in from loopback only; from elsewhere it is refused
+          // as an unknown user is (after the proof), so its existence is not revealed.
+          credentials: (user) =>
+            user !== ADMIN && !loopback && !users.hasPassword(user) ? undefined : users.credentials(user),
+          refuse: (user) => {
+            if (user === ADMIN && options.password === '' && !loopback) {
               return 'The admin password is empty, so Wharf accepts driver connections from loopback only; set one with WHARF_PASSWORD or --password.';
             }
             // Login throttling, shared with HTTP: refused before the proof is checked.
@@ -171,12 +252,36 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
       });
     },
     () => warmQueryPath(deps),
+    users,
   );
+  listenerRef.current = listener;
   app.decorate('rethinkdb', listener);
   app.addHook('preClose', async () => {
+    clearInterval(sampler);
     state.closing = true;
     await listener.close();
+    await deps.js?.close();
   });
+}
+
+/** The iterator, calling `done` once when it ends, fails or is closed. */
+function untilDone<T>(it: AsyncIterator<T>, done: () => void): AsyncIterator<T> {
+  return {
+    next: async () => {
+      try {
+        const r = await it.next();
+        if (r.done) done();
+        return r;
+      } catch (err) {
+        done();
+        throw err;
+      }
+    },
+    return: async (value?: unknown) => {
+      done();
+      return (await it.return?.(value)) ?? { done: true, value: undefined };
+    },
+  };
 }
 
 export default fp(rethinkdbListener, { name: 'wharf-rethinkdb', dependencies: ['wharf-engine'] });

@@ -23,7 +23,7 @@ import type { WebSocket } from 'ws';
 import { describeTooDeep, findTooDeep } from '../depth.js';
 import { type ErrorCode, engineCodeOf, fromEngineError, WharfServerError } from '../errors.js';
 import { MAX_DOCUMENT_DEPTH } from '../limits.js';
-import { checkTableName } from '../names.js';
+import { checkTableName, isHiddenTable } from '../names.js';
 
 /** WebSocket close code 1013: try again later (the server is overloaded). */
 const TRY_AGAIN_LATER = 1013;
@@ -114,6 +114,7 @@ export class IngestConnection {
         };
         let table: Table;
         try {
+          if (isHiddenTable(header.table)) throw new WharfServerError('WHARF_ERR_TABLE_NOT_FOUND', [header.table]);
           table = app.db.table(header.table); // checks the name synchronously
         } catch (err) {
           work = Promise.reject(err);

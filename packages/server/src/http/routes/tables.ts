@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { fromEngineError, WharfServerError } from '../../errors.js';
-import { checkTableName } from '../../names.js';
+import { checkTableName, isHiddenTable } from '../../names.js';
 import { errorResponses } from '../schemas/index.js';
 
 export default async function tablesRoutes(app: FastifyInstance): Promise<void> {
@@ -19,7 +19,7 @@ export default async function tablesRoutes(app: FastifyInstance): Promise<void> 
         },
       },
     },
-    async () => ({ tables: app.db.listTables() }),
+    async () => ({ tables: app.db.listTables().filter((t) => !isHiddenTable(t.name)) }),
   );
 
   app.get<{ Params: { table: string } }>(
@@ -94,6 +94,8 @@ export default async function tablesRoutes(app: FastifyInstance): Promise<void> 
       } catch (err) {
         throw fromEngineError(err, { table: name });
       }
+      // The driver port's grants on it go with it (a new table of that name starts with none).
+      if (app.hasDecorator('rethinkdb')) await app.rethinkdb.users?.forgetEngineTable(name);
       return { dropped: true, name };
     },
   );

@@ -3,12 +3,16 @@
  * tables with plain names (so tables made over HTTP or ws are `test.<name>` in ReQL); any other
  * database `d` maps to engine tables named `d.<table>`. A database exists while it has a table,
  * or once DB_CREATE made it in this server process; an empty database is not persisted across
- * restarts. `rethinkdb` is listed (as the reference server does) but holds no tables.
+ * restarts. `rethinkdb` is listed (as the reference server does); its tables are not engine
+ * tables but computed (system-tables.ts). Wharf's own engine tables (names.ts, isHiddenTable)
+ * are in no database.
  */
 import { createHash } from 'node:crypto';
 import type { Database, TableInfo } from '@wharf/engine';
+import { isHiddenTable } from '../../names.js';
 import { opFailed, queryLogic } from '../errors.js';
-import { FUNCTION_INDEX_TABLE, FunctionIndexes } from './function-indexes.js';
+import { FunctionIndexes } from './function-indexes.js';
+import { WriteHooks } from './write-hooks.js';
 
 export const DEFAULT_DB = 'test';
 export const SYSTEM_DB = 'rethinkdb';
@@ -47,10 +51,14 @@ export class Catalog {
 
   /** Index functions the engine cannot hold (function-indexes.ts). */
   readonly functionIndexes: FunctionIndexes;
+  /** Tables' write hooks (write-hooks.ts). */
+  readonly writeHooks: WriteHooks;
 
   constructor(db: Database) {
     this.#db = db;
     this.functionIndexes = new FunctionIndexes(db);
+    this.writeHooks = new WriteHooks(db);
+    this.writeHooks.preload();
   }
 
   engineName(db: string, table: string): string {
@@ -72,13 +80,13 @@ export class Catalog {
     return new Map(
       this.#db
         .listTables()
-        .filter((t) => t.name !== FUNCTION_INDEX_TABLE)
+        .filter((t) => !isHiddenTable(t.name))
         .map((t) => [t.name, t]),
     );
   }
 
   tableInfo(engineName: string): TableInfo | undefined {
-    if (engineName === FUNCTION_INDEX_TABLE) return undefined;
+    if (isHiddenTable(engineName)) return undefined;
     return this.#db.listTables().find((t) => t.name === engineName);
   }
 
@@ -125,6 +133,7 @@ export class Catalog {
     for (const t of tables) {
       await this.#db.dropTable(this.engineName(name, t));
       await this.functionIndexes.dropTable(this.engineName(name, t));
+      await this.writeHooks.dropTable(this.engineName(name, t));
     }
     this.#createdDbs.delete(name);
     this.invalidate();

@@ -23,6 +23,7 @@ import {
   ReqlRuntimeError,
 } from '../errors.js';
 import { ErrorType } from '../protocol.js';
+import { type Access, guardTable } from '../users.js';
 import { type Catalog, checkName, DEFAULT_DB, nameUuid, SYSTEM_DB } from './catalog.js';
 import { compile, type Node, type TermNode } from './compiler.js';
 import {
@@ -40,12 +41,16 @@ import {
   validateTime,
 } from './datum.js';
 import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } from './function-indexes.js';
+import type { JsPool } from './js-pool.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
 import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
+import { type SystemInfo, systemTableRef } from './system-tables.js';
 import type { FeedDeps } from './terms/changefeeds.js';
 import { TERMS } from './terms/index.js';
+import { JsFunc } from './terms/javascript.js';
+import { writeHookDatum } from './terms/write-hooks.js';
 import {
   Bound,
   DbRef,
@@ -73,6 +78,12 @@ export interface EvaluatorDeps {
   defaultDurability: Durability;
   /** Changefeed limits, and who to tell of a feed (terms/changefeeds.ts). */
   feeds?: FeedDeps;
+  /** Who runs the query when it is not `admin` (every table access is then checked; users.ts). */
+  access?: Access;
+  /** What the `rethinkdb` system tables read (system-tables.ts); without it they don't exist. */
+  system?: SystemInfo;
+  /** The threads r.js runs in (terms/javascript.ts; a shared default pool when absent). */
+  js?: JsPool;
   /**
    * Reads of tables and indexes go to the engine page by page, with `limit`, simple `filter`s
    * and `count` pushed into the read (default). False: whole ranges are read and everything
@@ -206,6 +217,7 @@ export class Evaluator {
   /** Call a function value; a non-function acts as a constant function. */
   async call(f: Value, args: Datum[]): Promise<Value> {
     if (!(f instanceof Func)) return f;
+    if (f instanceof JsFunc) return f.invoke(this, args);
     if (f.params.length !== args.length && !(f.params.length === 0)) {
       throw queryLogic(
         `Expected function with ${args.length} argument${args.length === 1 ? '' : 's'} but found function with ${f.params.length} argument${f.params.length === 1 ? '' : 's'}.`,
@@ -227,8 +239,13 @@ export class Evaluator {
     throw queryLogic(`Cannot convert ${typeName(v)} to SEQUENCE`);
   }
 
+  /** Whether reads of `ref` page through the engine (`EngineRead`): not the system tables, computed in JS. */
+  readsInEngine(ref: TableRef): boolean {
+    return this.deps.pushDown !== false && ref.db !== SYSTEM_DB;
+  }
+
   tableSeq(ref: TableRef, bounds: ScanOptions = {}): Seq {
-    if (this.deps.pushDown === false) return Seq.fromStream(() => this.scan(ref, bounds), ref);
+    if (!this.readsInEngine(ref)) return Seq.fromStream(() => this.scan(ref, bounds), ref);
     const range: PageRange = {
       lower: bounds.gte ?? bounds.gt ?? null,
       lowerClosed: bounds.gt === undefined,
@@ -307,15 +324,19 @@ export class Evaluator {
 
   // ---- tables and engine errors ----
 
-  tableRef(db: string, name: string): TableRef {
+  tableRef(db: string, name: string, identifierFormat: 'name' | 'uuid' = 'name'): TableRef {
     checkName('Table', name);
     const engineName = this.deps.catalog.engineName(db, name);
     const info = db === SYSTEM_DB ? undefined : this.deps.catalog.tableInfo(engineName);
-    if (!info) {
+    const system = db === SYSTEM_DB ? systemTableRef(this, name, identifierFormat) : undefined;
+    if (!info && !system) {
       this.deps.catalog.requireDb(db);
       throw opFailed(`Table \`${db}.${name}\` does not exist.`);
     }
-    return new TableRef(db, name, engineName, info.primaryKey, this.deps.db.table(engineName));
+    const ref = system ?? new TableRef(db, name, engineName, info?.primaryKey ?? 'id', this.deps.db.table(engineName));
+    const access = this.deps.access;
+    if (access === undefined) return ref;
+    return new TableRef(ref.db, ref.name, ref.engineName, ref.primaryKey, guardTable(ref.engine, access, db, name));
   }
 
   /**
@@ -432,7 +453,7 @@ export class Evaluator {
       primary_key: t.primaryKey,
       shards: [{ nonvoting_replicas: [], primary_replica: server, replicas: [server] }],
       write_acks: 'majority',
-      write_hook: null,
+      write_hook: hookDatum(this.deps.catalog.writeHooks.current(t.engineName)?.fn),
     };
   }
 
@@ -561,7 +582,7 @@ export class Evaluator {
 
   /** Rows of a secondary index equal to one of `values`, value after value (getAll). */
   indexValuesSeq(t: TableRef, index: string, values: IndexValue[]): Seq {
-    if (this.deps.pushDown !== false) {
+    if (this.readsInEngine(t)) {
       const ranges = values.map((v) => ({ lower: v, lowerClosed: true, upper: v, upperClosed: true }));
       return new EngineRead(this, t, index, ranges, false).seq();
     }
@@ -580,7 +601,7 @@ export class Evaluator {
 
   /** Rows of a secondary index between two values (null: unbounded), in index order. */
   indexSeq(t: TableRef, index: string, lower: IndexValue | null, upper: IndexValue | null, opts: BetweenOptions): Seq {
-    if (this.deps.pushDown !== false) {
+    if (this.readsInEngine(t)) {
       const range: PageRange = {
         lower,
         lowerClosed: opts.leftBound !== 'open',
@@ -730,7 +751,9 @@ export async function runQuery(
 ): Promise<QueryResult> {
   const root = compile(term);
   const single = singleInsertOf(root, globalOptargs);
-  if (single !== undefined) {
+  // The fast path skips the table lookup and its permission checks (admin connections only), and
+  // a table with a write hook (or hooks not read yet) takes the general path, which applies it.
+  if (single !== undefined && deps.access === undefined && deps.catalog.writeHooks.peek(single.table) === false) {
     const value = await runSingleInsert(deps.db, single, deps.defaultDurability, deps.trackWrite);
     if (value !== undefined) return { kind: 'atom', value };
   }
@@ -776,6 +799,10 @@ export async function runQuery(
 }
 
 export { expectType, validateTime };
+
+function hookDatum(fn: Datum | undefined): Datum {
+  return fn === undefined ? null : writeHookDatum(fn);
+}
 
 function isBoundSentinel(v: Datum): boolean {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;

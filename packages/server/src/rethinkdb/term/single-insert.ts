@@ -8,6 +8,7 @@
  * which then gives the exact error with its backtrace.
  */
 import type { Database, Durability } from '@wharf/engine';
+import { isHiddenTable } from '../../names.js';
 import { DB_SEPARATOR, DEFAULT_DB } from './catalog.js';
 import type { Node } from './compiler.js';
 import { type DatumObject, isPlainObject } from './datum.js';
@@ -37,6 +38,7 @@ export function singleInsertOf(root: Node, globalOptargs: Record<string, unknown
   const nameNode = tableNode.args[0] as Node;
   if (nameNode.kind !== 'datum' || typeof nameNode.value !== 'string' || !TABLE_NAME.test(nameNode.value))
     return undefined;
+  if (isHiddenTable(nameNode.value)) return undefined; // not a ReQL table: the general path says so
   if (docNode.kind !== 'datum' || !isPlainObject(docNode.value)) return undefined;
   let durability: Durability | undefined;
   for (const key in root.optargs) {
@@ -171,7 +173,7 @@ function tableOf(v: unknown): string | undefined {
   if (!isArray(v) || v.length !== 2 || v[0] !== T.TABLE || !isArray(v[1])) return undefined;
   const args = v[1];
   const name = args[args.length - 1];
-  if (typeof name !== 'string' || !TABLE_NAME.test(name)) return undefined;
+  if (typeof name !== 'string' || !TABLE_NAME.test(name) || isHiddenTable(name)) return undefined;
   if (args.length === 1) return name;
   const dbArgs = args.length === 2 ? termArgs(args[0], T.DB, 1) : undefined;
   const dbName = dbArgs?.[0];

@@ -7,6 +7,7 @@
  * with conflict "replace" in chunks: one write per chunk, not one per row. They are not atomic
  * with respect to concurrent writers of the same rows (documented in the README).
  */
+import { randomUUID } from 'node:crypto';
 import type { Durability, Key, Table, WriteResult } from '@wharf/engine';
 import { queryLogic, ReqlRuntimeError, resourceLimit } from '../errors.js';
 import { ErrorType } from '../protocol.js';
@@ -26,10 +27,12 @@ import {
   tooDeepMessage,
   typeError,
 } from './datum.js';
+import { isDeterministic } from './determinism.js';
 import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
 import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
+import { applyWriteHook, writeHookOf } from './write-hooks.js';
 
 /** The evaluator, as seen by the write terms. */
 export type WriteContext = Evaluator;
@@ -102,6 +105,16 @@ async function durabilityOf(ev: WriteContext, node: TermNode, env: Env | null): 
   return d;
 }
 
+/** The `ignore_write_hook` optarg: true writes without applying the table's hook. */
+async function ignoreWriteHookOf(ev: WriteContext, node: TermNode, env: Env | null, t: TableRef): Promise<boolean> {
+  const v = await ev.optDatum(node, 'ignore_write_hook', env);
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw typeError('BOOL', v);
+  // Skipping a hook is a change to how the table behaves: RethinkDB asks for `config` on it.
+  if (v) ev.deps.access?.require('config', t.db, t.name);
+  return v;
+}
+
 async function returnChangesOf(ev: WriteContext, node: TermNode, env: Env | null): Promise<ReturnChanges> {
   const v = await ev.optDatum(node, 'return_changes', env);
   if (v === undefined || v === false) return false;
@@ -162,6 +175,11 @@ function holdsBound(v: Datum): boolean {
   const rt = field(v, '$reql_type$');
   if (rt === 'MINVAL' || rt === 'MAXVAL') return true;
   return Object.values(v).some(holdsBound);
+}
+
+/** The key of a row read from a table (system tables' keys may be arrays: permissions'). */
+function storedKey(row: DatumObject, pk: string): Key {
+  return field(row, pk) as Key;
 }
 
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
@@ -227,12 +245,19 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       );
   }
   const conflictOpt = typeof conflict === 'string' ? { conflict } : {};
+  const hook = await writeHookOf(ev, t, await ignoreWriteHookOf(ev, node, env, t));
 
   // Bulk path: insert(r.json(TEXT)) hands the text to the engine's parser unchanged. TEXT is a
   // string, or r.binary(BYTES).coerceTo('string'): base64 in the query, so that neither end
   // escapes and unescapes every quote of the documents (what a client loading a file sends).
   const docsNode = node.args[1] as Node;
-  if (typeof conflict === 'string' && returnChanges === false && docsNode.kind === 'term' && docsNode.type === T.JSON) {
+  if (
+    hook === null &&
+    typeof conflict === 'string' &&
+    returnChanges === false &&
+    docsNode.kind === 'term' &&
+    docsNode.type === T.JSON
+  ) {
     const text = bulkText(docsNode.args[0]);
     if (text !== null) {
       const result = new ResultBuilder(false);
@@ -277,8 +302,8 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
         return false;
       });
   if (objects.length === 0) return result.build();
-  if (conflict instanceof Func) {
-    await insertWithConflictFunction(ev, t, objects, conflict, durability, result);
+  if (conflict instanceof Func || hook !== null) {
+    await insertRowByRow(ev, t, objects, conflict, hook, durability, result);
     return result.build();
   }
   const pk = t.primaryKey;
@@ -317,15 +342,29 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   return result.build();
 }
 
-async function insertWithConflictFunction(
+/**
+ * An insert decided row by row here rather than by the engine: with a conflict function, or with
+ * a write hook (which sees each row's old and new document, so keys are generated here first).
+ */
+async function insertRowByRow(
   ev: WriteContext,
   t: TableRef,
-  docs: DatumObject[],
-  resolve: Func,
+  given: DatumObject[],
+  conflict: Conflict | Func,
+  hook: Func | null,
   durability: Durability | undefined,
   result: ResultBuilder,
 ): Promise<void> {
   const pk = t.primaryKey;
+  const docs =
+    hook === null
+      ? given
+      : given.map((d) => {
+          if (field(d, pk) !== undefined) return d;
+          const key = randomUUID();
+          result.generatedKeys.push(key);
+          return withKey(d, pk, key);
+        });
   const keys = docs.map((d) => keyOf(d, pk));
   const present = keys.filter((k): k is Key => k !== undefined);
   let found: (object | null)[];
@@ -342,13 +381,15 @@ async function insertWithConflictFunction(
     const doc = docs[i] as DatumObject;
     const key = keys[i];
     const old = key === undefined ? null : ((found[j++] ?? null) as DatumObject | null);
-    if (old === null) {
-      fresh.push(doc);
-      continue;
-    }
     let resolved: Datum;
     try {
-      resolved = await ev.callDatum(resolve, [key as Key, old, doc]);
+      if (old === null) resolved = doc;
+      else if (conflict instanceof Func) resolved = await ev.callDatum(conflict, [key as Key, old, doc]);
+      else if (conflict === 'error') {
+        result.error(`Duplicate primary key \`${pk}\`:\n${pretty(old)}\n${pretty(doc)}`);
+        continue;
+      } else resolved = conflict === 'update' ? deepMerge(old, doc) : doc;
+      if (hook !== null) resolved = await applyWriteHook(ev, hook, pk, old, resolved);
     } catch (err) {
       if (err instanceof ReqlRuntimeError) {
         result.error(err.message);
@@ -356,7 +397,14 @@ async function insertWithConflictFunction(
       }
       throw err;
     }
-    if (resolved === null) {
+    if (old === null) {
+      if (!isPlainObject(resolved))
+        result.error(`Inserted value must be an OBJECT (got ${datumTypeName(resolved)}):\n${pretty(resolved)}`);
+      else if (!datumsEqual(field(resolved, pk) ?? null, field(doc, pk) ?? null))
+        // RethinkDB's text for a key changed on an insert (table_common.cc), no old row.
+        result.error(`Primary key \`${pk}\` cannot be changed (null -> ${pretty(resolved)})`);
+      else fresh.push(resolved);
+    } else if (resolved === null) {
       deletions.push(key as Key);
       result.changes?.push({ new_val: null, old_val: old });
     } else if (!isPlainObject(resolved)) {
@@ -441,12 +489,27 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
 async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 'update' | 'replace'): Promise<Datum> {
   const target = await ev.eval(node.args[0] as Node, env);
   const sel = selectionOf(ev, target, mode === 'update' ? 'UPDATE' : 'REPLACE');
-  const fn = await ev.eval(node.args[1] as Node, env);
+  const nonAtomic = await ev.optDatum(node, 'non_atomic', env);
+  if (nonAtomic !== undefined && typeof nonAtomic !== 'boolean') throw typeError('BOOL', nonAtomic);
+  // An atomic write's new document must not depend on where it is computed.
+  if (nonAtomic !== true && !isDeterministic(node.args[1] as Node, true))
+    throw queryLogic('Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?');
+  // An argument that fails to evaluate (`{x: r.error('a')}`) fails each row, as RethinkDB's
+  // per-row function would: counted in `errors`, not the query's error.
+  let fn: Value = null;
+  let argError: ReqlRuntimeError | undefined;
+  try {
+    fn = await ev.eval(node.args[1] as Node, env);
+  } catch (err) {
+    if (!(err instanceof ReqlRuntimeError) || err.errorType === ErrorType.INTERNAL) throw err;
+    argError = err;
+  }
   const durability = await durabilityOf(ev, node, env);
   const returnChanges = await returnChangesOf(ev, node, env);
   const result = new ResultBuilder(returnChanges);
   const t = sel.table;
   const pk = t.primaryKey;
+  const hook = await writeHookOf(ev, t, await ignoreWriteHookOf(ev, node, env, t));
   const opts = durability ? { durability } : {};
   for await (const chunk of sel.chunks()) {
     const writes: DatumObject[] = [];
@@ -455,6 +518,7 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
     for (const row of chunk) {
       let computed: Datum;
       try {
+        if (argError !== undefined) throw argError;
         computed = await ev.callDatum(fn, [row]);
       } catch (err) {
         if (err instanceof ReqlRuntimeError && err.errorType !== ErrorType.INTERNAL) {
@@ -478,10 +542,19 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
         }
         computed = deepMerge(row, computed);
       }
+      if (hook !== null && !(row === null && computed === null)) {
+        try {
+          computed = await applyWriteHook(ev, hook, pk, row, computed);
+        } catch (err) {
+          if (!(err instanceof ReqlRuntimeError)) throw err;
+          result.error(err.message);
+          continue;
+        }
+      }
       if (computed === null) {
         if (row === null) result.skipped++;
         else {
-          deletions.push(keyOf(row, pk) as Key);
+          deletions.push(storedKey(row, pk));
           pending.push({ new_val: null, old_val: row });
         }
         continue;
@@ -491,7 +564,8 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
         continue;
       }
       const next = computed as DatumObject;
-      if (keyOf(next, pk) === undefined) {
+      // A stored row's key may be any datum (system tables'); a changed one is refused below.
+      if (keyOf(next, pk) === undefined && (row === null || field(next, pk) === undefined)) {
         result.error(`Inserted object must have primary key \`${pk}\`:\n${pretty(next)}`);
         continue;
       }
@@ -534,6 +608,7 @@ export async function deleteRows(ev: WriteContext, node: TermNode, env: Env | nu
   const returnChanges = await returnChangesOf(ev, node, env);
   const result = new ResultBuilder(returnChanges);
   const t = sel.table;
+  const hook = await writeHookOf(ev, t, await ignoreWriteHookOf(ev, node, env, t));
   const opts = durability ? { durability } : {};
   for await (const chunk of sel.chunks()) {
     const keys: Key[] = [];
@@ -542,7 +617,16 @@ export async function deleteRows(ev: WriteContext, node: TermNode, env: Env | nu
         result.skipped++;
         continue;
       }
-      keys.push(keyOf(row, t.primaryKey) as Key);
+      if (hook !== null) {
+        try {
+          await applyWriteHook(ev, hook, t.primaryKey, row, null);
+        } catch (err) {
+          if (!(err instanceof ReqlRuntimeError)) throw err;
+          result.error(err.message);
+          continue;
+        }
+      }
+      keys.push(storedKey(row, t.primaryKey));
       result.changes?.push({ new_val: null, old_val: row });
     }
     if (keys.length === 0) continue;

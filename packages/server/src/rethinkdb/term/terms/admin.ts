@@ -4,15 +4,17 @@
  * status, wait.
  */
 import type { IndexInfo, Key, ScanOptions } from '@wharf/engine';
+import { isHiddenTable } from '../../../names.js';
 import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
-import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, typeError } from '../datum.js';
+import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, pretty, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
+import { publishDbChange, publishTableChange, SYSTEM_TABLES, tableConfigOf, tableStatusOf } from '../system-tables.js';
 import { Bound, DbRef, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 
 const tableAdminTerm = (min: number, max: number, optargs?: readonly string[]): TermDef => ({
@@ -48,6 +50,10 @@ export const adminTerms: TermFamily = {
         db = d.name;
         nameNode = a[1] as Node;
       }
+      const format = (await ev.optDatum(node, 'identifier_format', env)) ?? 'name';
+      if (typeof format !== 'string') throw typeError('STRING', format);
+      if (format !== 'name' && format !== 'uuid')
+        throw queryLogic(`Identifier format \`${format}\` unrecognized (options are "name" and "uuid").`);
       const readMode = await ev.optDatum(node, 'read_mode', env);
       if (readMode !== undefined) {
         if (typeof readMode !== 'string') throw typeError('STRING', readMode);
@@ -56,7 +62,7 @@ export const adminTerms: TermFamily = {
             `Read mode \`${readMode}\` unrecognized (options are "majority", "single", and "outdated").`,
           );
       }
-      return ev.tableRef(db, checkName('Table', await ev.evalDatum(nameNode, env)));
+      return ev.tableRef(db, checkName('Table', await ev.evalDatum(nameNode, env)), format);
     },
   },
   [T.GET]: {
@@ -66,9 +72,11 @@ export const adminTerms: TermFamily = {
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
       const k = await ev.evalDatum(node.args[1] as Node, env);
+      // System tables' keys may be arrays (`permissions`): any datum but null.
+      const systemKey = t.db === SYSTEM_DB && k !== null;
       // A key of a type no Wharf document can have (bool, array, object): no such document.
-      if (k !== null && typeof k !== 'string' && typeof k !== 'number') return null;
-      const key = ev.primaryKeyOf(k);
+      if (!systemKey && k !== null && typeof k !== 'string' && typeof k !== 'number') return null;
+      const key = systemKey ? (k as Key) : ev.primaryKeyOf(k);
       let row: object | null;
       try {
         row = await t.engine.get(key);
@@ -85,7 +93,9 @@ export const adminTerms: TermFamily = {
     max: 1,
     eval: async (ev, node, env) => {
       const name = checkName('Database', await ev.evalDatum(node.args[0] as Node, env));
+      ev.deps.access?.require('config');
       ev.deps.catalog.createDb(name);
+      publishDbChange(ev, null, { id: nameUuid(`db:${name}`), name });
       return { config_changes: [{ new_val: { id: nameUuid(`db:${name}`), name }, old_val: null }], dbs_created: 1 };
     },
   },
@@ -95,11 +105,18 @@ export const adminTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const name = checkName('Database', await ev.evalDatum(node.args[0] as Node, env));
       let tables: number;
+      const access = ev.deps.access;
+      if (access !== undefined && name !== SYSTEM_DB && ev.deps.catalog.dbExists(name)) {
+        access.require('config', name);
+        for (const t of ev.deps.catalog.listTables(name)) access.require('config', name, t);
+      }
       try {
         tables = await ev.deps.catalog.dropDb(name);
+        await ev.deps.system?.users.forget(name);
       } catch (err) {
         throw ev.engineError(err);
       }
+      publishDbChange(ev, { id: nameUuid(`db:${name}`), name }, null);
       return {
         config_changes: [{ new_val: null, old_val: { id: nameUuid(`db:${name}`), name } }],
         dbs_dropped: 1,
@@ -131,16 +148,14 @@ export const adminTerms: TermFamily = {
       const t = await ev.eval(node.args[0] as Node, env);
       if (t instanceof DbRef) {
         ev.deps.catalog.requireDb(t.name);
+        if (t.name === SYSTEM_DB) throw opFailed(`Database \`${SYSTEM_DB}\` is special; you can't configure it.`);
+        ev.deps.access?.require('config', t.name);
         return { id: nameUuid(`db:${t.name}`), name: t.name };
       }
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-      const config = ev.tableConfig(t);
-      try {
-        config.indexes = (await t.engine.listIndexes()).map((i) => i.name).sort();
-      } catch (err) {
-        throw ev.engineError(err, t);
-      }
-      return config;
+      notSystem(t, "you can't configure the tables in it.");
+      ev.deps.access?.require('config', t.db, t.name);
+      return tableConfigOf(ev, t);
     },
   },
   [T.RECONFIGURE]: {
@@ -154,6 +169,10 @@ export const adminTerms: TermFamily = {
     max: 1,
     eval: async (ev, node, env) => {
       const tables = await tablesOf(ev, await ev.eval(node.args[0] as Node, env));
+      for (const t of tables) {
+        notSystem(t, "you can't rebalance the tables in it.");
+        ev.deps.access?.require('config', t.db, t.name);
+      }
       return {
         rebalanced: tables.length,
         status_changes: tables.map((t) => ({ old_val: tableStatus(ev, t), new_val: tableStatus(ev, t) })),
@@ -166,20 +185,8 @@ export const adminTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-      const server = ev.deps.serverName;
-      return {
-        db: t.db,
-        id: nameUuid(t.engineName),
-        name: t.name,
-        raft_leader: server,
-        shards: [{ primary_replicas: [server], replicas: [{ server, state: 'ready' }] }],
-        status: {
-          all_replicas_ready: true,
-          ready_for_outdated_reads: true,
-          ready_for_reads: true,
-          ready_for_writes: true,
-        },
-      };
+      notSystem(t, "the system tables in it don't have meaningful status information.");
+      return tableStatusOf(ev, t);
     },
   },
   [T.WAIT]: {
@@ -194,6 +201,7 @@ export const adminTerms: TermFamily = {
         return { ready: ev.deps.catalog.listTables(t.name).length };
       }
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      notSystem(t, "the system tables in it are always available and don't need to be waited on.");
       return { ready: 1 };
     },
   },
@@ -321,6 +329,17 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
     const { engine, functions } = await allIndexes(ev, t);
     return engine.some((i) => i.name === name) || functions.some((f) => f.name === name);
   };
+  if (node.type === T.INDEX_CREATE) notSystem(t, "you can't create secondary indexes on the tables in it.");
+  if (node.type === T.INDEX_CREATE || node.type === T.INDEX_DROP || node.type === T.INDEX_RENAME) {
+    if (t.db === SYSTEM_DB) {
+      const name = await ev.evalDatum(a[1] as Node, env);
+      throw opFailed(
+        `Index \`${typeof name === 'string' ? name : pretty(name)}\` does not exist on table \`${t.fullName}\`.`,
+      );
+    }
+    // Function indexes live outside the engine table: the check can't be left to its guard.
+    ev.deps.access?.require('config', t.db, t.name);
+  }
   const primaryConflict = (name: string): void => {
     if (name === t.primaryKey) throw queryLogic(`Index name conflict: \`${name}\` is the name of the primary key.`);
   };
@@ -460,13 +479,22 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   const catalog = ev.deps.catalog;
   if (node.type === T.TABLE_LIST) {
     catalog.requireDb(db);
+    // As RethinkDB: system tables whose names start with `_` are there but not listed.
+    if (db === SYSTEM_DB) return SYSTEM_TABLES.filter((n) => !n.startsWith('_'));
     return catalog.listTables(db);
   }
   if (rest.length !== 1) throw queryLogic(`Expected 1 argument but found ${rest.length}.`);
   const name = checkName('Table', await ev.evalDatum(rest[0] as Node, env));
   catalog.requireDb(db);
-  if (db === SYSTEM_DB) throw opFailed(`Database \`${SYSTEM_DB}\` is special; you can't create or drop tables in it.`);
+  if (db === SYSTEM_DB)
+    throw opFailed(
+      node.type === T.TABLE_CREATE
+        ? `Database \`${SYSTEM_DB}\` is special; you can't create new tables in it.`
+        : `Database \`${SYSTEM_DB}\` is special; you can't drop tables in it.`,
+    );
   const engineName = catalog.engineName(db, name);
+  if (isHiddenTable(engineName))
+    throw queryLogic(`Table name \`${name}\` invalid (names starting with \`_wharf_\` are Wharf's own).`);
   const full = { fullName: `${db}.${name}` };
   if (node.type === T.TABLE_CREATE) {
     const pk = (await ev.optDatum(node, 'primary_key', env)) ?? 'id';
@@ -476,6 +504,7 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
         `Durability option \`${typeof durability === 'string' ? durability : JSON.stringify(durability)}\` unrecognized (options are "hard" and "soft").`,
       );
     if (typeof pk !== 'string' || pk.length === 0) throw queryLogic('primary_key must be a non-empty string.');
+    ev.deps.access?.require('config', db);
     try {
       await ev.deps.db.createTable(engineName, { primaryKey: pk });
     } catch (err) {
@@ -484,19 +513,24 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       catalog.afterCreateOrDrop(db);
     }
     const ref = new TableRef(db, name, engineName, pk, ev.deps.db.table(engineName));
+    await publishTableChange(ev, null, { config: ev.tableConfig(ref), status: tableStatusOf(ev, ref) });
     return { config_changes: [{ new_val: ev.tableConfig(ref), old_val: null }], tables_created: 1 };
   }
   const info = catalog.tableInfo(engineName);
   if (!info) throw opFailed(`Table \`${db}.${name}\` does not exist.`);
   const ref = new TableRef(db, name, engineName, info.primaryKey, ev.deps.db.table(engineName));
+  ev.deps.access?.require('config', db, name);
   try {
     await ev.deps.db.dropTable(engineName);
     await ev.deps.catalog.functionIndexes.dropTable(engineName);
+    await ev.deps.system?.users.forget(db, name);
+    await ev.deps.catalog.writeHooks.dropTable(engineName);
   } catch (err) {
     throw ev.engineError(err, full);
   } finally {
     catalog.invalidate();
   }
+  await publishTableChange(ev, { config: ev.tableConfig(ref), status: tableStatusOf(ev, ref) }, null);
   return { config_changes: [{ new_val: null, old_val: ev.tableConfig(ref) }], tables_dropped: 1 };
 }
 
@@ -596,16 +630,11 @@ async function tablesOf(ev: Evaluator, v: Value): Promise<TableRef[]> {
   return expectType(v, 'TABLE');
 }
 
-function tableStatus(ev: Evaluator, t: TableRef): DatumObject {
-  const server = ev.deps.serverName;
-  return {
-    db: t.db,
-    id: nameUuid(t.engineName),
-    name: t.name,
-    raft_leader: server,
-    shards: [{ primary_replicas: [server], replicas: [{ server, state: 'ready' }] }],
-    status: { all_replicas_ready: true, ready_for_outdated_reads: true, ready_for_reads: true, ready_for_writes: true },
-  };
+const tableStatus = tableStatusOf;
+
+/** RethinkDB's refusal of configuration terms on the system tables. */
+function notSystem(t: TableRef, what: string): void {
+  if (t.db === SYSTEM_DB) throw opFailed(`Database \`${SYSTEM_DB}\` is special; ${what}`);
 }
 
 /**
@@ -682,6 +711,16 @@ async function reconfigure(ev: Evaluator, node: TermNode, env: Env | null): Prom
       );
   }
   const tables = await tablesOf(ev, target);
+  for (const t of tables) {
+    notSystem(t, "you can't configure the tables in it.");
+    ev.deps.access?.require('config', t.db, t.name);
+  }
+  if (!dryRun) {
+    for (const t of tables) {
+      const now = { config: await tableConfigOf(ev, t), status: tableStatusOf(ev, t) };
+      await publishTableChange(ev, now, now);
+    }
+  }
   return {
     reconfigured: dryRun ? 0 : tables.length,
     config_changes: tables.map((t) => ({ old_val: ev.tableConfig(t), new_val: ev.tableConfig(t) })),

@@ -20,6 +20,7 @@ import {
   typeError,
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
+import { jsonErrorText, jsonParseFailure, mayHideJsonError } from '../json-errors.js';
 import { T } from '../names.js';
 import { buildSelector, deepMerge, hasFields, pluck, without } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
@@ -148,9 +149,13 @@ export const datumTerms: TermFamily = {
       try {
         parsed = JSON.parse(text) as Datum; // iterative in V8: no depth overflows it
       } catch (err) {
-        throw queryLogic(
-          `Failed to parse "${text.length > 200 ? `${text.slice(0, 200)}...` : text}" as JSON: ${(err as Error).message}`,
-        );
+        // RethinkDB's words (RapidJSON's), else V8's.
+        if (text.includes('\0')) throw queryLogic('Encountered unescaped null byte in JSON string.');
+        throw queryLogic(jsonParseFailure(text, jsonErrorText(text) ?? (err as Error).message));
+      }
+      if (mayHideJsonError(text)) {
+        const why = jsonErrorText(text);
+        if (why !== undefined) throw queryLogic(jsonParseFailure(text, why));
       }
       if (nestingDepth(parsed, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH)
         throw resourceLimit(tooDeepMessage('The JSON text given to r.json'));

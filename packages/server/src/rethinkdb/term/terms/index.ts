@@ -13,12 +13,16 @@ import { changefeedTerms } from './changefeeds.js';
 import { controlTerms } from './control.js';
 import { datumTerms } from './datum.js';
 import { geoTerms } from './geo.js';
+import { httpTerms } from './http.js';
+import { javascriptTerms } from './javascript.js';
 import { joinTerms } from './joins.js';
 import { mathTerms, numberTerms } from './math.js';
 import { sequenceTerms } from './sequences.js';
 import { stringTerms } from './strings.js';
 import { timeTerms } from './times.js';
 import { transformTerms } from './transforms.js';
+import { userTerms } from './users.js';
+import { writeHookTerms } from './write-hooks.js';
 import { writeTerms } from './writes.js';
 
 const FAMILIES: readonly TermFamily[] = [
@@ -37,6 +41,10 @@ const FAMILIES: readonly TermFamily[] = [
   adminTerms,
   timeTerms,
   changefeedTerms,
+  javascriptTerms,
+  httpTerms,
+  writeHookTerms,
+  userTerms,
 ];
 
 /**

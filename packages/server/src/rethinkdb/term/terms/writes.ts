@@ -26,6 +26,8 @@ export const writeTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
+      // A sync is a write of the table's (RethinkDB's write_sync_depending_on_durability).
+      ev.deps.access?.require('write', t.db, t.name);
       try {
         await ev.deps.trackWrite(ev.deps.db.sync());
       } catch (err) {
