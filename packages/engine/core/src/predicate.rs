@@ -19,9 +19,6 @@
 //! - `and` and `or` stop at the first false (true) operand; an error in an operand before that
 //!   is the whole predicate's error, as in JS.
 
-use std::collections::HashMap;
-
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -111,15 +108,17 @@ const MAX_DEPTH: usize = 64;
 
 impl Filter {
     /// The verdict for one stored document's JSON text. Only the top-level fields the predicate
-    /// reads are parsed into values (the rest are skipped as raw text), unless a field name has
-    /// an escape, when the whole document is parsed. A document that does not parse (never the
-    /// case for stored ones) defers.
+    /// reads are parsed into values: the others are skipped over as text (stored documents are
+    /// valid JSON), unless a field name has an escape, when the whole document is parsed. A
+    /// document that does not parse (never the case for stored ones) defers.
     pub fn verdict(&self, doc: &str) -> Verdict {
-        if let Ok(top) = serde_json::from_str::<HashMap<&str, &RawValue>>(doc) {
+        let mut found: Vec<Option<&str>> = vec![None; self.fields.len() + 1];
+        if top_level_fields(doc, &self.fields, &mut found).is_some() {
             let mut partial = serde_json::Map::new();
-            for name in self.fields.iter().map(String::as_str).chain(["$reql_type$"]) {
-                if let Some(raw) = top.get(name) {
-                    match serde_json::from_str::<Value>(raw.get()) {
+            let names = self.fields.iter().map(String::as_str).chain(["$reql_type$"]);
+            for (name, raw) in names.zip(&found) {
+                if let Some(raw) = raw {
+                    match serde_json::from_str::<Value>(raw) {
                         Ok(v) => partial.insert(name.to_string(), v),
                         Err(_) => return Verdict::Defer,
                     };
@@ -267,6 +266,99 @@ fn scalar(v: &Value, at: &str) -> Result<Scalar> {
         Value::String(s) => Scalar::Str(s.clone()),
         _ => return Err(bad(at, "a constant: null, a boolean, a number or a string", v)),
     })
+}
+
+/// Finds, in a JSON object's text, the raw text of the top-level fields named in `wanted`
+/// (`found[i]` for `wanted[i]`) and of `$reql_type$` (`found[wanted.len()]`); a name given twice
+/// takes its last value, as JSON.parse does. Values are skipped without being checked (stored
+/// documents are valid JSON). `None` when the text is not an object as expected or a name has an
+/// escape: the caller parses the whole document then.
+fn top_level_fields<'a>(doc: &'a str, wanted: &[String], found: &mut [Option<&'a str>]) -> Option<()> {
+    let b = doc.as_bytes();
+    let ws = |i: &mut usize| {
+        while *i < b.len() && matches!(b[*i], b' ' | b'\t' | b'\n' | b'\r') {
+            *i += 1;
+        }
+    };
+    // The index just past the string starting at `i` (on its opening quote).
+    let string_end = |mut i: usize| -> Option<usize> {
+        i += 1;
+        loop {
+            match *b.get(i)? {
+                b'"' => return Some(i + 1),
+                b'\\' => i += 2,
+                _ => i += 1,
+            }
+        }
+    };
+    let mut i = 0;
+    ws(&mut i);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        ws(&mut i);
+        match *b.get(i)? {
+            b'}' => return Some(()),
+            b'"' => {}
+            _ => return None,
+        }
+        let end = string_end(i)?;
+        let name = &doc[i + 1..end - 1];
+        if name.contains('\\') {
+            return None;
+        }
+        i = end;
+        ws(&mut i);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        ws(&mut i);
+        let start = i;
+        match *b.get(i)? {
+            b'"' => i = string_end(i)?,
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match *b.get(i)? {
+                        b'"' => {
+                            i = string_end(i)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                i += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            _ => {
+                while i < b.len() && !matches!(b[i], b',' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                    i += 1;
+                }
+            }
+        }
+        let value = &doc[start..i];
+        if name == "$reql_type$" {
+            found[wanted.len()] = Some(value);
+        } else if let Ok(at) = wanted.binary_search_by(|w| w.as_str().cmp(name)) {
+            found[at] = Some(value);
+        }
+        ws(&mut i);
+        match *b.get(i)? {
+            b',' => i += 1,
+            b'}' => return Some(()),
+            _ => return None,
+        }
+    }
 }
 
 /// A plain object: a JSON object that is not a ReQL pseudo-type.
@@ -498,6 +590,9 @@ mod tests {
             r#"{"a":1,"a":3}"#,       // a repeated name: the last one counts, as in JS
             r#"{"b":null}"#,
             r#"{}"#,
+            r#" { "a" : -1.5e3 , "s":"q\"{[}","b" : { "c" : "x\\" , "d":[{"}":1}] } , "z":true } "#,
+            r#"{"s":"a\u0022b","a":2,"b":{"c":"x"}}"#,
+            r#"{"arr":[[],{},"]"],"a":null,"b":{"c":["x"]}}"#,
         ];
         let specs = [
             json!({"predicate": {"cmp": "ge", "path": ["a"], "value": 2}, "missing": "keep"}),
@@ -509,6 +604,52 @@ mod tests {
             for doc in docs {
                 let whole: Value = serde_json::from_str(doc).unwrap();
                 assert_eq!(f.verdict(doc), f.verdict_value(&whole), "{spec} on {doc}");
+            }
+        }
+    }
+
+    /// The same on random documents, compact and pretty-printed, against random predicates.
+    #[test]
+    fn reading_only_the_needed_fields_answers_as_the_whole_document_on_random_ones() {
+        use rand::{rngs::StdRng, Rng, SeedableRng};
+        fn value(rng: &mut StdRng, depth: u32) -> Value {
+            let names = ["a", "b", "c", "$reql_type$", "q\"{", "é"];
+            match rng.gen_range(0..if depth > 2 { 6 } else { 8 }) {
+                0 => Value::Null,
+                1 => json!(rng.gen_bool(0.5)),
+                2 => json!(rng.gen_range(-3..4)),
+                3 => json!(rng.gen_range(-2.0..2.0)),
+                4 => json!(["", "a", "b", "}", "\\\"", "é"][rng.gen_range(0..6)]),
+                5 => json!("TIME"),
+                6 => Value::Array((0..rng.gen_range(0..3)).map(|_| value(rng, depth + 1)).collect()),
+                _ => Value::Object(
+                    (0..rng.gen_range(0..4))
+                        .map(|_| (names[rng.gen_range(0..6)].to_string(), value(rng, depth + 1)))
+                        .collect(),
+                ),
+            }
+        }
+        let mut rng = StdRng::seed_from_u64(33);
+        let constants = [json!(null), json!(true), json!(0), json!(1.5), json!("a"), json!("é")];
+        for _ in 0..3000 {
+            let mut doc = serde_json::Map::new();
+            for name in ["a", "b", "c", "$reql_type$", "z"] {
+                if rng.gen_bool(0.6) {
+                    doc.insert(name.to_string(), value(&mut rng, 0));
+                }
+            }
+            let doc = Value::Object(doc);
+            let path: Vec<&str> = ["a", "b", "c"][..rng.gen_range(1..3)].to_vec();
+            let op = ["eq", "ne", "lt", "le", "gt", "ge"][rng.gen_range(0..6)];
+            let c = &constants[rng.gen_range(0..constants.len())];
+            let missing = ["skip", "keep", "defer"][rng.gen_range(0..3)];
+            let f = filter(json!({"predicate": {"or": [
+                {"cmp": op, "path": path, "value": c},
+                {"match": [["c", c]]}
+            ]}, "missing": missing}));
+            let want = f.verdict_value(&doc);
+            for text in [doc.to_string(), serde_json::to_string_pretty(&doc).unwrap()] {
+                assert_eq!(f.verdict(&text), want, "{text}");
             }
         }
     }
