@@ -126,6 +126,11 @@ fn encode_key(k: &Key) -> String {
     match k {
         Key::Num(n) => encode_number(*n),
         Key::Str(s) => encode_string(s),
+        // Hex keeps the entry key a string; entries of one value still sort by primary key.
+        Key::Datum(b) => b.iter().fold(String::from("D"), |mut out, c| {
+            out.push_str(&format!("{c:02x}"));
+            out
+        }),
     }
 }
 
@@ -413,9 +418,8 @@ impl Index {
             let want = (limit - (out.len() - start)).min(1024);
             let entries = self.tree.data.read().scan(&range, want, reverse)?;
             for (_, pk) in &entries {
-                let key = match serde_json::from_str::<Value>(pk) {
-                    Ok(Value::Number(n)) => Key::Num(n.as_f64().unwrap_or(f64::NAN)),
-                    Ok(Value::String(s)) => Key::Str(s.into()),
+                let key = match serde_json::from_str::<Value>(pk).map(|v| Key::from_value(&v)) {
+                    Ok(Ok(key)) => key,
                     _ => {
                         return Err(Error::corrupt_checkpoint(format!(
                             "index `{}` holds a bad primary key {pk}",

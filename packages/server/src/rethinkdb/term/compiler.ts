@@ -263,7 +263,7 @@ function compileObject(obj: Record<string, unknown>, bt: Frame[], scope: Scope):
     fields[k] = n;
     if (!isConst(n)) allConstant = false;
   }
-  if (allConstant) {
+  if (allConstant && obj.$reql_type$ !== 'TIME') {
     const value = newObject();
     for (const [k, n] of Object.entries(fields)) value[k] = (n as DatumNode).value;
     return constant(value, Object.values(fields) as DatumNode[], bt);
@@ -287,6 +287,8 @@ function pureDatumDepth(v: unknown, bt: Frame[], level = 0): number {
   if (v === null || typeof v !== 'object') return typeof v !== 'number' || Number.isFinite(v) ? 0 : -1;
   if (Array.isArray(v)) return -1;
   if (level >= MAX_DOCUMENT_DEPTH) throw new ReqlCompileError(tooDeepMessage('A datum in the query'), bt);
+  // A TIME from the wire is checked and rounded to milliseconds when evaluated (validateTime).
+  if ((v as Record<string, unknown>).$reql_type$ === 'TIME') return -1;
   let depth = 1;
   for (const k of Object.keys(v)) {
     const d = pureDatumDepth((v as Record<string, unknown>)[k], bt, level + 1);

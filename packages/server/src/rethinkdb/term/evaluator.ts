@@ -31,6 +31,7 @@ import {
 import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } from './function-indexes.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
+import { primaryKeyError } from './primary-keys.js';
 import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import type { FeedDeps } from './terms/changefeeds.js';
@@ -329,8 +330,10 @@ export class Evaluator {
   }
 
   primaryKeyOf(v: Datum): Key {
-    if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) return v;
-    throw queryLogic(`Wharf primary keys must be strings or numbers (got type ${datumTypeName(v)}).`);
+    if (typeof v === 'number') return v;
+    const error = primaryKeyError(v);
+    if (error !== null) throw queryLogic(error);
+    return v as Key;
   }
 
   // ---- terms ----

@@ -29,6 +29,7 @@ import {
 import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
+import { primaryKeyError } from './primary-keys.js';
 import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
 
 /** The evaluator, as seen by the write terms. */
@@ -164,9 +165,10 @@ function holdsBound(v: Datum): boolean {
   return Object.values(v).some(holdsBound);
 }
 
+/** The document's primary key (any key value: strings, numbers, arrays, times…), if it has one. */
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
   const k = field(doc, pk);
-  return typeof k === 'string' || typeof k === 'number' ? k : undefined;
+  return k === undefined ? undefined : (k as Key);
 }
 
 /**
@@ -277,13 +279,21 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
         return false;
       });
   if (objects.length === 0) return result.build();
+  const pk = t.primaryKey;
+  // Keys RethinkDB refuses (null, objects, NUL bytes, too long) fail here, in its words and
+  // before anything is written (RethinkDB checks every key first: their errors come first).
+  const keyErrors = objects.map((d) => {
+    const k = field(d, pk);
+    return k === undefined ? null : primaryKeyError(k);
+  });
+  for (const e of keyErrors) if (e !== null) result.error(e);
+  const valid = objects.filter((_, i) => keyErrors[i] === null);
   if (conflict instanceof Func) {
-    await insertWithConflictFunction(ev, t, objects, conflict, durability, result);
+    await insertWithConflictFunction(ev, t, valid, conflict, durability, result);
     return result.build();
   }
-  const pk = t.primaryKey;
   let olds: (object | null)[] = [];
-  const keyed = returnChanges !== false ? objects.map((d) => keyOf(d, pk)) : [];
+  const keyed = returnChanges !== false ? valid.map((d) => keyOf(d, pk)) : [];
   try {
     if (returnChanges !== false) {
       const present = keyed.filter((k): k is Key => k !== undefined);
@@ -291,13 +301,25 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       let j = 0;
       olds = keyed.map((k) => (k === undefined ? null : (found[j++] ?? null)));
     }
-    const r = await durableWrite(ev, durability, (d) => t.engine.insert(objects, { ...conflictOpt, durability: d }));
-    await duplicateKeyTexts(t.engine, t.primaryKey, objects, r);
-    result.add(r);
+    const r =
+      valid.length === 0
+        ? undefined
+        : await durableWrite(ev, durability, (d) => t.engine.insert(valid, { ...conflictOpt, durability: d }));
+    if (r !== undefined) {
+      await duplicateKeyTexts(t.engine, t.primaryKey, valid, r);
+      result.add(r);
+    }
     if (result.changes) {
-      const failed = new Map((r.document_errors ?? []).map((e) => [e.index, e.message]));
-      const generated = [...(r.generated_keys ?? [])];
-      objects.forEach((doc, i) => {
+      const failed = new Map((r?.document_errors ?? []).map((e) => [e.index, e.message]));
+      const generated = [...(r?.generated_keys ?? [])];
+      let i = -1; // index in `valid`
+      objects.forEach((doc, at) => {
+        const keyError = keyErrors[at];
+        if (keyError !== null && keyError !== undefined) {
+          if (returnChanges === 'always') result.changes?.push({ new_val: null, old_val: null, error: keyError });
+          return;
+        }
+        i++;
         const old = olds[i] as DatumObject | null;
         let newVal: DatumObject = doc;
         if (keyed[i] === undefined) newVal = withKey(doc, pk, generated.shift() ?? null);
@@ -348,7 +370,7 @@ async function insertWithConflictFunction(
     }
     let resolved: Datum;
     try {
-      resolved = await ev.callDatum(resolve, [key as Key, old, doc]);
+      resolved = await ev.callDatum(resolve, [key as Datum, old, doc]);
     } catch (err) {
       if (err instanceof ReqlRuntimeError) {
         result.error(err.message);

@@ -65,10 +65,7 @@ export const adminTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-      const k = await ev.evalDatum(node.args[1] as Node, env);
-      // A key of a type no Wharf document can have (bool, array, object): no such document.
-      if (k !== null && typeof k !== 'string' && typeof k !== 'number') return null;
-      const key = ev.primaryKeyOf(k);
+      const key = ev.primaryKeyOf(await ev.evalDatum(node.args[1] as Node, env));
       let row: object | null;
       try {
         row = await t.engine.get(key);
@@ -231,9 +228,7 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   }
   const keys: Key[] = [];
   for (const n of a.slice(1)) {
-    const k = await ev.evalDatum(n, env);
-    if (k !== null && typeof k !== 'string' && typeof k !== 'number') continue; // no document has it
-    keys.push(ev.primaryKeyOf(k));
+    keys.push(ev.primaryKeyOf(await ev.evalDatum(n, env)));
   }
   return Seq.fromStream(async function* () {
     if (keys.length === 0) return;
