@@ -438,6 +438,67 @@ const FAMILIES: Record<string, Case[]> = {
       ],
     },
   ],
+  'primary keys': [
+    {
+      name: 'arrays, booleans, numbers, times and strings are keys, in RethinkDB order',
+      q: () =>
+        r
+          .table('reql_keys')
+          .orderBy({ index: 'id' })('id')
+          .map((k: Any) => r.branch(k.typeOf().eq('PTYPE<TIME>'), k.toEpochTime(), k)),
+      want: [[0], [1, 'a'], [1, 'b'], true, 5, 100, 'x'],
+    },
+    {
+      name: 'a time key is its instant, whatever the timezone',
+      q: () => r.table('reql_keys').get(r.epochTime(100).inTimezone('-05:00'))('n'),
+      want: 'time',
+    },
+    { name: 'get by an array key', q: () => r.table('reql_keys').get([1, 'b'])('n'), want: 'array b' },
+    {
+      name: 'between times',
+      q: () => r.table('reql_keys').between(r.epochTime(50), r.epochTime(150))('n').coerceTo('array'),
+      want: ['time'],
+    },
+    {
+      name: 'between arrays, closed',
+      q: () =>
+        r.table('reql_keys').between([1], [1, 'b'], { rightBound: 'closed' })('n').coerceTo('array'),
+      want: ['array a', 'array b'],
+    },
+    {
+      name: 'the same instant in another timezone is a duplicate key',
+      q: () => r.table('reql_keys').insert({ id: r.epochTime(100).inTimezone('+03:00') })('errors'),
+      want: 1,
+    },
+    {
+      name: 'a null key',
+      q: () => r.table('reql_keys').insert({ id: null })('first_error'),
+      want: 'Primary keys must be either a number, string, bool, pseudotype or array (got type NULL):\nnull',
+    },
+    {
+      name: 'an object key',
+      q: () => r.table('reql_keys').get({ a: 1 }),
+      error: [
+        'ReqlQueryLogicError',
+        'Primary keys must be either a number, string, bool, pseudotype or array (got type OBJECT):',
+      ],
+    },
+    {
+      name: 'a null inside an array key',
+      q: () => r.table('reql_keys').insert({ id: [1, null] })('first_error'),
+      want: 'Array keys can only contain numbers, strings, bools,  pseudotypes, or arrays (got null of type NULL).',
+    },
+    {
+      name: 'a key with a NUL byte',
+      q: () => r.table('reql_keys').insert([{ id: 'a\u0000b' }, { id: 'y' }]).pluck('errors', 'inserted'),
+      want: { errors: 1, inserted: 1 },
+    },
+    {
+      name: 'a key over 127 characters, in RethinkDB words, before other errors',
+      q: () => r.table('reql_keys').insert([{ id: 5 }, { id: 'k'.repeat(128) }])('first_error'),
+      want: `Primary key too long (max 127 characters): "${'k'.repeat(128)}"`,
+    },
+  ],
   times: [
     {
       name: 'in_timezone and its portions',
@@ -497,6 +558,19 @@ describe.each(TARGETS)('ReQL terms on %s', (_target, port, enabled) => {
         { id: 1, a: 1 },
         { id: 2, a: 2, c: 7 },
         { id: 3, a: 1 },
+      ])
+      .run(conn);
+    await r.tableCreate('reql_keys').run(conn);
+    await r
+      .table('reql_keys')
+      .insert([
+        { id: 'x', n: 'string' },
+        { id: r.epochTime(100).inTimezone('+02:00'), n: 'time' },
+        { id: 5, n: 'number' },
+        { id: true, n: 'bool' },
+        { id: [1, 'b'], n: 'array b' },
+        { id: [1, 'a'], n: 'array a' },
+        { id: [0], n: 'array 0' },
       ])
       .run(conn);
   });
