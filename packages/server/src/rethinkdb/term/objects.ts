@@ -12,6 +12,7 @@ import {
   pretty,
   typeError,
 } from './datum.js';
+import type { Func } from './values.js';
 
 /** A selector: true (take the whole field) or nested selectors. */
 type Selector = true | Map<string, Selector>;
@@ -122,6 +123,15 @@ export function getField(obj: Datum, name: string): Datum {
 }
 
 /** Does every field of `pred` exist in `row` with an equal value (nested objects recursively)? */
+/**
+ * Does a predicate function's result filter like an object predicate? Only when the function's
+ * body is an object literal (RethinkDB's `filter_helper`: a MAKE_OBJ or DATUM body); any other
+ * object (`row('a').match(...)`) is just truthy.
+ */
+export function matchesAsObject(f: Func, result: Datum): result is DatumObject {
+  return (f.body.kind === 'datum' || f.body.kind === 'obj') && isPlainObject(result);
+}
+
 export function matchesObject(pred: DatumObject, row: Datum): boolean {
   if (!isPlainObject(row)) throw typeError('OBJECT', row);
   for (const [k, want] of Object.entries(pred)) {

@@ -201,6 +201,20 @@ function pkChanged(pk: string, oldRow: DatumObject, newRow: DatumObject): string
   return `Primary key \`${pk}\` cannot be changed (\`${pretty(oldRow)}\` -> \`${pretty(newRow)}\`).`;
 }
 
+/** RethinkDB's limit on any array in a stored document, whatever the query's `array_limit`. */
+export const MAX_STORED_ARRAY = 100_000;
+
+/** RethinkDB's error for a document holding an array over MAX_STORED_ARRAY elements, or null. */
+export function diskWriteError(v: Datum): string | null {
+  if (v === null || typeof v !== 'object') return null;
+  if (Array.isArray(v) && v.length > MAX_STORED_ARRAY) return 'Array too large for disk writes (limit 100,000 elements).';
+  for (const x of Array.isArray(v) ? v : Object.values(v)) {
+    const e = diskWriteError(x);
+    if (e !== null) return e;
+  }
+  return null;
+}
+
 /** The document with its generated primary key (a copy: the caller's object is not changed). */
 function withKey(doc: DatumObject, pk: string, key: Datum): DatumObject {
   const out = copyObject(doc);
@@ -280,11 +294,11 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       });
   if (objects.length === 0) return result.build();
   const pk = t.primaryKey;
-  // Keys RethinkDB refuses (null, objects, NUL bytes, too long) fail here, in its words and
-  // before anything is written (RethinkDB checks every key first: their errors come first).
+  // Keys RethinkDB refuses (null, objects, NUL bytes, too long) and arrays too large to store fail
+  // here, in its words and before anything is written (their errors come first, as in RethinkDB).
   const keyErrors = objects.map((d) => {
     const k = field(d, pk);
-    return k === undefined ? null : primaryKeyError(k);
+    return (k === undefined ? null : primaryKeyError(k)) ?? diskWriteError(d);
   });
   for (const e of keyErrors) if (e !== null) result.error(e);
   const valid = objects.filter((_, i) => keyErrors[i] === null);

@@ -19,7 +19,7 @@ import {
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
-import { matchesObject } from '../objects.js';
+import { matchesAsObject, matchesObject } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import { type Env, Func, Grouped, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 
@@ -65,9 +65,9 @@ async function values(ev: Evaluator, node: TermNode, env: Env | null): Promise<{
   return { rows: keptRows, vals };
 }
 
-/** A predicate function's result: an object matches like an object predicate, else truthiness. */
-function predicateHolds(result: Datum, row: Datum): boolean {
-  return isPlainObject(result) ? matchesObject(result, row) : truthy(result);
+/** A predicate function's result: an object literal matches like an object predicate, else truthiness. */
+function predicateHolds(pred: Func, result: Datum, row: Datum): boolean {
+  return matchesAsObject(pred, result) ? matchesObject(result, row) : truthy(result);
 }
 
 function num(v: Datum): number {
@@ -220,7 +220,7 @@ export const aggregationTerms: TermFamily = {
           if (pred === undefined) n++;
           else if (
             pred instanceof Func
-              ? predicateHolds(await ev.callDatum(pred, [r.value]), r.value)
+              ? predicateHolds(pred, await ev.callDatum(pred, [r.value]), r.value)
               : datumsEqual(await ev.datum(pred), r.value)
           )
             n++;

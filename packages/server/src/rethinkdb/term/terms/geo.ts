@@ -7,9 +7,9 @@
  * agrees with RethinkDB's great-circle edges except within a hair of an edge of a large shape.
  */
 import geographiclib from 'geographiclib-geodesic';
-import { queryLogic } from '../../errors.js';
+import { nonExistence, queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
-import { type Datum, type DatumObject, datumsEqual, field, isObject, typeError } from '../datum.js';
+import { type Datum, type DatumObject, datumsEqual, field, isObject, pretty, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
@@ -290,8 +290,8 @@ function fromGeoJson(v: Datum): DatumObject {
   if (!isObject(v)) throw typeError('OBJECT', v);
   const type = field(v, 'type');
   const coords = field(v, 'coordinates');
-  if (type === undefined) throw queryLogic(`No attribute \`type\` in object:\n${JSON.stringify(v)}`);
-  if (coords === undefined) throw queryLogic(`No attribute \`coordinates\` in object:\n${JSON.stringify(v)}`);
+  if (type === undefined) throw nonExistence(`No attribute \`type\` in object:\n${pretty(v)}`);
+  if (coords === undefined) throw nonExistence(`No attribute \`coordinates\` in object:\n${pretty(v)}`);
   for (const k of Object.keys(v))
     if (k !== 'type' && k !== 'coordinates' && k !== 'bbox' && k !== 'crs' && k !== '$reql_type$')
       throw queryLogic(`Unrecognized field \`${k}\` found in geometry object.`);

@@ -9,7 +9,7 @@ import { compareDatums, type Datum, field, isPlainObject, truthy } from '../datu
 import type { Evaluator } from '../evaluator.js';
 import { sortEntries } from '../function-indexes.js';
 import { T } from '../names.js';
-import { matchesObject } from '../objects.js';
+import { matchesAsObject, matchesObject } from '../objects.js';
 import type { TermDef, TermFamily } from '../registry.js';
 import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
 
@@ -64,9 +64,9 @@ async function filter(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   const test = async (row: Datum): Promise<boolean> => {
     try {
       if (pred instanceof Func) {
-        // A function giving an object filters by that object, as an object predicate does.
+        // A function whose body is an object literal filters by that object, as an object predicate does.
         const r = await ev.callDatum(pred, [row]);
-        return isPlainObject(r) ? matchesObject(r, row) : truthy(r);
+        return matchesAsObject(pred, r) ? matchesObject(r, row) : truthy(r);
       }
       const p = await ev.datum(pred);
       if (isPlainObject(p)) return matchesObject(p, row);
