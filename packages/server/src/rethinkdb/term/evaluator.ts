@@ -375,6 +375,7 @@ export class Evaluator {
     if (!(input instanceof Grouped)) return def.eval(this, withFirst(input), env);
     const out = new Map<string, { key: Datum; value: Value }>();
     const reduction = REDUCTIONS.has(node.type);
+    let sequences = node.type !== T.COERCE_TO;
     for (const [k, g] of input.groups) {
       let v: Value;
       try {
@@ -387,9 +388,11 @@ export class Evaluator {
       } finally {
         this.reducingGroup = false;
       }
+      if (!(v instanceof Seq)) sequences = false;
       out.set(k, { key: g.key, value: v instanceof Seq ? await this.datum(v) : v });
     }
-    return new Grouped(out);
+    // Groups of a stream stay a GROUPED_STREAM while each is a sequence (not reduced or coerced).
+    return new Grouped(out, input.stream && sequences);
   }
 
   /** The `index` optarg when it names a secondary index; null for the primary key or none. */

@@ -101,7 +101,11 @@ export class Bound {
  * later term made of them); terms marked `grouped` in the registry apply to each group.
  */
 export class Grouped {
-  constructor(readonly groups: Map<string, { key: Datum; value: Value }>) {}
+  constructor(
+    readonly groups: Map<string, { key: Datum; value: Value }>,
+    /** Grouped rows of a stream not yet reduced (TYPE_OF says GROUPED_STREAM). */
+    readonly stream = false,
+  ) {}
 }
 
 export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound | Grouped;

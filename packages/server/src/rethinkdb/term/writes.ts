@@ -207,7 +207,8 @@ export const MAX_STORED_ARRAY = 100_000;
 /** RethinkDB's error for a document holding an array over MAX_STORED_ARRAY elements, or null. */
 export function diskWriteError(v: Datum): string | null {
   if (v === null || typeof v !== 'object') return null;
-  if (Array.isArray(v) && v.length > MAX_STORED_ARRAY) return 'Array too large for disk writes (limit 100,000 elements).';
+  if (Array.isArray(v) && v.length > MAX_STORED_ARRAY)
+    return 'Array too large for disk writes (limit 100,000 elements).';
   for (const x of Array.isArray(v) ? v : Object.values(v)) {
     const e = diskWriteError(x);
     if (e !== null) return e;

@@ -237,7 +237,7 @@ export function toJson(v: Datum): string {
 }
 
 function typeOf(v: Value): string {
-  if (v instanceof Grouped) return 'GROUPED_DATA';
+  if (v instanceof Grouped) return v.stream ? 'GROUPED_STREAM' : 'GROUPED_DATA';
   if (v instanceof TableRef) return 'TABLE';
   return typeName(v);
 }

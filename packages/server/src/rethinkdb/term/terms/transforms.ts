@@ -9,7 +9,7 @@ import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { buildSelector, hasFields, pluck } from '../objects.js';
 import { INF, type TermFamily } from '../registry.js';
-import { type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
+import { arrayIterator, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 import { checkSize } from './arrays.js';
 
 async function map(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
@@ -231,7 +231,8 @@ export const transformTerms: TermFamily = {
       const index = await ev.optDatum(node, 'index', env);
       let rows: Datum[];
       if (index !== undefined) {
-        if (!(input instanceof TableRef)) throw queryLogic('Can only perform an indexed distinct on a TABLE.');
+        if (!(input instanceof TableRef) && !(input instanceof Seq && input.slice))
+          throw queryLogic('Can only perform an indexed distinct on a TABLE.');
         if (typeof index !== 'string') throw typeError('STRING', index);
         const all = await ev.materialize(ev.seq(input));
         rows = [];
@@ -244,6 +245,9 @@ export const transformTerms: TermFamily = {
       const sorted = [...rows].sort(compareDatums);
       const out: Datum[] = [];
       for (const v of sorted) if (out.length === 0 || !datumsEqual(out[out.length - 1] as Datum, v)) out.push(v);
+      // The distinct values of a stream (a table, a slice) are a stream, of an array an array.
+      if (input instanceof TableRef || (input instanceof Seq && input.array === null))
+        return Seq.fromStream(() => arrayIterator(out));
       return out;
     },
   },
