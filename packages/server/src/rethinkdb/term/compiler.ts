@@ -11,7 +11,7 @@
  *
  * Objects made here have no prototype: their keys are user data (see datum.ts).
  */
-import { type Frame, ReqlCompileError } from '../errors.js';
+import { type Frame, queryLogic, ReqlCompileError } from '../errors.js';
 import { type Datum, type DatumObject, MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage } from './datum.js';
 import { T, TERM_NAMES, termName } from './names.js';
 import { arityText } from './registry.js';
@@ -271,6 +271,27 @@ function compileObject(obj: Record<string, unknown>, bt: Frame[], scope: Scope):
   return { kind: 'obj', fields, bt };
 }
 
+/** A BINARY pseudo-type from the wire: RethinkDB's checks and words (base64.cc's decode_base64). */
+function checkBinary(v: Record<string, unknown>): void {
+  const data = v.data;
+  if (typeof data !== 'string') throw queryLogic('Invalid binary pseudotype: lacking `data` key.');
+  // Almost always well formed: one linear test, then the character-by-character reading only
+  // to find what is wrong.
+  if (/^[A-Za-z0-9+/]*={0,2}$/.test(data) && data.replace(/=+$/, '').length % 4 !== 1) return;
+  let filled = 0;
+  let i = 0;
+  for (; i < data.length && data[i] !== '='; i++) {
+    const c = data[i] as string;
+    if (c === '\r' || c === '\n' || c === ' ' || c === '\t') continue;
+    if (!/[A-Za-z0-9+/]/.test(c)) throw queryLogic(`Invalid base64 character found: '${c}'.`);
+    filled = (filled + 1) % 4;
+  }
+  if (filled === 1) throw queryLogic('Invalid base64 length: 1 character remaining, cannot decode a full byte.');
+  for (; i < data.length; i++)
+    if (!'=\r\n \t'.includes(data[i] as string))
+      throw queryLogic("Invalid base64 format, data found after padding character '='.");
+}
+
 /** An array or object folded from constant parts, checked against the document depth limit. */
 function constant(value: Datum, parts: DatumNode[], bt: Frame[]): DatumNode {
   let depth = 1;
@@ -289,6 +310,7 @@ function pureDatumDepth(v: unknown, bt: Frame[], level = 0): number {
   if (level >= MAX_DOCUMENT_DEPTH) throw new ReqlCompileError(tooDeepMessage('A datum in the query'), bt);
   // A TIME from the wire is checked and rounded to milliseconds when evaluated (validateTime).
   if ((v as Record<string, unknown>).$reql_type$ === 'TIME') return -1;
+  if ((v as Record<string, unknown>).$reql_type$ === 'BINARY') checkBinary(v as Record<string, unknown>);
   let depth = 1;
   for (const k of Object.keys(v)) {
     const d = pureDatumDepth((v as Record<string, unknown>)[k], bt, level + 1);

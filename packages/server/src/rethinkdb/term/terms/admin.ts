@@ -7,7 +7,16 @@ import type { IndexInfo, IndexValue, Key, ScanOptions } from '@wharf/engine';
 import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
-import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, typeError } from '../datum.js';
+import {
+  compareDatums,
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  field,
+  isBinary,
+  isObject,
+  typeError,
+} from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
@@ -196,6 +205,14 @@ export const adminTerms: TermFamily = {
   },
 };
 
+/** A GET_ALL key as RethinkDB checks it first (get_all_term_t::get_key_arg). */
+function getAllKey(k: Datum): Datum {
+  if (isObject(k) && field(k, '$reql_type$') === 'GEOMETRY')
+    throw queryLogic('Cannot use a geospatial index with `get_all`. Use `get_intersecting` instead.');
+  if (k === null) throw nonExistence('Keys cannot be NULL.');
+  return k;
+}
+
 async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
   const t = await ev.eval(a[0] as Node, env);
@@ -206,7 +223,7 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
     const src = await ev.indexSource(t, index);
     const wanted: Datum[] = [];
     for (const n of a.slice(1)) wanted.push(await ev.evalDatum(n, env));
-    for (const w of wanted) if (w === null) throw nonExistence('Keys cannot be NULL.');
+    for (const w of wanted) getAllKey(w);
     if (src.kind === 'function' || !wanted.every(isScalar)) {
       if (wanted.length === 0) return Seq.fromArray([], t);
       const entries = await ev.indexEntries(t, src);
@@ -228,7 +245,7 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   }
   const keys: Key[] = [];
   for (const n of a.slice(1)) {
-    keys.push(ev.primaryKeyOf(await ev.evalDatum(n, env)));
+    keys.push(ev.primaryKeyOf(getAllKey(await ev.evalDatum(n, env))));
   }
   return Seq.fromStream(async function* () {
     if (keys.length === 0) return;

@@ -157,8 +157,11 @@ async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<
     const ks: Datum[] = [];
     if (indexOf !== null) ks.push(await indexOf(row));
     for (const k of indexOf !== null ? keys.slice(1) : keys) {
-      if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? MISSING) : MISSING);
-      else {
+      if (typeof k.by === 'string') {
+        // Only a missing field is MISSING: a null value sorts as null, after it.
+        const v = isPlainObject(row) ? field(row, k.by) : undefined;
+        ks.push(v === undefined ? MISSING : v);
+      } else {
         try {
           ks.push(await ev.callDatum(k.by, [row]));
         } catch (err) {
