@@ -20,6 +20,8 @@ interface Case {
   error?: [string, string];
   /** Compare as a set (order not specified by ReQL). */
   unordered?: boolean;
+  /** Run options (e.g. arrayLimit). */
+  opts?: Record<string, unknown>;
 }
 
 const FAMILIES: Record<string, Case[]> = {
@@ -461,14 +463,17 @@ const FAMILIES: Record<string, Case[]> = {
     },
     {
       name: 'between arrays, closed',
-      q: () =>
-        r.table('reql_keys').between([1], [1, 'b'], { rightBound: 'closed' })('n').coerceTo('array'),
+      q: () => r.table('reql_keys').between([1], [1, 'b'], { rightBound: 'closed' })('n').coerceTo('array'),
       want: ['array a', 'array b'],
     },
     {
       name: 'the same instant in another timezone is a duplicate key',
-      q: () => r.table('reql_keys').insert({ id: r.epochTime(100).inTimezone('+03:00') })('errors'),
-      want: 1,
+      q: () =>
+        r
+          .table('reql_keys')
+          .insert({ id: r.epochTime(100).inTimezone('+03:00') })('first_error')
+          .split('\n')(0),
+      want: 'Duplicate primary key `id`:',
     },
     {
       name: 'a null key',
@@ -490,13 +495,129 @@ const FAMILIES: Record<string, Case[]> = {
     },
     {
       name: 'a key with a NUL byte',
-      q: () => r.table('reql_keys').insert([{ id: 'a\u0000b' }, { id: 'y' }]).pluck('errors', 'inserted'),
+      q: () =>
+        r
+          .table('reql_keys')
+          .insert([{ id: 'a\u0000b' }, { id: 'y' }])
+          .pluck('errors', 'inserted'),
       want: { errors: 1, inserted: 1 },
     },
     {
       name: 'a key over 127 characters, in RethinkDB words, before other errors',
       q: () => r.table('reql_keys').insert([{ id: 5 }, { id: 'k'.repeat(128) }])('first_error'),
       want: `Primary key too long (max 127 characters): "${'k'.repeat(128)}"`,
+    },
+  ],
+  'groups and errors': [
+    {
+      name: 'a grouped table is a GROUPED_STREAM',
+      q: () => r.table('reql_terms').group('a').typeOf(),
+      want: 'GROUPED_STREAM',
+    },
+    {
+      name: 'reduced or coerced groups are GROUPED_DATA',
+      q: () =>
+        r.expr([
+          r.table('reql_terms').group('a').count().typeOf(),
+          r.table('reql_terms').group('a').coerceTo('array').typeOf(),
+        ]),
+      want: ['GROUPED_DATA', 'GROUPED_DATA'],
+    },
+    {
+      name: 'r.do on grouped data runs per group',
+      q: () =>
+        r
+          .table('reql_terms')
+          .group('a')
+          .count()
+          .do((n: Any) => n.mul(10))
+          .ungroup()
+          .orderBy('group'),
+      want: [
+        { group: 1, reduction: 20 },
+        { group: 2, reduction: 10 },
+      ],
+    },
+    {
+      name: 'multi groups: every combination, an empty array in the null group',
+      q: () =>
+        r
+          .expr([{ x: 1 }])
+          .group(
+            (row: Any) => [row('x'), 2],
+            () => [],
+            { multi: true },
+          )
+          .count()
+          .ungroup(),
+      want: [
+        { group: [1, null], reduction: 1 },
+        { group: [2, null], reduction: 1 },
+      ],
+    },
+    { name: 'distinct of a table is a stream', q: () => r.table('reql_terms').distinct().typeOf(), want: 'STREAM' },
+    {
+      name: 'a filter function giving a non-literal object is just truthy',
+      q: () => r.expr(['ab', 'cd']).filter((x: Any) => x.match('a')),
+      want: ['ab'],
+    },
+    {
+      name: 'order_by puts a missing field before null',
+      q: () => r.expr([{ a: 1 }, { a: null }, {}]).orderBy('a'),
+      want: [{}, { a: null }, { a: 1 }],
+    },
+    {
+      name: 'binary sorts after numbers and objects',
+      q: () => r.expr([r.binary(Buffer.from([1])).gt(12), r.binary(Buffer.from([1])).gt({})]),
+      want: [true, true],
+    },
+    {
+      name: 'for_each with a table',
+      q: () => r.expr([1]).forEach(() => r.table('reql_terms')),
+      error: ['ReqlQueryLogicError', 'FOR_EACH expects one or more basic write queries.'],
+    },
+    {
+      name: 'for_each with a number',
+      q: () => r.expr([1]).forEach(() => 3),
+      error: [
+        'ReqlQueryLogicError',
+        'FOR_EACH expects one or more basic write queries.  Expected type ARRAY but found NUMBER.',
+      ],
+    },
+    {
+      name: 'base64 with data after the padding',
+      q: () => r.expr({ $reql_type$: 'BINARY', data: 'ABCDEF==$' }),
+      error: ['ReqlQueryLogicError', "Invalid base64 format, data found after padding character '='."],
+    },
+    {
+      name: 'base64 with a bad character',
+      q: () => r.expr({ $reql_type$: 'BINARY', data: 'A^CD' }),
+      error: ['ReqlQueryLogicError', "Invalid base64 character found: '^'."],
+    },
+    {
+      name: 'base64 one character short',
+      q: () => r.expr({ $reql_type$: 'BINARY', data: 'ABCDE' }),
+      error: ['ReqlQueryLogicError', 'Invalid base64 length: 1 character remaining, cannot decode a full byte.'],
+    },
+    {
+      name: 'get_all with a geometry',
+      q: () => r.table('reql_terms').getAll(r.point(0, 0)),
+      error: ['ReqlQueryLogicError', 'Cannot use a geospatial index with `get_all`. Use `get_intersecting` instead.'],
+    },
+    {
+      name: 'an array over 100,000 elements is not stored',
+      q: () =>
+        r
+          .table('reql_keys')
+          .insert({ id: 'big', list: r.range(100001).coerceTo('array') })
+          .pluck('errors', 'first_error'),
+      opts: { arrayLimit: 200000 },
+      want: { errors: 1, first_error: 'Array too large for disk writes (limit 100,000 elements).' },
+    },
+    {
+      name: 'geojson without coordinates',
+      q: () => r.geojson({ type: 'Point' }),
+      error: ['ReqlNonExistenceError', 'No attribute `coordinates` in object:'],
     },
   ],
   times: [
@@ -585,7 +706,7 @@ describe.each(TARGETS)('ReQL terms on %s', (_target, port, enabled) => {
           let got: Any;
           let error: Any;
           try {
-            got = await c.q().run(conn);
+            got = await c.q().run(conn, c.opts ?? {});
             if (got && typeof got.toArray === 'function') got = await got.toArray();
           } catch (err) {
             error = err;
