@@ -232,6 +232,10 @@ export class Evaluator {
 
   async materialize(seq: Seq): Promise<Datum[]> {
     if (seq.array) return seq.array;
+    if (seq.feed)
+      throw queryLogic(
+        'Cannot call a terminal (`reduce`, `count`, etc.) on an infinite stream (such as a changefeed).',
+      );
     if (seq.infinite)
       throw queryLogic(
         'Cannot use an infinite stream with an aggregation function (`reduce`, `count`, etc.) or coerce it to an array.',

@@ -42,6 +42,8 @@ export class Seq {
 
   /** Never ends (r.range() with no bounds, and what is mapped from it): no array of it. */
   infinite = false;
+  /** A changefeed (infinite too): RethinkDB's errors name it. */
+  feed = false;
   /** A TABLE_SLICE: rows of `table` selected by key or index range (between), in that order. */
   slice = false;
   /** Ordered by an index already (a second indexed order_by is an error). */

@@ -469,6 +469,8 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   let rest = a;
   if (a.length > 0) {
     const first = await ev.eval(a[0] as Node, env);
+    // One argument is the name (RethinkDB reads it as a datum): `db.tableDrop()` is a type error.
+    if (first instanceof DbRef && a.length === 1 && node.type !== T.TABLE_LIST) expectType(first, 'DATUM');
     if (first instanceof DbRef) {
       db = first.name;
       rest = a.slice(1);
