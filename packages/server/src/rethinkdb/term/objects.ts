@@ -48,6 +48,8 @@ export function buildSelector(paths: Datum[]): Map<string, Selector> {
 }
 
 export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
+  // Called per element of a sequence: an element that is itself a sequence.
+  if (Array.isArray(obj)) throw queryLogic('Cannot perform pluck on a sequence of sequences.');
   if (!isPlainObject(obj))
     throw queryLogic(`Cannot perform pluck on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
   const out = newObject();

@@ -30,7 +30,17 @@ import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
 import { primaryKeyError } from './primary-keys.js';
-import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
+import {
+  type Env,
+  expectType,
+  Func,
+  isDatumValue,
+  Seq,
+  SingleSelection,
+  TableRef,
+  typeName,
+  type Value,
+} from './values.js';
 
 /** The evaluator, as seen by the write terms. */
 export type WriteContext = Evaluator;
@@ -104,6 +114,9 @@ async function durabilityOf(ev: WriteContext, node: TermNode, env: Env | null): 
 }
 
 async function returnChangesOf(ev: WriteContext, node: TermNode, env: Env | null): Promise<ReturnChanges> {
+  // Accepted by the compiler only to name its replacement, as RethinkDB does.
+  if (node.optargs.return_vals !== undefined)
+    throw queryLogic('Error: encountered obsolete optarg `return_vals`.  Use `return_changes` instead.');
   const v = await ev.optDatum(node, 'return_changes', env);
   if (v === undefined || v === false) return false;
   if (v === true || v === 'always') return v;
@@ -448,6 +461,8 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
     };
   }
   const seq = v instanceof TableRef ? ev.tableSeq(v) : v instanceof Seq ? v : null;
+  // A datum (an array, an object) is RethinkDB's plain type error.
+  if (isDatumValue(v) || (seq !== null && seq.table === null && seq.array !== null)) expectType(v, 'SELECTION');
   if (!seq?.table)
     throw queryLogic(
       `Expected type SELECTION but found ${typeName(v)}. (${term} works on tables and selections of their rows.)`,
