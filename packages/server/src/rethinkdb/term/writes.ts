@@ -247,6 +247,8 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   if (node.optargs.conflict !== undefined) {
     const c = await ev.eval(node.optargs.conflict, env);
     if (c instanceof Func) {
+      if (!provablyDeterministic(node.optargs.conflict))
+        throw queryLogic('The conflict function passed to `insert` must be deterministic.');
       if (c.params.length !== 3)
         throw queryLogic('The conflict function passed to `insert` should expect 3 arguments.');
       conflict = c;
@@ -446,6 +448,8 @@ async function insertWithConflictFunction(
 
 interface Selection {
   table: TableRef;
+  /** The key a single selection (`get`) names, whether or not its row exists. */
+  key?: Key;
   /** Chunks of rows; a missing single row is a chunk holding null. */
   chunks(): AsyncGenerator<(DatumObject | null)[]>;
 }
@@ -455,6 +459,7 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
     const row = v.row;
     return {
       table: v.table,
+      key: v.key,
       async *chunks() {
         yield [row];
       },
@@ -490,7 +495,47 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
   };
 }
 
+/**
+ * Terms RethinkDB cannot prove deterministic (their is_deterministic): reads of tables and the
+ * catalogue, r.js, r.http, r.random, r.sample and r.uuid() without a name. r.now() is constant
+ * within a query, so it is deterministic here.
+ */
+const NONDETERMINISTIC: ReadonlySet<number> = new Set([
+  T.TABLE,
+  T.DB,
+  T.DB_LIST,
+  T.TABLE_LIST,
+  T.INDEX_LIST,
+  T.INDEX_STATUS,
+  T.CONFIG,
+  T.STATUS,
+  T.JAVASCRIPT,
+  T.HTTP,
+  T.RANDOM,
+  T.SAMPLE,
+]);
+
+/** Is a write's argument provably deterministic (so it can apply atomically to each document)? */
+export function provablyDeterministic(n: Node): boolean {
+  switch (n.kind) {
+    case 'term':
+      if (NONDETERMINISTIC.has(n.type) || (n.type === T.UUID && n.args.length === 0)) return false;
+      return n.args.every(provablyDeterministic) && Object.values(n.optargs).every(provablyDeterministic);
+    case 'func':
+      return provablyDeterministic(n.body);
+    case 'obj':
+      return Object.values(n.fields).every(provablyDeterministic);
+    case 'array':
+      return n.items.every(provablyDeterministic);
+    default:
+      return true;
+  }
+}
+
 async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 'update' | 'replace'): Promise<Datum> {
+  const nonAtomic = await ev.optDatum(node, 'non_atomic', env);
+  if (nonAtomic !== true && !provablyDeterministic(node.args[1] as Node))
+    throw queryLogic('Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?');
   const target = await ev.eval(node.args[0] as Node, env);
   const sel = selectionOf(ev, target, mode === 'update' ? 'UPDATE' : 'REPLACE');
   const fn = await ev.eval(node.args[1] as Node, env);
@@ -549,6 +594,11 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
       }
       if (row !== null && !datumsEqual(field(row, pk) ?? null, field(next, pk) ?? null)) {
         result.error(pkChanged(pk, row, next));
+        continue;
+      }
+      // A missing row of `get(key)` may only be created under that key.
+      if (row === null && sel.key !== undefined && !datumsEqual(sel.key as Datum, field(next, pk) ?? null)) {
+        result.error(`Primary key \`${pk}\` cannot be changed (null -> ${JSON.stringify(next)})`);
         continue;
       }
       if (row !== null && datumsEqual(row, next)) {
