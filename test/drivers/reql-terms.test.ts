@@ -620,6 +620,84 @@ const FAMILIES: Record<string, Case[]> = {
       error: ['ReqlNonExistenceError', 'No attribute `coordinates` in object:'],
     },
   ],
+  'writes and joins': [
+    {
+      name: 'update reading a table needs non_atomic',
+      q: () =>
+        r
+          .table('reql_terms')
+          .get(1)
+          .update({ d: r.table('reql_terms').nth(0) }),
+      error: [
+        'ReqlQueryLogicError',
+        'Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?',
+      ],
+    },
+    {
+      name: 'with non_atomic it runs',
+      q: () =>
+        r
+          .table('reql_terms')
+          .get(3)
+          .update(
+            { d: r.table('reql_terms').get(3)('a') },
+            { nonAtomic: true },
+          )('replaced'),
+      want: 1,
+    },
+    {
+      name: 'a conflict function reading a table',
+      q: () => r.table('reql_terms').insert({ id: 1 }, { conflict: () => r.table('reql_terms').get(1) }),
+      error: ['ReqlQueryLogicError', 'The conflict function passed to `insert` must be deterministic.'],
+    },
+    {
+      name: 'replace of a missing row under another key',
+      q: () => r.table('reql_terms').get('nope').replace({ id: 'other' }).pluck('errors', 'first_error'),
+      want: { errors: 1, first_error: 'Primary key `id` cannot be changed (null -> {\n\t"id":\t"other"\n})' },
+    },
+    {
+      name: 'return_vals is obsolete',
+      q: () => r.table('reql_terms').insert({ id: 9 }, { return_vals: true } as Any),
+      error: [
+        'ReqlQueryLogicError',
+        'Error: encountered obsolete optarg `return_vals`.  Use `return_changes` instead.',
+      ],
+    },
+    {
+      name: 'eq_join keeps the left order and skips rows without the key',
+      q: () =>
+        r
+          .expr([{ k: 3 }, { x: 0 }, { k: 1 }])
+          .eqJoin((row: Any) => row('k'), r.table('reql_terms'), { ordered: true })
+          .zip()('id')
+          .coerceTo('array'),
+      want: [3, 1],
+    },
+    { name: 'zero shifted far left', q: () => r.expr(0).bitSal(3000), want: 0 },
+    {
+      name: 'delete on an array',
+      q: () => r.expr([1, 2]).delete(),
+      error: ['ReqlQueryLogicError', 'Expected type SELECTION but found DATUM:'],
+    },
+    {
+      name: 'offsets_of a table',
+      q: () => r.expr([1]).offsetsOf(r.table('reql_terms')),
+      error: ['ReqlQueryLogicError', 'Expected type DATUM but found TABLE:'],
+    },
+    {
+      name: 'pluck on a sequence of sequences',
+      q: () => r.expr([[{ foo: 1 }]]).pluck('foo'),
+      error: ['ReqlQueryLogicError', 'Cannot perform pluck on a sequence of sequences.'],
+    },
+    {
+      name: 'a terminal on a changefeed',
+      q: () => r.table('reql_terms').changes().orderBy('id'),
+      error: [
+        'ReqlQueryLogicError',
+        'Cannot call a terminal (`reduce`, `count`, etc.) on an infinite stream (such as a changefeed).',
+      ],
+    },
+  ],
   times: [
     {
       name: 'in_timezone and its portions',

@@ -598,7 +598,7 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
       }
       // A missing row of `get(key)` may only be created under that key.
       if (row === null && sel.key !== undefined && !datumsEqual(sel.key as Datum, field(next, pk) ?? null)) {
-        result.error(`Primary key \`${pk}\` cannot be changed (null -> ${JSON.stringify(next)})`);
+        result.error(`Primary key \`${pk}\` cannot be changed (null -> ${pretty(next)})`);
         continue;
       }
       if (row !== null && datumsEqual(row, next)) {
