@@ -9,7 +9,16 @@
 import geographiclib from 'geographiclib-geodesic';
 import { nonExistence, queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
-import { type Datum, type DatumObject, datumsEqual, field, isObject, pretty, typeError } from '../datum.js';
+import {
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  field,
+  isObject,
+  pretty,
+  reconstructableDouble,
+  typeError,
+} from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
@@ -213,6 +222,23 @@ async function unitOf(ev: Evaluator, node: TermNode, env: Env | null): Promise<n
 function geod(e: Ellipsoid): InstanceType<typeof Geodesic.Geodesic> {
   return new Geodesic.Geodesic(e.a, e.f);
 }
+
+/**
+ * A position as RethinkDB's distance reads it: through S2's unit vector and back (S2LatLng's
+ * ToPoint, Latitude and Longitude), which moves the last bits of its coordinates.
+ */
+function viaS2(p: P): P {
+  const phi = p[1] * (Math.PI / 180);
+  const theta = (p[0] === 180 ? -180 : p[0]) * (Math.PI / 180);
+  const cosphi = Math.cos(phi);
+  return fromS2([Math.cos(theta) * cosphi, Math.sin(theta) * cosphi, Math.sin(phi)]);
+}
+function fromS2(v: V3): P {
+  return [
+    Math.atan2(v[1], v[0]) * (180 / Math.PI),
+    Math.atan2(v[2], Math.sqrt(v[0] * v[0] + v[1] * v[1])) * (180 / Math.PI),
+  ];
+}
 function pointDistance(a: P, b: P, e: Ellipsoid): number {
   return geod(e).Inverse(a[1], a[0], b[1], b[0]).s12 as number;
 }
@@ -223,10 +249,7 @@ const toV = (p: P): V3 => {
   const lat = (p[1] * Math.PI) / 180;
   return [Math.cos(lat) * Math.cos(lon), Math.cos(lat) * Math.sin(lon), Math.sin(lat)];
 };
-const toP = (v: V3): P => {
-  const n = Math.hypot(v[0], v[1], v[2]);
-  return [(Math.atan2(v[1], v[0]) * 180) / Math.PI, (Math.asin(v[2] / n) * 180) / Math.PI];
-};
+const toP = (v: V3): P => fromS2(v);
 const dot = (a: V3, b: V3): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 const cross = (a: V3, b: V3): V3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
 
@@ -244,13 +267,13 @@ function projectOnEdge(p: P, a: P, b: P): P {
 }
 
 function distanceTo(p: P, s: Shape, e: Ellipsoid): number {
-  if (s.type === 'Point') return pointDistance(p, s.points[0] as P, e);
+  if (s.type === 'Point') return pointDistance(viaS2(p), viaS2(s.points[0] as P), e);
   if (s.type === 'Polygon' && pointInPolygon(p, s)) return 0;
   let best = Number.POSITIVE_INFINITY;
   for (const [a, b] of shapeEdges(s)) {
     const q = projectOnEdge(p, a, b);
     if (onSegment(p, a, b)) return 0;
-    const d = pointDistance(p, q, e);
+    const d = pointDistance(viaS2(p), q, e);
     if (d < best) best = d;
   }
   return best;
@@ -262,7 +285,7 @@ function circle(center: P, radius: number, n: number, e: Ellipsoid): P[] {
   const max = 0.5 * Math.PI * Math.min(e.a, b);
   if (radius >= max)
     throw queryLogic(
-      `Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got ${radius}m, but must be smaller than ${max}m.`,
+      `Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got ${reconstructableDouble(radius)}m, but must be smaller than ${reconstructableDouble(max)}m.`,
     );
   const g = geod(e);
   const out: P[] = [];
