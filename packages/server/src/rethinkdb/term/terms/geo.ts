@@ -149,10 +149,89 @@ function shapeOf(g: Geometry): Shape {
   const rings = g.coordinates as P[][];
   return { type: 'Polygon', points: rings[0] as P[], holes: rings.slice(1) };
 }
-/** In a polygon's area (boundary included, holes' interiors excluded). */
+/** In a polygon's area: closed, its holes open (a hole's boundary belongs to the polygon). */
 function pointInPolygon(p: P, s: Shape): boolean {
   if (!(inRing(p, s.points) || onRing(p, s.points))) return false;
-  return !s.holes.some((h) => inRing(p, h));
+  return !s.holes.some((h) => inRing(p, h) && !onRing(p, h));
+}
+/** In a polygon's interior: not on its outer boundary, nor in or on a hole. */
+function strictlyInPolygon(p: P, s: Shape): boolean {
+  if (!inRing(p, s.points) || onRing(p, s.points)) return false;
+  return !s.holes.some((h) => inRing(p, h) || onRing(p, h));
+}
+
+/**
+ * Where the edges of `others` meet the edge x-y, as fractions of it (0 and 1 included), in
+ * order: the pieces between them lie each wholly on one side of, or along, every other edge.
+ */
+function cutPoints(x: P, y: P, others: [P, P][]): number[] {
+  const ts = [0, 1];
+  const dx = y[0] - x[0];
+  const dy = y[1] - x[1];
+  const len2 = dx * dx + dy * dy;
+  const at = (p: P): number => ((p[0] - x[0]) * dx + (p[1] - x[1]) * dy) / len2;
+  for (const [u, v] of others) {
+    if (onSegment(u, x, y)) ts.push(at(u));
+    if (onSegment(v, x, y)) ts.push(at(v));
+    const o1 = orient(x, y, u);
+    const o2 = orient(x, y, v);
+    const o3 = orient(u, v, x);
+    const o4 = orient(u, v, y);
+    if (o1 * o2 < 0 && o3 * o4 < 0) {
+      const ex = v[0] - u[0];
+      const ey = v[1] - u[1];
+      const den = dx * ey - dy * ex;
+      ts.push(((u[0] - x[0]) * ey - (u[1] - x[1]) * ex) / den);
+    }
+  }
+  return ts.filter((t) => t >= 0 && t <= 1).sort((a, b) => a - b);
+}
+/** The midpoints of the pieces the edges of `others` cut x-y into. */
+function pieceMidpoints(x: P, y: P, others: [P, P][]): P[] {
+  const ts = cutPoints(x, y, others);
+  const out: P[] = [];
+  for (let i = 0; i + 1 < ts.length; i++) {
+    const t = ((ts[i] as number) + (ts[i + 1] as number)) / 2;
+    if ((ts[i + 1] as number) - (ts[i] as number) > 1e-12)
+      out.push([x[0] + t * (y[0] - x[0]), x[1] + t * (y[1] - x[1])]);
+  }
+  return out;
+}
+
+/**
+ * A line meets a polygon (S2Polygon::IntersectWithPolyline giving a piece): some stretch of it
+ * of positive length lies in the closed polygon. Touching it at a point only is not meeting.
+ */
+function lineMeetsPolygon(line: Shape, poly: Shape): boolean {
+  const polyEdges = shapeEdges(poly);
+  return edges(line.points).some(([x, y]) => pieceMidpoints(x, y, polyEdges).some((m) => pointInPolygon(m, poly)));
+}
+
+/**
+ * Two polygons meet (S2Polygon::Intersects as RethinkDB's tests pin it): their interiors
+ * overlap, or their outer boundaries share a stretch of positive length. Touching at a corner,
+ * or along a hole's boundary (the hole is open), is not meeting.
+ */
+function polygonsMeet(a: Shape, b: Shape): boolean {
+  for (const [x, y] of shapeEdges(a))
+    for (const [u, v] of shapeEdges(b)) {
+      const o1 = orient(x, y, u);
+      const o2 = orient(x, y, v);
+      const o3 = orient(u, v, x);
+      const o4 = orient(u, v, y);
+      if (o1 * o2 < 0 && o3 * o4 < 0) return true;
+    }
+  const side = (s: Shape, other: Shape): boolean => {
+    const otherEdges = shapeEdges(other);
+    for (const [x, y] of edges(s.points))
+      for (const m of pieceMidpoints(x, y, otherEdges))
+        if (strictlyInPolygon(m, other) || onRing(m, other.points)) return true;
+    for (const h of s.holes)
+      for (const [x, y] of edges(h))
+        for (const m of pieceMidpoints(x, y, otherEdges)) if (strictlyInPolygon(m, other)) return true;
+    return false;
+  };
+  return side(a, b) || side(b, a);
 }
 function shapeEdges(s: Shape): [P, P][] {
   return [...edges(s.points), ...s.holes.flatMap((h) => edges(h))];
@@ -166,10 +245,12 @@ export function intersects(a: Shape, b: Shape): boolean {
     if (other.type === 'LineString') return edges(other.points).some(([x, y]) => onSegment(p, x, y));
     return pointInPolygon(p, other);
   }
+  if (a.type === 'Polygon' && b.type === 'Polygon') return polygonsMeet(a, b);
+  if (a.type === 'Polygon') return lineMeetsPolygon(b, a);
+  if (b.type === 'Polygon') return lineMeetsPolygon(a, b);
+  // Two lines: closed, so meeting at an end point is meeting.
   for (const [x, y] of shapeEdges(a))
     for (const [u, v] of shapeEdges(b)) if (segmentsIntersect(x, y, u, v)) return true;
-  if (a.type === 'Polygon' && b.points.some((p) => pointInPolygon(p, a))) return true;
-  if (b.type === 'Polygon' && a.points.some((p) => pointInPolygon(p, b))) return true;
   return false;
 }
 
@@ -228,10 +309,7 @@ function geod(e: Ellipsoid): InstanceType<typeof Geodesic.Geodesic> {
  * ToPoint, Latitude and Longitude), which moves the last bits of its coordinates.
  */
 function viaS2(p: P): P {
-  const phi = p[1] * (Math.PI / 180);
-  const theta = (p[0] === 180 ? -180 : p[0]) * (Math.PI / 180);
-  const cosphi = Math.cos(phi);
-  return fromS2([Math.cos(theta) * cosphi, Math.sin(theta) * cosphi, Math.sin(phi)]);
+  return fromS2(toV(p));
 }
 function fromS2(v: V3): P {
   return [
@@ -244,39 +322,58 @@ function pointDistance(a: P, b: P, e: Ellipsoid): number {
 }
 
 type V3 = [number, number, number];
+/** S2LatLng::ToPoint: a position as a unit vector (longitude 180 read as -180). */
 const toV = (p: P): V3 => {
-  const lon = (p[0] * Math.PI) / 180;
-  const lat = (p[1] * Math.PI) / 180;
-  return [Math.cos(lat) * Math.cos(lon), Math.cos(lat) * Math.sin(lon), Math.sin(lat)];
+  const phi = p[1] * (Math.PI / 180);
+  const theta = (p[0] === 180 ? -180 : p[0]) * (Math.PI / 180);
+  const cosphi = Math.cos(phi);
+  return [Math.cos(theta) * cosphi, Math.sin(theta) * cosphi, Math.sin(phi)];
 };
-const toP = (v: V3): P => fromS2(v);
 const dot = (a: V3, b: V3): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 const cross = (a: V3, b: V3): V3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const sub = (a: V3, b: V3): V3 => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+const add = (a: V3, b: V3): V3 => [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
+const simpleCcw = (a: V3, b: V3, c: V3): boolean => dot(cross(c, a), b) > 0;
 
-/** The closest point to `p` on the great-circle edge a-b (as S2's Project does). */
-function projectOnEdge(p: P, a: P, b: P): P {
-  const [x, va, vb] = [toV(p), toV(a), toV(b)];
-  const n = cross(va, vb);
+/**
+ * The closest point to x on the great-circle edge a-b, computed as S2EdgeUtil::GetClosestPoint
+ * does (with S2's robust cross product), so distances to lines and polygons match RethinkDB's.
+ */
+function closestOnEdge(x: V3, a: V3, b: V3): V3 {
+  const n = cross(add(b, a), sub(b, a));
   const nn = dot(n, n);
-  if (nn === 0) return a;
-  const t = dot(x, n) / nn;
-  const q: V3 = [x[0] - t * n[0], x[1] - t * n[1], x[2] - t * n[2]];
-  // On the arc when q lies between a and b.
-  if (dot(cross(va, q), n) >= 0 && dot(cross(q, vb), n) >= 0) return toP(q);
-  return dot(x, va) >= dot(x, vb) ? a : b;
+  if (nn !== 0) {
+    const t = dot(x, n) / nn;
+    const q: V3 = [x[0] - t * n[0], x[1] - t * n[1], x[2] - t * n[2]];
+    if (simpleCcw(n, a, q) && simpleCcw(q, b, n)) {
+      const inv = 1 / Math.sqrt(dot(q, q));
+      return [q[0] * inv, q[1] * inv, q[2] * inv];
+    }
+  }
+  const da = sub(x, a);
+  const db = sub(x, b);
+  return dot(da, da) <= dot(db, db) ? a : b;
 }
+/** The angle between unit vectors (S2Point::Angle). */
+const angle = (a: V3, b: V3): number => Math.atan2(Math.sqrt(dot(cross(a, b), cross(a, b))), dot(a, b));
 
+/** RethinkDB's geodesic_distance from a point to a shape: via S2's projection onto it. */
 function distanceTo(p: P, s: Shape, e: Ellipsoid): number {
   if (s.type === 'Point') return pointDistance(viaS2(p), viaS2(s.points[0] as P), e);
   if (s.type === 'Polygon' && pointInPolygon(p, s)) return 0;
-  let best = Number.POSITIVE_INFINITY;
+  const x = toV(p);
+  let best: V3 | null = null;
+  let bestAngle = Number.POSITIVE_INFINITY;
   for (const [a, b] of shapeEdges(s)) {
-    const q = projectOnEdge(p, a, b);
-    if (onSegment(p, a, b)) return 0;
-    const d = pointDistance(viaS2(p), q, e);
-    if (d < best) best = d;
+    const q = closestOnEdge(x, toV(a), toV(b));
+    const d = angle(x, q);
+    if (d < bestAngle) {
+      bestAngle = d;
+      best = q;
+    }
   }
-  return best;
+  if (best === null || (best[0] === x[0] && best[1] === x[1] && best[2] === x[2])) return 0;
+  return pointDistance(fromS2(x), fromS2(best), e);
 }
 
 function circle(center: P, radius: number, n: number, e: Ellipsoid): P[] {
@@ -481,7 +578,8 @@ export const geoTerms: TermFamily = {
         throw queryLogic(
           `Index \`${index}\` is not a geospatial index.  get_intersecting can only be used with a geospatial index.`,
         );
-      const seen: Datum[] = [];
+      // A row is given once per index entry that intersects (a multi index may have several).
+      const rows: Datum[] = [];
       for (const e of await ev.indexEntries(t, src)) {
         let hit = false;
         try {
@@ -489,9 +587,8 @@ export const geoTerms: TermFamily = {
         } catch {
           hit = false;
         }
-        if (hit && !seen.some((x) => datumsEqual(x, e.row))) seen.push(e.row);
+        if (hit) rows.push(e.row);
       }
-      const rows = seen;
       return Seq.fromStream(async function* () {
         yield* rows;
       }, t);
