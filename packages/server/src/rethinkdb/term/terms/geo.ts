@@ -2,11 +2,11 @@
  * Geospatial terms (RethinkDB's geo.cc over src/rdb_protocol/geo/): point, line, polygon,
  * circle, geojson, to_geojson, distance, intersects, includes, fill, polygon_sub,
  * get_intersecting, get_nearest. Geometries are the GEOMETRY pseudo-type (GeoJSON inside).
- * Geodesics (distance, circle) use GeographicLib, as RethinkDB does (Karney's algorithms on an
- * ellipsoid, WGS84 by default). Intersection and inclusion are computed on lon/lat edges, which
+ * Geodesics (distance, circle) use Karney's algorithms on an ellipsoid (WGS84 by default) in the
+ * version RethinkDB vendors (../karney-geodesic.ts), reading positions through S2's unit vectors
+ * as RethinkDB does. Intersection and inclusion are computed on lon/lat edges, which
  * agrees with RethinkDB's great-circle edges except within a hair of an edge of a large shape.
  */
-import geographiclib from 'geographiclib-geodesic';
 import { nonExistence, queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
 import {
@@ -20,6 +20,7 @@ import {
   typeError,
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
+import { KarneyGeodesic } from '../karney-geodesic.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import { type Env, expectType, Seq, TableRef } from '../values.js';
@@ -30,7 +31,6 @@ interface Geometry {
   coordinates: Datum;
 }
 
-const { Geodesic } = geographiclib;
 const UNITS: Record<string, number> = { m: 1, km: 1000, mi: 1609.344, nm: 1852, ft: 0.3048 };
 
 function geometry(type: Geometry['type'], coordinates: Datum): DatumObject {
@@ -300,8 +300,15 @@ async function unitOf(ev: Evaluator, node: TermNode, env: Env | null): Promise<n
   if (f === undefined) throw queryLogic(`Unrecognized distance unit \`${u}\`.`);
   return f;
 }
-function geod(e: Ellipsoid): InstanceType<typeof Geodesic.Geodesic> {
-  return new Geodesic.Geodesic(e.a, e.f);
+const GEODESICS = new Map<string, KarneyGeodesic>();
+function geod(e: Ellipsoid): KarneyGeodesic {
+  const key = `${e.a}/${e.f}`;
+  let g = GEODESICS.get(key);
+  if (g === undefined) {
+    g = new KarneyGeodesic(e.a, e.f);
+    if (GEODESICS.size < 16) GEODESICS.set(key, g);
+  }
+  return g;
 }
 
 /**
@@ -318,7 +325,7 @@ function fromS2(v: V3): P {
   ];
 }
 function pointDistance(a: P, b: P, e: Ellipsoid): number {
-  return geod(e).Inverse(a[1], a[0], b[1], b[0]).s12 as number;
+  return geod(e).distance(a[1], a[0], b[1], b[0]);
 }
 
 type V3 = [number, number, number];
@@ -387,8 +394,8 @@ function circle(center: P, radius: number, n: number, e: Ellipsoid): P[] {
   const g = geod(e);
   const out: P[] = [];
   for (let i = 0; i < n; i++) {
-    const r = g.Direct(center[1], center[0], -180 + (360 / n) * i, radius);
-    out.push([r.lon2 as number, r.lat2 as number]);
+    const [lat, lon] = g.destination(center[1], center[0], -180 + (360 / n) * i, radius);
+    out.push([lon, lat]);
   }
   if (n > 0) out.push(out[0] as P);
   return out;
