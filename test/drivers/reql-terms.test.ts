@@ -698,6 +698,48 @@ const FAMILIES: Record<string, Case[]> = {
       ],
     },
   ],
+  geo: [
+    {
+      name: "a hole's boundary belongs to the polygon",
+      q: () =>
+        r
+          .polygon([1, 1], [2, 1], [2, 2], [1, 2])
+          .polygonSub(r.polygon([1.1, 1.1], [1.9, 1.1], [1.9, 1.9], [1.1, 1.9]))
+          .do((p: Any) => [
+            p.intersects(r.point(1.5, 1.1)),
+            p.includes(r.point(1.1, 1.1)),
+            p.intersects(r.point(1.5, 1.5)),
+          ]),
+      want: [true, true, false],
+    },
+    {
+      name: 'a line or a polygon touching a polygon at a point does not intersect it',
+      q: () =>
+        r
+          .polygon([1, 1], [2, 1], [2, 2], [1, 2])
+          .do((p: Any) => [
+            p.intersects(r.line([2, 2], [3, 3])),
+            p.intersects(r.line([2, 1.5], [3, 3])),
+            p.intersects(r.polygon([2, 2], [3, 2], [3, 3], [2, 3])),
+            p.intersects(r.polygon([2, 1.1], [3, 1.1], [3, 1.9], [2, 1.9])),
+            p.intersects(r.line([1.5, 1.5], [3, 3])),
+          ]),
+      want: [false, false, false, true, true],
+    },
+    {
+      name: 'distance to a short line, as RethinkDB computes it',
+      q: () => r.distance(r.point(0, 0), r.line([0.000002, -1], [-0.000001, 1])),
+      want: 0.055659745396754216,
+    },
+    {
+      name: 'a circle too large, with RethinkDB numbers',
+      q: () => r.circle([0, 0], 14000000),
+      error: [
+        'ReqlQueryLogicError',
+        'Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got 14000000m, but must be smaller than 9985163.1855612862855m.',
+      ],
+    },
+  ],
   times: [
     {
       name: 'in_timezone and its portions',
