@@ -698,7 +698,7 @@ const FAMILIES: Record<string, Case[]> = {
       ],
     },
   ],
-  geo: [
+  'geo semantics': [
     {
       name: "a hole's boundary belongs to the polygon",
       q: () =>

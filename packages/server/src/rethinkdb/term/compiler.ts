@@ -30,6 +30,8 @@ export interface TermNode {
   optargs: Record<string, Node>;
   /** Backtrace frames from the root to this term. */
   bt: Frame[];
+  /** An r.literal outside the object passed to merge/update/filter (an error when evaluated). */
+  strayLiteral?: true;
 }
 export interface FuncNode {
   kind: 'func';
@@ -79,6 +81,19 @@ interface Scope {
   orderByArg: boolean;
   /** Inside a function a stream operation (map, filter, …) runs per row: no writes there. */
   streamFunc?: boolean;
+  /**
+   * Where r.literal may stand: an argument of MERGE, UPDATE, REPLACE or FILTER after the first,
+   * through the objects and functions that give it (RethinkDB's LITERAL_OK evaluation flag).
+   */
+  literalOk?: boolean;
+}
+
+/** Terms whose later arguments may hold r.literal (RethinkDB passes them LITERAL_OK). */
+const LITERAL_HOSTS: ReadonlySet<number> = new Set([T.MERGE, T.UPDATE, T.REPLACE, T.FILTER]);
+
+/** The scope with literalOk set as given (the same object when it already is). */
+function withLiteralOk(scope: Scope, ok: boolean): Scope {
+  return (scope.literalOk ?? false) === ok ? scope : { ...scope, literalOk: ok };
 }
 
 /** Terms whose later arguments run once per row of a stream (RethinkDB forbids writes there). */
@@ -169,7 +184,8 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       return { kind: 'datum', value: value as Datum, depth };
     }
     case T.MAKE_ARRAY: {
-      const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], scope));
+      const itemScope = withLiteralOk(scope, false);
+      const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], itemScope));
       if (items.every(isConst))
         return constant(
           items.map((n) => n.value),
@@ -205,6 +221,7 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
         funcs: [...scope.funcs, params as number[]],
         orderByArg: false,
         streamFunc: scope.streamFunc,
+        literalOk: scope.literalOk,
       };
       return { kind: 'func', params: params as number[], body: compileNode(rawArgs[1], [...bt, 1], inner), bt };
     }
@@ -239,6 +256,7 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
           : scope;
     if (i > 0 && STREAM_OPS.has(type)) argScope = { ...argScope, streamFunc: true };
     else if (type === T.FOR_EACH && i > 0) argScope = { ...argScope, streamFunc: false };
+    argScope = withLiteralOk(argScope, i > 0 && LITERAL_HOSTS.has(type));
     return compileNode(a, [...bt, i], argScope);
   });
   const optargs = Object.create(null) as Record<string, Node>;
@@ -247,8 +265,9 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       (type === T.ORDER_BY && k === 'index') || (type === T.UNION && k === 'interleave')
         ? { ...scope, orderByArg: true }
         : scope;
-    optargs[k] = compileNode(v, [...bt, k], optScope);
+    optargs[k] = compileNode(v, [...bt, k], withLiteralOk(optScope, false));
   }
+  if (type === T.LITERAL && !scope.literalOk) return { kind: 'term', type, args, optargs, bt, strayLiteral: true };
   return { kind: 'term', type, args, optargs, bt };
 }
 

@@ -139,7 +139,10 @@ export function matchesObject(pred: DatumObject, row: Datum): boolean {
   for (const [k, want] of Object.entries(pred)) {
     const have = field(row, k);
     if (have === undefined) throw nonExistence(`No attribute \`${k}\` in object:\n${pretty(row)}`);
-    if (isPlainObject(want)) {
+    // r.literal(v) matches v exactly (no subset matching inside it).
+    if (isLiteral(want)) {
+      if (!datumsEqual(field(want, 'value') ?? null, have)) return false;
+    } else if (isPlainObject(want)) {
       if (!matchesObject(want, have)) return false;
     } else if (!datumsEqual(want, have)) {
       return false;

@@ -5,11 +5,11 @@
 import { EmptyUserError, opFailed, queryLogic, ReqlRuntimeError } from '../../errors.js';
 import { ErrorType } from '../../protocol.js';
 import type { Node, TermNode } from '../compiler.js';
-import { compareDatums, type Datum, field, isPlainObject, truthy } from '../datum.js';
+import { compareDatums, type Datum, datumsEqual, field, isPlainObject, truthy } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { sortEntries } from '../function-indexes.js';
 import { T } from '../names.js';
-import { matchesAsObject, matchesObject } from '../objects.js';
+import { isLiteral, matchesAsObject, matchesObject } from '../objects.js';
 import type { TermDef, TermFamily } from '../registry.js';
 import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
 
@@ -69,6 +69,7 @@ async function filter(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
         return matchesAsObject(pred, r) ? matchesObject(r, row) : truthy(r);
       }
       const p = await ev.datum(pred);
+      if (isLiteral(p)) return datumsEqual(field(p, 'value') ?? null, row);
       if (isPlainObject(p)) return matchesObject(p, row);
       return truthy(p);
     } catch (err) {
