@@ -634,6 +634,46 @@ const FAMILIES: Record<string, Case[]> = {
       ],
     },
     {
+      name: 'geo terms other than r.point are not deterministic for a write',
+      q: () =>
+        r
+          .table('reql_terms')
+          .get(2)
+          .update({ g: r.line([0, 0], [1, 1]) }),
+      error: [
+        'ReqlQueryLogicError',
+        'Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?',
+      ],
+    },
+    {
+      name: 'r.now() is deterministic for a write',
+      q: () => r.table('reql_terms').get(2).update({ t: r.now() })('replaced'),
+      want: 1,
+    },
+    {
+      name: 'an index function using r.now()',
+      q: () => r.table('reql_terms').indexCreate('when', () => r.now()),
+      error: ['ReqlQueryLogicError', 'Could not prove function deterministic.  Index functions must be deterministic.'],
+    },
+    {
+      name: 'r.literal outside a merge',
+      q: () => r.expr([1]).map(() => ({ a: r.literal(1) })),
+      error: [
+        'ReqlQueryLogicError',
+        'Stray literal keyword found: literal is only legal inside of the object passed to merge or update and cannot nest inside other literals.',
+      ],
+    },
+    {
+      name: 'r.literal in a merge replaces the field',
+      q: () => r.expr({ a: { b: 1, c: 2 } }).merge({ a: r.literal({ b: 3 }) }),
+      want: { a: { b: 3 } },
+    },
+    {
+      name: 'filter by a literal matches exactly',
+      q: () => r.expr([{ id: 0, a: 1 }, { id: 0 }]).filter(r.literal({ id: 0 })),
+      want: [{ id: 0 }],
+    },
+    {
       name: 'with non_atomic it runs',
       q: () =>
         r

@@ -497,8 +497,9 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
 
 /**
  * Terms RethinkDB cannot prove deterministic (their is_deterministic): reads of tables and the
- * catalogue, r.js, r.http, r.random, r.sample and r.uuid() without a name. r.now() is constant
- * within a query, so it is deterministic here.
+ * catalogue, r.js, r.http, r.random, r.sample, r.uuid() without a name, and the geo terms other
+ * than r.point (their floating-point results may differ between servers). r.now() is constant
+ * within a query: deterministic for a write, not for an index function.
  */
 const NONDETERMINISTIC: ReadonlySet<number> = new Set([
   T.TABLE,
@@ -513,20 +514,34 @@ const NONDETERMINISTIC: ReadonlySet<number> = new Set([
   T.HTTP,
   T.RANDOM,
   T.SAMPLE,
+  T.GEOJSON,
+  T.TO_GEOJSON,
+  T.LINE,
+  T.POLYGON,
+  T.DISTANCE,
+  T.INTERSECTS,
+  T.INCLUDES,
+  T.CIRCLE,
+  T.GET_INTERSECTING,
+  T.FILL,
+  T.GET_NEAREST,
+  T.POLYGON_SUB,
 ]);
 
 /** Is a write's argument provably deterministic (so it can apply atomically to each document)? */
-export function provablyDeterministic(n: Node): boolean {
+export function provablyDeterministic(n: Node, opts: { constantNow: boolean } = { constantNow: true }): boolean {
+  const det = (x: Node): boolean => provablyDeterministic(x, opts);
   switch (n.kind) {
     case 'term':
       if (NONDETERMINISTIC.has(n.type) || (n.type === T.UUID && n.args.length === 0)) return false;
-      return n.args.every(provablyDeterministic) && Object.values(n.optargs).every(provablyDeterministic);
+      if (n.type === T.NOW && !opts.constantNow) return false;
+      return n.args.every(det) && Object.values(n.optargs).every(det);
     case 'func':
-      return provablyDeterministic(n.body);
+      return det(n.body);
     case 'obj':
-      return Object.values(n.fields).every(provablyDeterministic);
+      return Object.values(n.fields).every(det);
     case 'array':
-      return n.items.every(provablyDeterministic);
+      return n.items.every(det);
     default:
       return true;
   }

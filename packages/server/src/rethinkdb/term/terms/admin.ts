@@ -23,6 +23,7 @@ import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes 
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import { Bound, DbRef, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
+import { provablyDeterministic } from '../writes.js';
 
 const tableAdminTerm = (min: number, max: number, optargs?: readonly string[]): TermDef => ({
   min,
@@ -351,6 +352,10 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       if (typeof multi !== 'boolean') throw typeError('BOOL', multi);
       const geo = (await ev.optDatum(node, 'geo', env)) ?? false;
       if (typeof geo !== 'boolean') throw typeError('BOOL', geo);
+      // An index function must give the same value every time (r.now() included), checked first.
+      // (A function given as index_status's binary was checked when that index was made.)
+      if (a[2]?.kind === 'func' && !provablyDeterministic(a[2], { constantNow: false }))
+        throw queryLogic('Could not prove function deterministic.  Index functions must be deterministic.');
       if (await exists(name)) throw opFailed(`Index \`${name}\` already exists on table \`${t.fullName}\`.`);
       let field: string | null = null;
       let fn: unknown;
