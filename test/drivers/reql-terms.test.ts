@@ -669,6 +669,23 @@ const FAMILIES: Record<string, Case[]> = {
       want: { a: { b: 3 } },
     },
     {
+      name: 'r.literal through r.args in a merge',
+      q: () => r.expr({ a: { b: 1 } }).merge(r.args([{ a: r.literal({ c: 1 }) }])),
+      want: { a: { c: 1 } },
+    },
+    {
+      name: 'a duplicate within one insert reports the stored document',
+      q: () => r.table('reql_keys').insert([{ id: 666 }, { id: 666 }], { returnChanges: 'always' })('changes'),
+      want: [
+        { new_val: { id: 666 }, old_val: null },
+        {
+          error: 'Duplicate primary key `id`:\n{\n\t"id":\t666\n}\n{\n\t"id":\t666\n}',
+          new_val: { id: 666 },
+          old_val: { id: 666 },
+        },
+      ],
+    },
+    {
       name: 'filter by a literal matches exactly',
       q: () => r.expr([{ id: 0, a: 1 }, { id: 0 }]).filter(r.literal({ id: 0 })),
       want: [{ id: 0 }],

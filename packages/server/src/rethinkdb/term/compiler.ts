@@ -86,6 +86,8 @@ interface Scope {
    * through the objects and functions that give it (RethinkDB's LITERAL_OK evaluation flag).
    */
   literalOk?: boolean;
+  /** The array r.args splices: its items stand where r.args stands (literals too). */
+  spliceArray?: boolean;
 }
 
 /** Terms whose later arguments may hold r.literal (RethinkDB passes them LITERAL_OK). */
@@ -184,7 +186,10 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       return { kind: 'datum', value: value as Datum, depth };
     }
     case T.MAKE_ARRAY: {
-      const itemScope = withLiteralOk(scope, false);
+      const itemScope = withLiteralOk(
+        scope.spliceArray ? { ...scope, spliceArray: false } : scope,
+        scope.spliceArray === true && scope.literalOk === true,
+      );
       const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], itemScope));
       if (items.every(isConst))
         return constant(
@@ -256,7 +261,11 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
           : scope;
     if (i > 0 && STREAM_OPS.has(type)) argScope = { ...argScope, streamFunc: true };
     else if (type === T.FOR_EACH && i > 0) argScope = { ...argScope, streamFunc: false };
-    argScope = withLiteralOk(argScope, i > 0 && LITERAL_HOSTS.has(type));
+    if (type === T.ARGS) argScope = { ...argScope, spliceArray: true };
+    else {
+      if (argScope.spliceArray) argScope = { ...argScope, spliceArray: false };
+      argScope = withLiteralOk(argScope, i > 0 && LITERAL_HOSTS.has(type));
+    }
     return compileNode(a, [...bt, i], argScope);
   });
   const optargs = Object.create(null) as Record<string, Node>;

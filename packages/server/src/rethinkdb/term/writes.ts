@@ -342,6 +342,8 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
     if (result.changes) {
       const failed = new Map((r?.document_errors ?? []).map((e) => [e.index, e.message]));
       const generated = [...(r?.generated_keys ?? [])];
+      // Documents written so far in this batch, by key: a later duplicate's stored document.
+      const written = new Map<string, DatumObject>();
       let i = -1; // index in `valid`
       objects.forEach((doc, at) => {
         const keyError = keyErrors[at];
@@ -355,10 +357,12 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
         if (keyed[i] === undefined) newVal = withKey(doc, pk, generated.shift() ?? null);
         const error = failed.get(i);
         if (error !== undefined) {
-          if (returnChanges === 'always') result.changes?.push({ new_val: old, old_val: old, error });
+          const stored = old ?? (keyed[i] === undefined ? null : (written.get(JSON.stringify(keyed[i])) ?? null));
+          if (returnChanges === 'always') result.changes?.push({ new_val: stored, old_val: stored, error });
           return;
         }
         if (old && conflict === 'update') newVal = deepMerge(old, doc) as DatumObject;
+        if (keyed[i] !== undefined) written.set(JSON.stringify(keyed[i]), newVal);
         if (old && datumsEqual(old, newVal) && returnChanges !== 'always') return;
         result.changes?.push({ new_val: newVal, old_val: old });
       });
