@@ -555,6 +555,11 @@ const FAMILIES: Record<string, Case[]> = {
         { group: [2, null], reduction: 1 },
       ],
     },
+    {
+      name: 'a group of a table that count’s predicate leaves empty is gone',
+      q: () => r.table('reql_terms').group('a').count({ id: 1 }).ungroup(),
+      want: [{ group: 1, reduction: 1 }],
+    },
     { name: 'distinct of a table is a stream', q: () => r.table('reql_terms').distinct().typeOf(), want: 'STREAM' },
     {
       name: 'a filter function giving a non-literal object is just truthy',

@@ -393,7 +393,15 @@ export class Evaluator {
         this.reducingGroup = false;
       }
       if (!(v instanceof Seq)) sequences = false;
-      out.set(k, { key: g.key, value: v instanceof Seq ? await this.datum(v) : v });
+      const value = v instanceof Seq ? await this.datum(v) : v;
+      // Groups of a stream exist only through their rows: one a filter (or count's predicate)
+      // leaves empty is gone, as RethinkDB groups rows as they stream.
+      if (
+        input.stream &&
+        ((Array.isArray(value) && value.length === 0) || (node.type === T.COUNT && node.args.length > 1 && value === 0))
+      )
+        continue;
+      out.set(k, { key: g.key, value });
     }
     // Groups of a stream stay a GROUPED_STREAM while each is a sequence (not reduced or coerced).
     return new Grouped(out, input.stream && sequences);
