@@ -394,11 +394,11 @@ export class Evaluator {
       }
       if (!(v instanceof Seq)) sequences = false;
       const value = v instanceof Seq ? await this.datum(v) : v;
-      // Groups of a stream exist only through their rows: one a filter (or count's predicate)
-      // leaves empty is gone, as RethinkDB groups rows as they stream.
+      // Groups exist only through their rows: one a filter leaves empty (of a stream), or that
+      // count's predicate finds nothing in, is gone, as RethinkDB groups rows as they stream.
       if (
-        input.stream &&
-        ((Array.isArray(value) && value.length === 0) || (node.type === T.COUNT && node.args.length > 1 && value === 0))
+        (input.stream && Array.isArray(value) && value.length === 0) ||
+        (node.type === T.COUNT && node.args.length > 1 && value === 0)
       )
         continue;
       out.set(k, { key: g.key, value });
