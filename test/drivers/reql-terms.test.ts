@@ -432,6 +432,11 @@ const FAMILIES: Record<string, Case[]> = {
     },
     { name: 'rebalance', q: () => r.table('reql_terms').rebalance()('rebalanced'), want: 1 },
     {
+      name: 'between on a between',
+      q: () => r.table('reql_terms').between(r.minval, r.maxval).between(r.minval, r.maxval),
+      error: ['ReqlQueryLogicError', 'Cannot perform multiple BETWEENs on the same table.'],
+    },
+    {
       name: 'between with null',
       q: () => r.table('reql_terms').between(null, 2),
       error: [

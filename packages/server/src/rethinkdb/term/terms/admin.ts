@@ -544,15 +544,23 @@ export async function betweenBoundOptargs(
   return { leftBound: leftBound as 'open' | 'closed', rightBound: rightBound as 'open' | 'closed' };
 }
 
+/** The slices BETWEEN made (a second BETWEEN on one is RethinkDB's error). */
+const BETWEEN_SLICES = new WeakSet<Seq>();
+
 async function between(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const out = await betweenRows(ev, node, env);
-  if (out instanceof Seq) out.slice = true;
+  if (out instanceof Seq) {
+    out.slice = true;
+    BETWEEN_SLICES.add(out);
+  }
   return out;
 }
 
 async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
   const t = await ev.eval(a[0] as Node, env);
+  if (t instanceof Seq && BETWEEN_SLICES.has(t))
+    throw queryLogic('Cannot perform multiple BETWEENs on the same table.');
   if (!(t instanceof TableRef)) expectType(t, 'TABLE_SLICE');
   const index = await ev.secondaryIndex(node, t, env);
   const lower = await ev.eval(a[1] as Node, env);
