@@ -432,6 +432,15 @@ const FAMILIES: Record<string, Case[]> = {
     },
     { name: 'rebalance', q: () => r.table('reql_terms').rebalance()('rebalanced'), want: 1 },
     {
+      name: 'a row of an ordered table is a selection that update takes',
+      q: () =>
+        r.expr([
+          r.table('reql_terms').orderBy({ index: 'id' }).nth(0).typeOf(),
+          r.table('reql_terms').orderBy({ index: 'id' }).nth(0).update({ z: 1 })('replaced'),
+        ]),
+      want: ['SELECTION<OBJECT>', 1],
+    },
+    {
       name: 'between on a between',
       q: () => r.table('reql_terms').between(r.minval, r.maxval).between(r.minval, r.maxval),
       error: ['ReqlQueryLogicError', 'Cannot perform multiple BETWEENs on the same table.'],

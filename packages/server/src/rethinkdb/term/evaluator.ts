@@ -465,18 +465,23 @@ export class Evaluator {
   async nth(target: Value, i: number): Promise<Value> {
     if (!Number.isInteger(i)) throw queryLogic(`Number not an integer: ${i}`);
     const s = this.seq(target instanceof SingleSelection ? await this.datum(target) : target);
+    // A row of a selection stays a selection of that row (SELECTION<OBJECT>: writes may follow).
+    const row = (v: Datum): Value => {
+      const key = s.table !== null && isPlainObject(v) ? field(v, s.table.primaryKey) : undefined;
+      return s.table !== null && key !== undefined ? new SingleSelection(s.table, key as Key, v as DatumObject) : v;
+    };
     const items = s.array ?? (i < 0 ? await this.materialize(s) : null);
     if (items) {
       const v = items[i < 0 ? items.length + i : i];
       if (v === undefined) throw nonExistence(`Index out of bounds: ${i}`);
-      return v;
+      return row(v);
     }
     const it = s.open();
     try {
       for (let n = 0; ; n++) {
         const r = await it.next();
         if (r.done) throw nonExistence(`Index out of bounds: ${i}`);
-        if (n === i) return r.value;
+        if (n === i) return row(r.value);
       }
     } finally {
       await it.return?.();
