@@ -20,6 +20,8 @@ interface Case {
   error?: [string, string];
   /** Compare as a set (order not specified by ReQL). */
   unordered?: boolean;
+  /** Run options (e.g. arrayLimit). */
+  opts?: Record<string, unknown>;
 }
 
 const FAMILIES: Record<string, Case[]> = {
@@ -430,11 +432,392 @@ const FAMILIES: Record<string, Case[]> = {
     },
     { name: 'rebalance', q: () => r.table('reql_terms').rebalance()('rebalanced'), want: 1 },
     {
+      name: 'a row of an ordered table is a selection that update takes',
+      q: () =>
+        r.expr([
+          r.table('reql_terms').orderBy({ index: 'id' }).nth(0).typeOf(),
+          r.table('reql_terms').orderBy({ index: 'id' }).nth(0).update({ z: 1 })('replaced'),
+        ]),
+      want: ['SELECTION<OBJECT>', 1],
+    },
+    {
+      name: 'between on a between',
+      q: () => r.table('reql_terms').between(r.minval, r.maxval).between(r.minval, r.maxval),
+      error: ['ReqlQueryLogicError', 'Cannot perform multiple BETWEENs on the same table.'],
+    },
+    {
       name: 'between with null',
       q: () => r.table('reql_terms').between(null, 2),
       error: [
         'ReqlQueryLogicError',
         'Cannot use `null` in BETWEEN, use `r.minval` or `r.maxval` to denote unboundedness.',
+      ],
+    },
+  ],
+  'primary keys': [
+    {
+      name: 'arrays, booleans, numbers, times and strings are keys, in RethinkDB order',
+      q: () =>
+        r
+          .table('reql_keys')
+          .orderBy({ index: 'id' })('id')
+          .map((k: Any) => r.branch(k.typeOf().eq('PTYPE<TIME>'), k.toEpochTime(), k)),
+      want: [[0], [1, 'a'], [1, 'b'], true, 5, 100, 'x'],
+    },
+    {
+      name: 'a time key is its instant, whatever the timezone',
+      q: () => r.table('reql_keys').get(r.epochTime(100).inTimezone('-05:00'))('n'),
+      want: 'time',
+    },
+    { name: 'get by an array key', q: () => r.table('reql_keys').get([1, 'b'])('n'), want: 'array b' },
+    {
+      name: 'between times',
+      q: () => r.table('reql_keys').between(r.epochTime(50), r.epochTime(150))('n').coerceTo('array'),
+      want: ['time'],
+    },
+    {
+      name: 'between arrays, closed',
+      q: () => r.table('reql_keys').between([1], [1, 'b'], { rightBound: 'closed' })('n').coerceTo('array'),
+      want: ['array a', 'array b'],
+    },
+    {
+      name: 'the same instant in another timezone is a duplicate key',
+      q: () =>
+        r
+          .table('reql_keys')
+          .insert({ id: r.epochTime(100).inTimezone('+03:00') })('first_error')
+          .split('\n')(0),
+      want: 'Duplicate primary key `id`:',
+    },
+    {
+      name: 'a null key',
+      q: () => r.table('reql_keys').insert({ id: null })('first_error'),
+      want: 'Primary keys must be either a number, string, bool, pseudotype or array (got type NULL):\nnull',
+    },
+    {
+      name: 'an object key',
+      q: () => r.table('reql_keys').get({ a: 1 }),
+      error: [
+        'ReqlQueryLogicError',
+        'Primary keys must be either a number, string, bool, pseudotype or array (got type OBJECT):',
+      ],
+    },
+    {
+      name: 'a null inside an array key',
+      q: () => r.table('reql_keys').insert({ id: [1, null] })('first_error'),
+      want: 'Array keys can only contain numbers, strings, bools,  pseudotypes, or arrays (got null of type NULL).',
+    },
+    {
+      name: 'a key with a NUL byte',
+      q: () =>
+        r
+          .table('reql_keys')
+          .insert([{ id: 'a\u0000b' }, { id: 'y' }])
+          .pluck('errors', 'inserted'),
+      want: { errors: 1, inserted: 1 },
+    },
+    {
+      name: 'a key over 127 characters, in RethinkDB words, before other errors',
+      q: () => r.table('reql_keys').insert([{ id: 5 }, { id: 'k'.repeat(128) }])('first_error'),
+      want: `Primary key too long (max 127 characters): "${'k'.repeat(128)}"`,
+    },
+  ],
+  'groups and errors': [
+    {
+      name: 'a grouped table is a GROUPED_STREAM',
+      q: () => r.table('reql_terms').group('a').typeOf(),
+      want: 'GROUPED_STREAM',
+    },
+    {
+      name: 'reduced or coerced groups are GROUPED_DATA',
+      q: () =>
+        r.expr([
+          r.table('reql_terms').group('a').count().typeOf(),
+          r.table('reql_terms').group('a').coerceTo('array').typeOf(),
+        ]),
+      want: ['GROUPED_DATA', 'GROUPED_DATA'],
+    },
+    {
+      name: 'r.do on grouped data runs per group',
+      q: () =>
+        r
+          .table('reql_terms')
+          .group('a')
+          .count()
+          .do((n: Any) => n.mul(10))
+          .ungroup()
+          .orderBy('group'),
+      want: [
+        { group: 1, reduction: 20 },
+        { group: 2, reduction: 10 },
+      ],
+    },
+    {
+      name: 'multi groups: every combination, an empty array in the null group',
+      q: () =>
+        r
+          .expr([{ x: 1 }])
+          .group(
+            (row: Any) => [row('x'), 2],
+            () => [],
+            { multi: true },
+          )
+          .count()
+          .ungroup(),
+      want: [
+        { group: [1, null], reduction: 1 },
+        { group: [2, null], reduction: 1 },
+      ],
+    },
+    {
+      name: 'a group that count’s predicate finds nothing in is gone',
+      q: () =>
+        r
+          .table('reql_terms')
+          .group('a')
+          .count((x: Any) => x('id').eq(1))
+          .ungroup(),
+      want: [{ group: 1, reduction: 1 }],
+    },
+    { name: 'distinct of a table is a stream', q: () => r.table('reql_terms').distinct().typeOf(), want: 'STREAM' },
+    {
+      name: 'a filter function giving a non-literal object is just truthy',
+      q: () => r.expr(['ab', 'cd']).filter((x: Any) => x.match('a')),
+      want: ['ab'],
+    },
+    {
+      name: 'order_by puts a missing field before null',
+      q: () => r.expr([{ a: 1 }, { a: null }, {}]).orderBy('a'),
+      want: [{}, { a: null }, { a: 1 }],
+    },
+    {
+      name: 'binary sorts after numbers and objects',
+      q: () => r.expr([r.binary(Buffer.from([1])).gt(12), r.binary(Buffer.from([1])).gt({})]),
+      want: [true, true],
+    },
+    {
+      name: 'for_each with a table',
+      q: () => r.expr([1]).forEach(() => r.table('reql_terms')),
+      error: ['ReqlQueryLogicError', 'FOR_EACH expects one or more basic write queries.'],
+    },
+    {
+      name: 'for_each with a number',
+      q: () => r.expr([1]).forEach(() => 3),
+      error: [
+        'ReqlQueryLogicError',
+        'FOR_EACH expects one or more basic write queries.  Expected type ARRAY but found NUMBER.',
+      ],
+    },
+    {
+      name: 'base64 with data after the padding',
+      q: () => r.expr({ $reql_type$: 'BINARY', data: 'ABCDEF==$' }),
+      error: ['ReqlQueryLogicError', "Invalid base64 format, data found after padding character '='."],
+    },
+    {
+      name: 'base64 with a bad character',
+      q: () => r.expr({ $reql_type$: 'BINARY', data: 'A^CD' }),
+      error: ['ReqlQueryLogicError', "Invalid base64 character found: '^'."],
+    },
+    {
+      name: 'base64 one character short',
+      q: () => r.expr({ $reql_type$: 'BINARY', data: 'ABCDE' }),
+      error: ['ReqlQueryLogicError', 'Invalid base64 length: 1 character remaining, cannot decode a full byte.'],
+    },
+    {
+      name: 'get_all with a geometry',
+      q: () => r.table('reql_terms').getAll(r.point(0, 0)),
+      error: ['ReqlQueryLogicError', 'Cannot use a geospatial index with `get_all`. Use `get_intersecting` instead.'],
+    },
+    {
+      name: 'an array over 100,000 elements is not stored',
+      q: () =>
+        r
+          .table('reql_keys')
+          .insert({ id: 'big', list: r.range(100001).coerceTo('array') })
+          .pluck('errors', 'first_error'),
+      opts: { arrayLimit: 200000 },
+      want: { errors: 1, first_error: 'Array too large for disk writes (limit 100,000 elements).' },
+    },
+    {
+      name: 'geojson without coordinates',
+      q: () => r.geojson({ type: 'Point' }),
+      error: ['ReqlNonExistenceError', 'No attribute `coordinates` in object:'],
+    },
+  ],
+  'writes and joins': [
+    {
+      name: 'update reading a table needs non_atomic',
+      q: () =>
+        r
+          .table('reql_terms')
+          .get(1)
+          .update({ d: r.table('reql_terms').nth(0) }),
+      error: [
+        'ReqlQueryLogicError',
+        'Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?',
+      ],
+    },
+    {
+      name: 'geo terms other than r.point are not deterministic for a write',
+      q: () =>
+        r
+          .table('reql_terms')
+          .get(2)
+          .update({ g: r.line([0, 0], [1, 1]) }),
+      error: [
+        'ReqlQueryLogicError',
+        'Could not prove argument deterministic.  Maybe you want to use the non_atomic flag?',
+      ],
+    },
+    {
+      name: 'r.now() is deterministic for a write',
+      q: () => r.table('reql_terms').get(2).update({ t: r.now() })('replaced'),
+      want: 1,
+    },
+    {
+      name: 'an index function using r.now()',
+      q: () => r.table('reql_terms').indexCreate('when', () => r.now()),
+      error: ['ReqlQueryLogicError', 'Could not prove function deterministic.  Index functions must be deterministic.'],
+    },
+    {
+      name: 'r.literal outside a merge',
+      q: () => r.expr([1]).map(() => ({ a: r.literal(1) })),
+      error: [
+        'ReqlQueryLogicError',
+        'Stray literal keyword found: literal is only legal inside of the object passed to merge or update and cannot nest inside other literals.',
+      ],
+    },
+    {
+      name: 'r.literal in a merge replaces the field',
+      q: () => r.expr({ a: { b: 1, c: 2 } }).merge({ a: r.literal({ b: 3 }) }),
+      want: { a: { b: 3 } },
+    },
+    {
+      name: 'r.literal through r.args in a merge',
+      q: () => r.expr({ a: { b: 1 } }).merge(r.args([{ a: r.literal({ c: 1 }) }])),
+      want: { a: { c: 1 } },
+    },
+    {
+      name: 'a duplicate within one insert reports the stored document',
+      q: () => r.table('reql_keys').insert([{ id: 666 }, { id: 666 }], { returnChanges: 'always' })('changes'),
+      want: [
+        { new_val: { id: 666 }, old_val: null },
+        {
+          error: 'Duplicate primary key `id`:\n{\n\t"id":\t666\n}\n{\n\t"id":\t666\n}',
+          new_val: { id: 666 },
+          old_val: { id: 666 },
+        },
+      ],
+    },
+    {
+      name: 'filter by a literal matches exactly',
+      q: () => r.expr([{ id: 0, a: 1 }, { id: 0 }]).filter(r.literal({ id: 0 })),
+      want: [{ id: 0 }],
+    },
+    {
+      name: 'with non_atomic it runs',
+      q: () =>
+        r
+          .table('reql_terms')
+          .get(3)
+          .update(
+            { d: r.table('reql_terms').get(3)('a') },
+            { nonAtomic: true },
+          )('replaced'),
+      want: 1,
+    },
+    {
+      name: 'a conflict function reading a table',
+      q: () => r.table('reql_terms').insert({ id: 1 }, { conflict: () => r.table('reql_terms').get(1) }),
+      error: ['ReqlQueryLogicError', 'The conflict function passed to `insert` must be deterministic.'],
+    },
+    {
+      name: 'replace of a missing row under another key',
+      q: () => r.table('reql_terms').get('nope').replace({ id: 'other' }).pluck('errors', 'first_error'),
+      want: { errors: 1, first_error: 'Primary key `id` cannot be changed (null -> {\n\t"id":\t"other"\n})' },
+    },
+    {
+      name: 'return_vals is obsolete',
+      q: () => r.table('reql_terms').insert({ id: 9 }, { return_vals: true } as Any),
+      error: [
+        'ReqlQueryLogicError',
+        'Error: encountered obsolete optarg `return_vals`.  Use `return_changes` instead.',
+      ],
+    },
+    {
+      name: 'eq_join keeps the left order and skips rows without the key',
+      q: () =>
+        r
+          .expr([{ k: 3 }, { x: 0 }, { k: 1 }])
+          .eqJoin((row: Any) => row('k'), r.table('reql_terms'), { ordered: true })
+          .zip()('id')
+          .coerceTo('array'),
+      want: [3, 1],
+    },
+    { name: 'zero shifted far left', q: () => r.expr(0).bitSal(3000), want: 0 },
+    {
+      name: 'delete on an array',
+      q: () => r.expr([1, 2]).delete(),
+      error: ['ReqlQueryLogicError', 'Expected type SELECTION but found DATUM:'],
+    },
+    {
+      name: 'offsets_of a table',
+      q: () => r.expr([1]).offsetsOf(r.table('reql_terms')),
+      error: ['ReqlQueryLogicError', 'Expected type DATUM but found TABLE:'],
+    },
+    {
+      name: 'pluck on a sequence of sequences',
+      q: () => r.expr([[{ foo: 1 }]]).pluck('foo'),
+      error: ['ReqlQueryLogicError', 'Cannot perform pluck on a sequence of sequences.'],
+    },
+    {
+      name: 'a terminal on a changefeed',
+      q: () => r.table('reql_terms').changes().orderBy('id'),
+      error: [
+        'ReqlQueryLogicError',
+        'Cannot call a terminal (`reduce`, `count`, etc.) on an infinite stream (such as a changefeed).',
+      ],
+    },
+  ],
+  'geo semantics': [
+    {
+      name: "a hole's boundary belongs to the polygon",
+      q: () =>
+        r
+          .polygon([1, 1], [2, 1], [2, 2], [1, 2])
+          .polygonSub(r.polygon([1.1, 1.1], [1.9, 1.1], [1.9, 1.9], [1.1, 1.9]))
+          .do((p: Any) => [
+            p.intersects(r.point(1.5, 1.1)),
+            p.includes(r.point(1.1, 1.1)),
+            p.intersects(r.point(1.5, 1.5)),
+          ]),
+      want: [true, true, false],
+    },
+    {
+      name: 'a line or a polygon touching a polygon at a point does not intersect it',
+      q: () =>
+        r
+          .polygon([1, 1], [2, 1], [2, 2], [1, 2])
+          .do((p: Any) => [
+            p.intersects(r.line([2, 2], [3, 3])),
+            p.intersects(r.line([2, 1.5], [3, 3])),
+            p.intersects(r.polygon([2, 2], [3, 2], [3, 3], [2, 3])),
+            p.intersects(r.polygon([2, 1.1], [3, 1.1], [3, 1.9], [2, 1.9])),
+            p.intersects(r.line([1.5, 1.5], [3, 3])),
+          ]),
+      want: [false, false, false, true, true],
+    },
+    {
+      name: 'distance to a short line, as RethinkDB computes it',
+      q: () => r.distance(r.point(0, 0), r.line([0.000002, -1], [-0.000001, 1])),
+      want: 0.055659745396754216,
+    },
+    {
+      name: 'a circle too large, with RethinkDB numbers',
+      q: () => r.circle([0, 0], 14000000),
+      error: [
+        'ReqlQueryLogicError',
+        'Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got 14000000m, but must be smaller than 9985163.1855612862855m.',
       ],
     },
   ],
@@ -499,6 +882,19 @@ describe.each(TARGETS)('ReQL terms on %s', (_target, port, enabled) => {
         { id: 3, a: 1 },
       ])
       .run(conn);
+    await r.tableCreate('reql_keys').run(conn);
+    await r
+      .table('reql_keys')
+      .insert([
+        { id: 'x', n: 'string' },
+        { id: r.epochTime(100).inTimezone('+02:00'), n: 'time' },
+        { id: 5, n: 'number' },
+        { id: true, n: 'bool' },
+        { id: [1, 'b'], n: 'array b' },
+        { id: [1, 'a'], n: 'array a' },
+        { id: [0], n: 'array 0' },
+      ])
+      .run(conn);
   });
   afterAll(async () => {
     await conn?.close().catch(() => {});
@@ -511,7 +907,7 @@ describe.each(TARGETS)('ReQL terms on %s', (_target, port, enabled) => {
           let got: Any;
           let error: Any;
           try {
-            got = await c.q().run(conn);
+            got = await c.q().run(conn, c.opts ?? {});
             if (got && typeof got.toArray === 'function') got = await got.toArray();
           } catch (err) {
             error = err;

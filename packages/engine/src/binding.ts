@@ -8,7 +8,14 @@ import { loadNative } from './native.ts';
 import type { OpenOptions } from './options.ts';
 
 export type { Conflict, Durability };
-export type Key = string | number;
+/**
+ * A primary key: a string or a finite number, or one of RethinkDB's other key values — a
+ * boolean, an array of keys, a time (`{ $reql_type$: 'TIME', epoch_time, timezone }`, keyed by
+ * its instant) or binary (`{ $reql_type$: 'BINARY', data: <base64> }`). Keys order as RethinkDB
+ * orders them: arrays < booleans < numbers < binary < times < strings.
+ */
+export type Key = string | number | DatumKey;
+export type DatumKey = boolean | unknown[] | { $reql_type$: string; [field: string]: unknown };
 export type DocFormat = 'ndjson' | 'json';
 
 /**

@@ -114,9 +114,9 @@ export interface FilterSpec {
 
 /** One range of a paged read: of primary keys, or of index values (null: unbounded). */
 export interface PageRange {
-  lower: IndexValue;
+  lower: Key | IndexValue;
   lowerClosed: boolean;
-  upper: IndexValue;
+  upper: Key | IndexValue;
   upperClosed: boolean;
 }
 
@@ -431,7 +431,17 @@ export function checkKey(key: unknown, argument = 'key'): Key {
     }
     return key;
   }
-  throw invalidArgument(`${argument} must be a string or a finite number; got ${describe(key)}`);
+  // Arrays, booleans, times and binary (RethinkDB's other key types): the engine checks and
+  // encodes them (`Key::from_value`).
+  if (
+    typeof key === 'boolean' ||
+    Array.isArray(key) ||
+    (key !== null && typeof key === 'object' && '$reql_type$' in key)
+  )
+    return key as Key;
+  throw invalidArgument(
+    `${argument} must be a string, a finite number, a boolean, an array or a time/binary object; got ${describe(key)}`,
+  );
 }
 
 export function checkKeys(keys: unknown, argument = 'keys'): Key[] {

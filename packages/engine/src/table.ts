@@ -113,7 +113,10 @@ export class Table<Doc extends object = Document> {
     return this.#handle.read((native) => native.getMany(this.name, ks));
   }
 
-  /** Deletes by key; absent keys count as `skipped`. */
+  /**
+   * Deletes by key; absent keys count as `skipped`. An array is a list of keys: to delete the
+   * document whose key is an array, pass it in a list (`delete([[1, 'a']])`).
+   */
   async delete(keys: Key | readonly Key[], options?: DeleteOptions): Promise<WriteResult> {
     const ks = Array.isArray(keys) ? checkKeys(keys) : [checkKey(keys, 'keys')];
     const durability = deleteOptions(options, this.#handle.durability);

@@ -325,7 +325,7 @@ impl<'de> DeserializeSeed<'de> for KeyValue<'_> {
 impl<'de> Visitor<'de> for KeyValue<'_> {
     type Value = Key;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "primary key `{}` as a string or a number", self.primary_key)
+        write!(f, "primary key `{}` as a string, a number, a boolean, an array, a time or binary", self.primary_key)
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
         Ok(Key::Str(v.into()))
@@ -339,21 +339,28 @@ impl<'de> Visitor<'de> for KeyValue<'_> {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Key, E> {
         Ok(Key::Num(v))
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Key, E> {
-        Err(self.wrong("boolean"))
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Key, E> {
+        self.datum(serde_json::Value::Bool(v))
     }
     fn visit_unit<E: de::Error>(self) -> Result<Key, E> {
         Err(self.wrong("null"))
     }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Key, A::Error> {
-        Err(self.wrong("array"))
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Key, A::Error> {
+        use serde::Deserialize;
+        self.datum(serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?)
     }
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Key, A::Error> {
-        Err(self.wrong("object"))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Key, A::Error> {
+        use serde::Deserialize;
+        self.datum(serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?)
     }
 }
 
 impl KeyValue<'_> {
+    /// A key that is neither a string nor a number (an array, a boolean, a time, binary).
+    fn datum<E: de::Error>(&self, v: serde_json::Value) -> Result<Key, E> {
+        Key::from_value(&v).map_err(|why| E::custom(format!("primary key `{}`: {why}", self.primary_key)))
+    }
+
     fn wrong<E: de::Error>(&self, got: &str) -> E {
         E::custom(format!("primary key `{}` must be a string or a number, got {got}", self.primary_key))
     }
@@ -375,12 +382,12 @@ mod tests {
 
     #[test]
     fn ndjson_indexes_count_blank_lines_and_report_each_bad_document() {
-        let input = b"{\"id\":1}\n\n[1,2]\n{\"id\":true}\n{\"id\":\nnot json\n{\"x\":1}\n";
+        let input = b"{\"id\":1}\n\n[1,2]\n{\"id\":null}\n{\"id\":\nnot json\n{\"x\":1}\n";
         let docs = PreparedDocs::parse(input, DocFormat::Ndjson, "id").unwrap();
         let errs = errors(&docs);
         assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![2, 3, 4, 5]);
         assert_eq!(errs[0].1, "document must be a JSON object, got array");
-        assert_eq!(errs[1].1, "primary key `id` must be a string or a number, got boolean");
+        assert_eq!(errs[1].1, "primary key `id` must be a string or a number, got null");
         assert!(errs[2].1.starts_with("invalid JSON"), "{}", errs[2].1);
         assert_eq!(docs.len(), 6);
     }
@@ -398,6 +405,37 @@ mod tests {
         assert!(errs[1].1.contains("number out of range") && errs[1].1.contains("column"), "{}", errs[1].1);
         let PreparedDoc::Ok { json, .. } = &docs.docs[2] else { panic!("{:?}", docs.docs[2]) };
         assert!(serde_json::from_str::<serde_json::Value>(json).is_ok());
+    }
+
+    #[test]
+    fn arrays_booleans_times_and_binary_are_keys_other_objects_are_not() {
+        let input = br#"{"id":[1,"a"]}
+{"id":true}
+{"id":{"$reql_type$":"TIME","epoch_time":1.5,"timezone":"+01:00"}}
+{"id":{"$reql_type$":"BINARY","data":"AAE="}}
+{"id":{"a":1}}
+{"id":[null]}"#;
+        let docs = PreparedDocs::parse(input, DocFormat::Ndjson, "id").unwrap();
+        let keys: Vec<String> = docs
+            .docs
+            .iter()
+            .filter_map(|d| match d {
+                PreparedDoc::Ok { key, .. } => Some(key.to_json()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                r#"[1,"a"]"#,
+                "true",
+                r#"{"$reql_type$":"TIME","epoch_time":1.5,"timezone":"+00:00"}"#,
+                r#"{"$reql_type$":"BINARY","data":"AAE="}"#
+            ]
+        );
+        let errs = errors(&docs);
+        assert_eq!(errs.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4, 5]);
+        assert!(errs[0].1.contains("primary key `id`: a key cannot be an object"), "{}", errs[0].1);
     }
 
     #[test]

@@ -405,6 +405,8 @@ pub fn doc(data: &[u8]) {
             let matches = match (key, found) {
                 (Key::Num(n), Some(serde_json::Value::Number(v))) => v.as_f64() == Some(*n),
                 (Key::Str(s), Some(serde_json::Value::String(v))) => s == v,
+                // Any other key value: the key its value encodes to.
+                (Key::Datum(_), Some(v)) => Key::from_value(v).as_ref() == Ok(key),
                 _ => false,
             };
             assert!(matches, "document {json} was given key {key:?}");

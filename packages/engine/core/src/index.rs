@@ -127,6 +127,11 @@ fn encode_key(k: &Key) -> String {
     match k {
         Key::Num(n) => encode_number(*n),
         Key::Str(s) => encode_string(s),
+        // Hex keeps the entry key a string; entries of one value still sort by primary key.
+        Key::Datum(b) => b.iter().fold(String::from("D"), |mut out, c| {
+            out.push_str(&format!("{c:02x}"));
+            out
+        }),
     }
 }
 
@@ -508,9 +513,8 @@ impl Index {
 
     /// The primary key an entry holds (as JSON text).
     fn primary_key(&self, pk: &str) -> Result<Key> {
-        match serde_json::from_str::<Value>(pk) {
-            Ok(Value::Number(n)) => Ok(Key::Num(n.as_f64().unwrap_or(f64::NAN))),
-            Ok(Value::String(s)) => Ok(Key::Str(s.into())),
+        match serde_json::from_str::<Value>(pk).map(|v| Key::from_value(&v)) {
+            Ok(Ok(key)) => Ok(key),
             _ => Err(Error::corrupt_checkpoint(format!("index `{}` holds a bad primary key {pk}", self.name))),
         }
     }

@@ -102,11 +102,7 @@ fn value_bound((v, closed): (Option<Value>, bool)) -> ValueBound {
 }
 
 fn key(v: &Value) -> wharf_engine::Result<Key> {
-    match v {
-        Value::String(s) => Key::from(s.as_str()).checked(),
-        Value::Number(n) => Key::from(n.as_f64().unwrap_or(f64::NAN)).checked(),
-        other => Err(invalid(format!("page query: a primary key is a string or a number; got {other}"))),
-    }
+    Key::from_value(v).map_err(|e| invalid(format!("page query: bad primary key {v}: {e}")))?.checked()
 }
 
 fn key_bound((v, closed): (Option<Value>, bool)) -> wharf_engine::Result<Bound<Key>> {
@@ -134,9 +130,12 @@ fn page_json(page: &Page) -> String {
         None => "null".to_string(),
         Some(Resume::Key(k)) => k.to_json(),
         Some(Resume::Entry(i, k)) => {
+            // Index entries are string keys (value ‖ primary key, encoded); the other arms are
+            // there for completeness.
             let entry = match k {
                 Key::Str(s) => s.to_string(),
                 Key::Num(n) => n.to_string(),
+                Key::Datum(_) => k.to_json(),
             };
             format!("[{i},{}]", Value::String(entry))
         }

@@ -4,8 +4,9 @@
 use std::ops::Bound;
 use std::time::Instant;
 
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Either3, FromNapiValue, TypeName, ValidateNapiValue};
 use napi::Env;
+use napi::ValueType;
 use napi_derive::napi;
 use wharf_engine::{Conflict, DocFormat, Durability, Key, KeyRange, PreparedDocs, WriteOptions};
 
@@ -17,8 +18,33 @@ use crate::tasks::{Prepare, Read, Source};
 /// libuv pool would cost more than the parse. Larger ones are parsed on the pool.
 const INLINE_PARSE_BYTES: usize = 64 << 10;
 
-/// A primary key as JS passes it: a string or a number.
-type JsKey = Either<String, f64>;
+/// A key as JavaScript gives it: a string, a number, or any other key value (an array, a
+/// boolean, a time or binary object; see `Key::from_value`).
+type JsKey = Either3<String, f64, DatumKey>;
+
+/// Any JS value that is not a string or a number, read as JSON (the engine checks it is a key).
+pub struct DatumKey(serde_json::Value);
+
+impl TypeName for DatumKey {
+    fn type_name() -> &'static str {
+        "DatumKey"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ValidateNapiValue for DatumKey {
+    unsafe fn validate(_: napi::sys::napi_env, _: napi::sys::napi_value) -> napi::Result<napi::sys::napi_value> {
+        Ok(std::ptr::null_mut())
+    }
+}
+
+impl FromNapiValue for DatumKey {
+    unsafe fn from_napi_value(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::Result<Self> {
+        unsafe { serde_json::Value::from_napi_value(env, value) }.map(DatumKey)
+    }
+}
 
 #[napi]
 impl NativeDatabase {
@@ -175,8 +201,9 @@ impl NativeDatabase {
 
 fn key_of(key: JsKey) -> Result<Key> {
     let key = match key {
-        Either::A(s) => Key::from(s),
-        Either::B(n) => Key::from(n),
+        Either3::A(s) => Key::from(s),
+        Either3::B(n) => Key::from(n),
+        Either3::C(DatumKey(v)) => Key::from_value(&v).map_err(|why| to_napi(invalid(why)))?,
     };
     key.checked().map_err(to_napi)
 }

@@ -11,7 +11,7 @@
  *
  * Objects made here have no prototype: their keys are user data (see datum.ts).
  */
-import { type Frame, ReqlCompileError } from '../errors.js';
+import { type Frame, queryLogic, ReqlCompileError } from '../errors.js';
 import { type Datum, type DatumObject, MAX_DOCUMENT_DEPTH, nestingDepth, newObject, tooDeepMessage } from './datum.js';
 import { T, TERM_NAMES, termName } from './names.js';
 import { arityText } from './registry.js';
@@ -30,6 +30,8 @@ export interface TermNode {
   optargs: Record<string, Node>;
   /** Backtrace frames from the root to this term. */
   bt: Frame[];
+  /** An r.literal outside the object passed to merge/update/filter (an error when evaluated). */
+  strayLiteral?: true;
 }
 export interface FuncNode {
   kind: 'func';
@@ -79,6 +81,21 @@ interface Scope {
   orderByArg: boolean;
   /** Inside a function a stream operation (map, filter, …) runs per row: no writes there. */
   streamFunc?: boolean;
+  /**
+   * Where r.literal may stand: an argument of MERGE, UPDATE, REPLACE or FILTER after the first,
+   * through the objects and functions that give it (RethinkDB's LITERAL_OK evaluation flag).
+   */
+  literalOk?: boolean;
+  /** The array r.args splices: its items stand where r.args stands (literals too). */
+  spliceArray?: boolean;
+}
+
+/** Terms whose later arguments may hold r.literal (RethinkDB passes them LITERAL_OK). */
+const LITERAL_HOSTS: ReadonlySet<number> = new Set([T.MERGE, T.UPDATE, T.REPLACE, T.FILTER]);
+
+/** The scope with literalOk set as given (the same object when it already is). */
+function withLiteralOk(scope: Scope, ok: boolean): Scope {
+  return (scope.literalOk ?? false) === ok ? scope : { ...scope, literalOk: ok };
 }
 
 /** Terms whose later arguments run once per row of a stream (RethinkDB forbids writes there). */
@@ -169,7 +186,11 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       return { kind: 'datum', value: value as Datum, depth };
     }
     case T.MAKE_ARRAY: {
-      const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], scope));
+      const itemScope = withLiteralOk(
+        scope.spliceArray ? { ...scope, spliceArray: false } : scope,
+        scope.spliceArray === true && scope.literalOk === true,
+      );
+      const items = rawArgs.map((a, i) => compileNode(a, [...bt, i], itemScope));
       if (items.every(isConst))
         return constant(
           items.map((n) => n.value),
@@ -205,6 +226,7 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
         funcs: [...scope.funcs, params as number[]],
         orderByArg: false,
         streamFunc: scope.streamFunc,
+        literalOk: scope.literalOk,
       };
       return { kind: 'func', params: params as number[], body: compileNode(rawArgs[1], [...bt, 1], inner), bt };
     }
@@ -239,6 +261,11 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
           : scope;
     if (i > 0 && STREAM_OPS.has(type)) argScope = { ...argScope, streamFunc: true };
     else if (type === T.FOR_EACH && i > 0) argScope = { ...argScope, streamFunc: false };
+    if (type === T.ARGS) argScope = { ...argScope, spliceArray: true };
+    else {
+      if (argScope.spliceArray) argScope = { ...argScope, spliceArray: false };
+      argScope = withLiteralOk(argScope, i > 0 && LITERAL_HOSTS.has(type));
+    }
     return compileNode(a, [...bt, i], argScope);
   });
   const optargs = Object.create(null) as Record<string, Node>;
@@ -247,8 +274,9 @@ function compileNode(wire: unknown, bt: Frame[], scope: Scope): Node {
       (type === T.ORDER_BY && k === 'index') || (type === T.UNION && k === 'interleave')
         ? { ...scope, orderByArg: true }
         : scope;
-    optargs[k] = compileNode(v, [...bt, k], optScope);
+    optargs[k] = compileNode(v, [...bt, k], withLiteralOk(optScope, false));
   }
+  if (type === T.LITERAL && !scope.literalOk) return { kind: 'term', type, args, optargs, bt, strayLiteral: true };
   return { kind: 'term', type, args, optargs, bt };
 }
 
@@ -263,12 +291,33 @@ function compileObject(obj: Record<string, unknown>, bt: Frame[], scope: Scope):
     fields[k] = n;
     if (!isConst(n)) allConstant = false;
   }
-  if (allConstant) {
+  if (allConstant && obj.$reql_type$ !== 'TIME') {
     const value = newObject();
     for (const [k, n] of Object.entries(fields)) value[k] = (n as DatumNode).value;
     return constant(value, Object.values(fields) as DatumNode[], bt);
   }
   return { kind: 'obj', fields, bt };
+}
+
+/** A BINARY pseudo-type from the wire: RethinkDB's checks and words (base64.cc's decode_base64). */
+function checkBinary(v: Record<string, unknown>): void {
+  const data = v.data;
+  if (typeof data !== 'string') throw queryLogic('Invalid binary pseudotype: lacking `data` key.');
+  // Almost always well formed: one linear test, then the character-by-character reading only
+  // to find what is wrong.
+  if (/^[A-Za-z0-9+/]*={0,2}$/.test(data) && data.replace(/=+$/, '').length % 4 !== 1) return;
+  let filled = 0;
+  let i = 0;
+  for (; i < data.length && data[i] !== '='; i++) {
+    const c = data[i] as string;
+    if (c === '\r' || c === '\n' || c === ' ' || c === '\t') continue;
+    if (!/[A-Za-z0-9+/]/.test(c)) throw queryLogic(`Invalid base64 character found: '${c}'.`);
+    filled = (filled + 1) % 4;
+  }
+  if (filled === 1) throw queryLogic('Invalid base64 length: 1 character remaining, cannot decode a full byte.');
+  for (; i < data.length; i++)
+    if (!'=\r\n \t'.includes(data[i] as string))
+      throw queryLogic("Invalid base64 format, data found after padding character '='.");
 }
 
 /** An array or object folded from constant parts, checked against the document depth limit. */
@@ -287,6 +336,9 @@ function pureDatumDepth(v: unknown, bt: Frame[], level = 0): number {
   if (v === null || typeof v !== 'object') return typeof v !== 'number' || Number.isFinite(v) ? 0 : -1;
   if (Array.isArray(v)) return -1;
   if (level >= MAX_DOCUMENT_DEPTH) throw new ReqlCompileError(tooDeepMessage('A datum in the query'), bt);
+  // A TIME from the wire is checked and rounded to milliseconds when evaluated (validateTime).
+  if ((v as Record<string, unknown>).$reql_type$ === 'TIME') return -1;
+  if ((v as Record<string, unknown>).$reql_type$ === 'BINARY') checkBinary(v as Record<string, unknown>);
   let depth = 1;
   for (const k of Object.keys(v)) {
     const d = pureDatumDepth((v as Record<string, unknown>)[k], bt, level + 1);

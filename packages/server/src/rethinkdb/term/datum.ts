@@ -138,7 +138,7 @@ function rank(v: Datum): number {
   // r.minval / r.maxval inside a compound index bound, e.g. [1, r.minval].
   if (rt === 'MINVAL') return 0;
   if (rt === 'MAXVAL') return 9;
-  if (rt === 'BINARY') return 2;
+  if (rt === 'BINARY') return 6.5;
   if (typeof rt === 'string') return 7;
   return 6;
 }
@@ -158,8 +158,9 @@ function compareStrings(a: string, b: string): number {
 }
 
 /**
- * The total order: arrays < BINARY < booleans < null < numbers < objects < TIME (and other
- * pseudo-types) < strings. Arrays compare element-wise, objects by sorted keys then values.
+ * The total order: arrays < booleans < null < numbers < objects < BINARY < TIME (and other
+ * pseudo-types) < strings: a pseudo-type sorts by its type name, `PTYPE<…>` (RethinkDB's
+ * cmp_unchecked_stack). Arrays compare element-wise, objects by sorted keys then values.
  */
 export function compareDatums(a: Datum, b: Datum): number {
   const ra = rank(a);
@@ -190,7 +191,7 @@ export function compareDatums(a: Datum, b: Datum): number {
       if (isTime(x) && isTime(y)) return x.epoch_time < y.epoch_time ? -1 : x.epoch_time > y.epoch_time ? 1 : 0;
       return compareObjects(x, y);
     }
-    case 2:
+    case 6.5:
       // Bytes in order (base64 text does not sort like its bytes).
       return Math.sign(
         Buffer.compare(

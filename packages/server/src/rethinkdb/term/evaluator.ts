@@ -44,6 +44,7 @@ import { entriesOf, type FunctionIndexDef, fieldPathValue, type IndexEntry } fro
 import type { JsPool } from './js-pool.js';
 import { T, termName } from './names.js';
 import { getField } from './objects.js';
+import { primaryKeyError } from './primary-keys.js';
 import { arityText, type TermDef } from './registry.js';
 import { runSingleInsert, singleInsertOf } from './single-insert.js';
 import { type SystemInfo, systemTableRef } from './system-tables.js';
@@ -272,6 +273,10 @@ export class Evaluator {
 
   async materialize(seq: Seq): Promise<Datum[]> {
     if (seq.array) return seq.array;
+    if (seq.feed)
+      throw queryLogic(
+        'Cannot call a terminal (`reduce`, `count`, etc.) on an infinite stream (such as a changefeed).',
+      );
     if (seq.infinite)
       throw queryLogic(
         'Cannot use an infinite stream with an aggregation function (`reduce`, `count`, etc.) or coerce it to an array.',
@@ -374,8 +379,10 @@ export class Evaluator {
   }
 
   primaryKeyOf(v: Datum): Key {
-    if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) return v;
-    throw queryLogic(`Wharf primary keys must be strings or numbers (got type ${datumTypeName(v)}).`);
+    if (typeof v === 'number') return v;
+    const error = primaryKeyError(v);
+    if (error !== null) throw queryLogic(error);
+    return v as Key;
   }
 
   // ---- terms ----
@@ -417,6 +424,7 @@ export class Evaluator {
     if (!(input instanceof Grouped)) return def.eval(this, withFirst(input), env);
     const out = new Map<string, { key: Datum; value: Value }>();
     const reduction = REDUCTIONS.has(node.type);
+    let sequences = node.type !== T.COERCE_TO;
     for (const [k, g] of input.groups) {
       let v: Value;
       try {
@@ -429,9 +437,19 @@ export class Evaluator {
       } finally {
         this.reducingGroup = false;
       }
-      out.set(k, { key: g.key, value: v instanceof Seq ? await this.datum(v) : v });
+      if (!(v instanceof Seq)) sequences = false;
+      const value = v instanceof Seq ? await this.datum(v) : v;
+      // Groups exist only through their rows: one a filter leaves empty (of a stream), or that
+      // count's predicate finds nothing in, is gone, as RethinkDB groups rows as they stream.
+      if (
+        (input.stream && Array.isArray(value) && value.length === 0) ||
+        (node.type === T.COUNT && node.args.length > 1 && value === 0)
+      )
+        continue;
+      out.set(k, { key: g.key, value });
     }
-    return new Grouped(out);
+    // Groups of a stream stay a GROUPED_STREAM while each is a sequence (not reduced or coerced).
+    return new Grouped(out, input.stream && sequences);
   }
 
   /** The `index` optarg when it names a secondary index; null for the primary key or none. */
@@ -492,18 +510,23 @@ export class Evaluator {
   async nth(target: Value, i: number): Promise<Value> {
     if (!Number.isInteger(i)) throw queryLogic(`Number not an integer: ${i}`);
     const s = this.seq(target instanceof SingleSelection ? await this.datum(target) : target);
+    // A row of a selection stays a selection of that row (SELECTION<OBJECT>: writes may follow).
+    const row = (v: Datum): Value => {
+      const key = s.table !== null && isPlainObject(v) ? field(v, s.table.primaryKey) : undefined;
+      return s.table !== null && key !== undefined ? new SingleSelection(s.table, key as Key, v as DatumObject) : v;
+    };
     const items = s.array ?? (i < 0 ? await this.materialize(s) : null);
     if (items) {
       const v = items[i < 0 ? items.length + i : i];
       if (v === undefined) throw nonExistence(`Index out of bounds: ${i}`);
-      return v;
+      return row(v);
     }
     const it = s.open();
     try {
       for (let n = 0; ; n++) {
         const r = await it.next();
         if (r.done) throw nonExistence(`Index out of bounds: ${i}`);
-        if (n === i) return r.value;
+        if (n === i) return row(r.value);
       }
     } finally {
       await it.return?.();

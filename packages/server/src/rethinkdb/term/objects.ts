@@ -12,6 +12,7 @@ import {
   pretty,
   typeError,
 } from './datum.js';
+import type { Func } from './values.js';
 
 /** A selector: true (take the whole field) or nested selectors. */
 type Selector = true | Map<string, Selector>;
@@ -47,6 +48,8 @@ export function buildSelector(paths: Datum[]): Map<string, Selector> {
 }
 
 export function pluck(obj: Datum, sel: Map<string, Selector>): Datum {
+  // Called per element of a sequence: an element that is itself a sequence.
+  if (Array.isArray(obj)) throw queryLogic('Cannot perform pluck on a sequence of sequences.');
   if (!isPlainObject(obj))
     throw queryLogic(`Cannot perform pluck on a non-object non-sequence \`${JSON.stringify(obj)}\`.`);
   const out = newObject();
@@ -122,12 +125,24 @@ export function getField(obj: Datum, name: string): Datum {
 }
 
 /** Does every field of `pred` exist in `row` with an equal value (nested objects recursively)? */
+/**
+ * Does a predicate function's result filter like an object predicate? Only when the function's
+ * body is an object literal (RethinkDB's `filter_helper`: a MAKE_OBJ or DATUM body); any other
+ * object (`row('a').match(...)`) is just truthy.
+ */
+export function matchesAsObject(f: Func, result: Datum): result is DatumObject {
+  return (f.body.kind === 'datum' || f.body.kind === 'obj') && isPlainObject(result);
+}
+
 export function matchesObject(pred: DatumObject, row: Datum): boolean {
   if (!isPlainObject(row)) throw typeError('OBJECT', row);
   for (const [k, want] of Object.entries(pred)) {
     const have = field(row, k);
     if (have === undefined) throw nonExistence(`No attribute \`${k}\` in object:\n${pretty(row)}`);
-    if (isPlainObject(want)) {
+    // r.literal(v) matches v exactly (no subset matching inside it).
+    if (isLiteral(want)) {
+      if (!datumsEqual(field(want, 'value') ?? null, have)) return false;
+    } else if (isPlainObject(want)) {
       if (!matchesObject(want, have)) return false;
     } else if (!datumsEqual(want, have)) {
       return false;

@@ -43,6 +43,8 @@ export class Seq {
 
   /** Never ends (r.range() with no bounds, and what is mapped from it): no array of it. */
   infinite = false;
+  /** A changefeed (infinite too): RethinkDB's errors name it. */
+  feed = false;
   /** A TABLE_SLICE: rows of `table` selected by key or index range (between), in that order. */
   slice = false;
   /** Ordered by an index already (a second indexed order_by is an error). */
@@ -104,7 +106,11 @@ export class Bound {
  * later term made of them); terms marked `grouped` in the registry apply to each group.
  */
 export class Grouped {
-  constructor(readonly groups: Map<string, { key: Datum; value: Value }>) {}
+  constructor(
+    readonly groups: Map<string, { key: Datum; value: Value }>,
+    /** Grouped rows of a stream not yet reduced (TYPE_OF says GROUPED_STREAM). */
+    readonly stream = false,
+  ) {}
 }
 
 export type Value = Datum | DbRef | TableRef | Seq | SingleSelection | Func | Bound | Grouped;

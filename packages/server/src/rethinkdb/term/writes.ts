@@ -31,7 +31,18 @@ import { isDeterministic } from './determinism.js';
 import type { Evaluator } from './evaluator.js';
 import { T } from './names.js';
 import { deepMerge } from './objects.js';
-import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from './values.js';
+import { primaryKeyError } from './primary-keys.js';
+import {
+  type Env,
+  expectType,
+  Func,
+  isDatumValue,
+  Seq,
+  SingleSelection,
+  TableRef,
+  typeName,
+  type Value,
+} from './values.js';
 import { applyWriteHook, writeHookOf } from './write-hooks.js';
 
 /** The evaluator, as seen by the write terms. */
@@ -116,6 +127,9 @@ async function ignoreWriteHookOf(ev: WriteContext, node: TermNode, env: Env | nu
 }
 
 async function returnChangesOf(ev: WriteContext, node: TermNode, env: Env | null): Promise<ReturnChanges> {
+  // Accepted by the compiler only to name its replacement, as RethinkDB does.
+  if (node.optargs.return_vals !== undefined)
+    throw queryLogic('Error: encountered obsolete optarg `return_vals`.  Use `return_changes` instead.');
   const v = await ev.optDatum(node, 'return_changes', env);
   if (v === undefined || v === false) return false;
   if (v === true || v === 'always') return v;
@@ -177,14 +191,10 @@ function holdsBound(v: Datum): boolean {
   return Object.values(v).some(holdsBound);
 }
 
-/** The key of a row read from a table (system tables' keys may be arrays: permissions'). */
-function storedKey(row: DatumObject, pk: string): Key {
-  return field(row, pk) as Key;
-}
-
+/** The document's primary key (any key value: strings, numbers, arrays, times…), if it has one. */
 function keyOf(doc: DatumObject, pk: string): Key | undefined {
   const k = field(doc, pk);
-  return typeof k === 'string' || typeof k === 'number' ? k : undefined;
+  return k === undefined ? undefined : (k as Key);
 }
 
 /**
@@ -217,6 +227,21 @@ function pkChanged(pk: string, oldRow: DatumObject, newRow: DatumObject): string
   return `Primary key \`${pk}\` cannot be changed (\`${pretty(oldRow)}\` -> \`${pretty(newRow)}\`).`;
 }
 
+/** RethinkDB's limit on any array in a stored document, whatever the query's `array_limit`. */
+export const MAX_STORED_ARRAY = 100_000;
+
+/** RethinkDB's error for a document holding an array over MAX_STORED_ARRAY elements, or null. */
+export function diskWriteError(v: Datum): string | null {
+  if (v === null || typeof v !== 'object') return null;
+  if (Array.isArray(v) && v.length > MAX_STORED_ARRAY)
+    return 'Array too large for disk writes (limit 100,000 elements).';
+  for (const x of Array.isArray(v) ? v : Object.values(v)) {
+    const e = diskWriteError(x);
+    if (e !== null) return e;
+  }
+  return null;
+}
+
 /** The document with its generated primary key (a copy: the caller's object is not changed). */
 function withKey(doc: DatumObject, pk: string, key: Datum): DatumObject {
   const out = copyObject(doc);
@@ -235,6 +260,8 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
   if (node.optargs.conflict !== undefined) {
     const c = await ev.eval(node.optargs.conflict, env);
     if (c instanceof Func) {
+      if (!isDeterministic(node.optargs.conflict, true))
+        throw queryLogic('The conflict function passed to `insert` must be deterministic.');
       if (c.params.length !== 3)
         throw queryLogic('The conflict function passed to `insert` should expect 3 arguments.');
       conflict = c;
@@ -302,13 +329,21 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
         return false;
       });
   if (objects.length === 0) return result.build();
+  const pk = t.primaryKey;
+  // Keys RethinkDB refuses (null, objects, NUL bytes, too long) and arrays too large to store fail
+  // here, in its words and before anything is written (their errors come first, as in RethinkDB).
+  const keyErrors = objects.map((d) => {
+    const k = field(d, pk);
+    return (k === undefined ? null : primaryKeyError(k)) ?? diskWriteError(d);
+  });
+  for (const e of keyErrors) if (e !== null) result.error(e);
+  const valid = objects.filter((_, i) => keyErrors[i] === null);
   if (conflict instanceof Func || hook !== null) {
-    await insertRowByRow(ev, t, objects, conflict, hook, durability, result);
+    await insertRowByRow(ev, t, valid, conflict, hook, durability, result);
     return result.build();
   }
-  const pk = t.primaryKey;
   let olds: (object | null)[] = [];
-  const keyed = returnChanges !== false ? objects.map((d) => keyOf(d, pk)) : [];
+  const keyed = returnChanges !== false ? valid.map((d) => keyOf(d, pk)) : [];
   try {
     if (returnChanges !== false) {
       const present = keyed.filter((k): k is Key => k !== undefined);
@@ -316,22 +351,38 @@ export async function insert(ev: WriteContext, node: TermNode, env: Env | null):
       let j = 0;
       olds = keyed.map((k) => (k === undefined ? null : (found[j++] ?? null)));
     }
-    const r = await durableWrite(ev, durability, (d) => t.engine.insert(objects, { ...conflictOpt, durability: d }));
-    await duplicateKeyTexts(t.engine, t.primaryKey, objects, r);
-    result.add(r);
+    const r =
+      valid.length === 0
+        ? undefined
+        : await durableWrite(ev, durability, (d) => t.engine.insert(valid, { ...conflictOpt, durability: d }));
+    if (r !== undefined) {
+      await duplicateKeyTexts(t.engine, t.primaryKey, valid, r);
+      result.add(r);
+    }
     if (result.changes) {
-      const failed = new Map((r.document_errors ?? []).map((e) => [e.index, e.message]));
-      const generated = [...(r.generated_keys ?? [])];
-      objects.forEach((doc, i) => {
+      const failed = new Map((r?.document_errors ?? []).map((e) => [e.index, e.message]));
+      const generated = [...(r?.generated_keys ?? [])];
+      // Documents written so far in this batch, by key: a later duplicate's stored document.
+      const written = new Map<string, DatumObject>();
+      let i = -1; // index in `valid`
+      objects.forEach((doc, at) => {
+        const keyError = keyErrors[at];
+        if (keyError !== null && keyError !== undefined) {
+          if (returnChanges === 'always') result.changes?.push({ new_val: null, old_val: null, error: keyError });
+          return;
+        }
+        i++;
         const old = olds[i] as DatumObject | null;
         let newVal: DatumObject = doc;
         if (keyed[i] === undefined) newVal = withKey(doc, pk, generated.shift() ?? null);
         const error = failed.get(i);
         if (error !== undefined) {
-          if (returnChanges === 'always') result.changes?.push({ new_val: old, old_val: old, error });
+          const stored = old ?? (keyed[i] === undefined ? null : (written.get(JSON.stringify(keyed[i])) ?? null));
+          if (returnChanges === 'always') result.changes?.push({ new_val: stored, old_val: stored, error });
           return;
         }
         if (old && conflict === 'update') newVal = deepMerge(old, doc) as DatumObject;
+        if (keyed[i] !== undefined) written.set(JSON.stringify(keyed[i]), newVal);
         if (old && datumsEqual(old, newVal) && returnChanges !== 'always') return;
         result.changes?.push({ new_val: newVal, old_val: old });
       });
@@ -384,7 +435,7 @@ async function insertRowByRow(
     let resolved: Datum;
     try {
       if (old === null) resolved = doc;
-      else if (conflict instanceof Func) resolved = await ev.callDatum(conflict, [key as Key, old, doc]);
+      else if (conflict instanceof Func) resolved = await ev.callDatum(conflict, [key as Datum, old, doc]);
       else if (conflict === 'error') {
         result.error(`Duplicate primary key \`${pk}\`:\n${pretty(old)}\n${pretty(doc)}`);
         continue;
@@ -444,6 +495,8 @@ async function insertRowByRow(
 
 interface Selection {
   table: TableRef;
+  /** The key a single selection (`get`) names, whether or not its row exists. */
+  key?: Key;
   /** Chunks of rows; a missing single row is a chunk holding null. */
   chunks(): AsyncGenerator<(DatumObject | null)[]>;
 }
@@ -453,12 +506,15 @@ function selectionOf(ev: WriteContext, v: Value, term: string): Selection {
     const row = v.row;
     return {
       table: v.table,
+      key: v.key,
       async *chunks() {
         yield [row];
       },
     };
   }
   const seq = v instanceof TableRef ? ev.tableSeq(v) : v instanceof Seq ? v : null;
+  // A datum (an array, an object) is RethinkDB's plain type error.
+  if (isDatumValue(v) || (seq !== null && seq.table === null && seq.array !== null)) expectType(v, 'SELECTION');
   if (!seq?.table)
     throw queryLogic(
       `Expected type SELECTION but found ${typeName(v)}. (${term} works on tables and selections of their rows.)`,
@@ -554,7 +610,7 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
       if (computed === null) {
         if (row === null) result.skipped++;
         else {
-          deletions.push(storedKey(row, pk));
+          deletions.push(keyOf(row, pk) as Key);
           pending.push({ new_val: null, old_val: row });
         }
         continue;
@@ -571,6 +627,11 @@ async function rewrite(ev: WriteContext, node: TermNode, env: Env | null, mode: 
       }
       if (row !== null && !datumsEqual(field(row, pk) ?? null, field(next, pk) ?? null)) {
         result.error(pkChanged(pk, row, next));
+        continue;
+      }
+      // A missing row of `get(key)` may only be created under that key.
+      if (row === null && sel.key !== undefined && !datumsEqual(sel.key as Datum, field(next, pk) ?? null)) {
+        result.error(`Primary key \`${pk}\` cannot be changed (null -> ${pretty(next)})`);
         continue;
       }
       if (row !== null && datumsEqual(row, next)) {
@@ -626,7 +687,7 @@ export async function deleteRows(ev: WriteContext, node: TermNode, env: Env | nu
           continue;
         }
       }
-      keys.push(storedKey(row, t.primaryKey));
+      keys.push(keyOf(row, t.primaryKey) as Key);
       result.changes?.push({ new_val: null, old_val: row });
     }
     if (keys.length === 0) continue;

@@ -8,7 +8,18 @@ import { isHiddenTable } from '../../../names.js';
 import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
-import { compareDatums, type Datum, type DatumObject, datumsEqual, isBinary, pretty, typeError } from '../datum.js';
+import { isDeterministic } from '../determinism.js';
+import {
+  compareDatums,
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  field,
+  isBinary,
+  isObject,
+  pretty,
+  typeError,
+} from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
@@ -71,12 +82,7 @@ export const adminTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const t = await ev.eval(node.args[0] as Node, env);
       if (!(t instanceof TableRef)) expectType(t, 'TABLE');
-      const k = await ev.evalDatum(node.args[1] as Node, env);
-      // System tables' keys may be arrays (`permissions`): any datum but null.
-      const systemKey = t.db === SYSTEM_DB && k !== null;
-      // A key of a type no Wharf document can have (bool, array, object): no such document.
-      if (!systemKey && k !== null && typeof k !== 'string' && typeof k !== 'number') return null;
-      const key = systemKey ? (k as Key) : ev.primaryKeyOf(k);
+      const key = ev.primaryKeyOf(await ev.evalDatum(node.args[1] as Node, env));
       let row: object | null;
       try {
         row = await t.engine.get(key);
@@ -207,6 +213,14 @@ export const adminTerms: TermFamily = {
   },
 };
 
+/** A GET_ALL key as RethinkDB checks it first (get_all_term_t::get_key_arg). */
+function getAllKey(k: Datum): Datum {
+  if (isObject(k) && field(k, '$reql_type$') === 'GEOMETRY')
+    throw queryLogic('Cannot use a geospatial index with `get_all`. Use `get_intersecting` instead.');
+  if (k === null) throw nonExistence('Keys cannot be NULL.');
+  return k;
+}
+
 async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
   const t = await ev.eval(a[0] as Node, env);
@@ -216,7 +230,7 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
     const src = await ev.indexSource(t, index);
     const wanted: Datum[] = [];
     for (const n of a.slice(1)) wanted.push(await ev.evalDatum(n, env));
-    for (const w of wanted) if (w === null) throw nonExistence('Keys cannot be NULL.');
+    for (const w of wanted) getAllKey(w);
     if (src.kind === 'function' || !wanted.every(isScalar)) {
       if (wanted.length === 0) return Seq.fromArray([], t);
       const entries = await ev.indexEntries(t, src);
@@ -232,9 +246,7 @@ async function getAll(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   }
   const keys: Key[] = [];
   for (const n of a.slice(1)) {
-    const k = await ev.evalDatum(n, env);
-    if (k !== null && typeof k !== 'string' && typeof k !== 'number') continue; // no document has it
-    keys.push(ev.primaryKeyOf(k));
+    keys.push(ev.primaryKeyOf(getAllKey(await ev.evalDatum(n, env))));
   }
   return Seq.fromStream(async function* () {
     if (keys.length === 0) return;
@@ -351,6 +363,10 @@ async function indexAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
       if (typeof multi !== 'boolean') throw typeError('BOOL', multi);
       const geo = (await ev.optDatum(node, 'geo', env)) ?? false;
       if (typeof geo !== 'boolean') throw typeError('BOOL', geo);
+      // An index function must give the same value every time (r.now() included), checked first.
+      // (A function given as index_status's binary was checked when that index was made.)
+      if (a[2]?.kind === 'func' && !isDeterministic(a[2], false))
+        throw queryLogic('Could not prove function deterministic.  Index functions must be deterministic.');
       if (await exists(name)) throw opFailed(`Index \`${name}\` already exists on table \`${t.fullName}\`.`);
       let field: string | null = null;
       let fn: unknown;
@@ -469,6 +485,8 @@ async function tableAdmin(ev: Evaluator, node: TermNode, env: Env | null): Promi
   let rest = a;
   if (a.length > 0) {
     const first = await ev.eval(a[0] as Node, env);
+    // One argument is the name (RethinkDB reads it as a datum): `db.tableDrop()` is a type error.
+    if (first instanceof DbRef && a.length === 1 && node.type !== T.TABLE_LIST) expectType(first, 'DATUM');
     if (first instanceof DbRef) {
       db = first.name;
       rest = a.slice(1);
@@ -552,15 +570,23 @@ export async function betweenBoundOptargs(
   return { leftBound: leftBound as 'open' | 'closed', rightBound: rightBound as 'open' | 'closed' };
 }
 
+/** The slices BETWEEN made (a second BETWEEN on one is RethinkDB's error). */
+const BETWEEN_SLICES = new WeakSet<Seq>();
+
 async function between(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const out = await betweenRows(ev, node, env);
-  if (out instanceof Seq) out.slice = true;
+  if (out instanceof Seq) {
+    out.slice = true;
+    BETWEEN_SLICES.add(out);
+  }
   return out;
 }
 
 async function betweenRows(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
   const a = node.args;
   const t = await ev.eval(a[0] as Node, env);
+  if (t instanceof Seq && BETWEEN_SLICES.has(t))
+    throw queryLogic('Cannot perform multiple BETWEENs on the same table.');
   if (!(t instanceof TableRef)) expectType(t, 'TABLE_SLICE');
   const index = await ev.secondaryIndex(node, t, env);
   const lower = await ev.eval(a[1] as Node, env);

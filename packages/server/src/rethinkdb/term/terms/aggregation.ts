@@ -19,7 +19,7 @@ import {
 } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
-import { matchesObject } from '../objects.js';
+import { matchesAsObject, matchesObject } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import { type Env, Func, Grouped, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 
@@ -65,9 +65,9 @@ async function values(ev: Evaluator, node: TermNode, env: Env | null): Promise<{
   return { rows: keptRows, vals };
 }
 
-/** A predicate function's result: an object matches like an object predicate, else truthiness. */
-function predicateHolds(result: Datum, row: Datum): boolean {
-  return isPlainObject(result) ? matchesObject(result, row) : truthy(result);
+/** A predicate function's result: an object literal matches like an object predicate, else truthiness. */
+function predicateHolds(pred: Func, result: Datum, row: Datum): boolean {
+  return matchesAsObject(pred, result) ? matchesObject(result, row) : truthy(result);
 }
 
 function num(v: Datum): number {
@@ -136,7 +136,8 @@ async function group(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
   for (const n of a.slice(1)) getters.push((await accessor(ev, n, env)) as (row: Datum) => Promise<Datum>);
   if (index !== undefined) {
     if (typeof index !== 'string') throw typeError('STRING', index);
-    getters.unshift(async (row) => (isPlainObject(row) ? (field(row, index) ?? null) : null));
+    // The index's value is the last part of the group (as RethinkDB gives it).
+    getters.push(async (row) => (isPlainObject(row) ? (field(row, index) ?? null) : null));
   }
   if (getters.length === 0) throw queryLogic('Cannot group by nothing.');
   const rows = await ev.materialize(ev.seq(input));
@@ -157,17 +158,21 @@ async function group(ev: Evaluator, node: TermNode, env: Env | null): Promise<Va
         keys.push(null);
       }
     }
-    const key = keys.length === 1 ? (keys[0] as Datum) : keys;
-    if (multi && Array.isArray(key)) {
-      const seen: Datum[] = [];
-      for (const k of key) {
-        if (seen.some((s) => datumsEqual(s, k))) continue;
-        seen.push(k);
-        add(k, row);
-      }
-    } else add(key, row);
+    if (!multi) {
+      add(keys.length === 1 ? (keys[0] as Datum) : keys, row);
+      continue;
+    }
+    // multi: an array a grouping gives puts the row in one group per element (an empty one in
+    // the null group; a repeated element twice, as RethinkDB's group_trans_t does); several
+    // groupings give every combination.
+    let combos: Datum[][] = [[]];
+    for (const k of keys) {
+      const options = Array.isArray(k) ? (k.length > 0 ? k : [null]) : [k];
+      combos = combos.flatMap((c) => options.map((o) => [...c, o]));
+    }
+    for (const c of combos) add(c.length === 1 ? (c[0] as Datum) : c, row);
   }
-  return new Grouped(groups);
+  return new Grouped(groups, input instanceof TableRef || (input instanceof Seq && input.array === null));
 }
 
 /** A datum with object keys sorted, so equal datums give equal JSON. */
@@ -221,7 +226,7 @@ export const aggregationTerms: TermFamily = {
           if (pred === undefined) n++;
           else if (
             pred instanceof Func
-              ? predicateHolds(await ev.callDatum(pred, [r.value]), r.value)
+              ? predicateHolds(pred, await ev.callDatum(pred, [r.value]), r.value)
               : datumsEqual(await ev.datum(pred), r.value)
           )
             n++;

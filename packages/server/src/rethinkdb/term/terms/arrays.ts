@@ -8,7 +8,7 @@ import { type Datum, datumsEqual, datumTypeName, isBinary, objectOf, truthy, typ
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import { type Env, Func, Seq, SingleSelection, TableRef, typeName, type Value } from '../values.js';
+import { type Env, expectType, Func, Seq, SingleSelection, TableRef, typeName, type Value } from '../values.js';
 
 /** A possibly negative index into `size` items (RethinkDB's canonicalize). */
 function canonicalize(index: number, size: number): { index: number; oob: boolean } {
@@ -215,10 +215,13 @@ export const arrayTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const items = await ev.seqArray(node.args[0] as Node, env);
       const pred = await ev.eval(node.args[1] as Node, env);
+      // A value to find is a datum (a table is a type error, as in RethinkDB), read once.
+      if (pred instanceof TableRef) expectType(pred, 'DATUM');
+      const want = pred instanceof Func ? null : await ev.datum(pred);
       const out: Datum[] = [];
       for (let i = 0; i < items.length; i++) {
         const x = items[i] as Datum;
-        const hit = pred instanceof Func ? truthy(await ev.callDatum(pred, [x])) : datumsEqual(await ev.datum(pred), x);
+        const hit = pred instanceof Func ? truthy(await ev.callDatum(pred, [x])) : datumsEqual(want, x);
         if (hit) out.push(i);
       }
       return out;

@@ -129,7 +129,9 @@ async function changes(ev: Evaluator, node: TermNode, env: Env | null): Promise<
     (): FeedSource => new FeedSource(ev, env, spec, opts, group, feedDeps?.subscribed),
   );
   feedDeps?.opened?.(group);
-  return Seq.fromStream(() => group.open(), null, true);
+  const feed = Seq.fromStream(() => group.open(), null, true);
+  feed.feed = true;
+  return feed;
 }
 
 async function readOptions(
@@ -657,6 +659,12 @@ class FeedSource implements AsyncIterator<Datum> {
     let skipped = first.value.skipped;
     if (typeof this.#opts.squash === 'number' && this.#opts.squash > 0) {
       ({ changes, skipped } = await this.#gather(changes, skipped, this.#opts.squash));
+    }
+    // An overflow clears what the client has not read yet, as RethinkDB clears its queue: the
+    // error comes first, then the changes after it.
+    if (skipped > 0) {
+      skipped += changes.length;
+      changes = [];
     }
     if (this.#opts.squash !== false && this.#spec.kind !== 'limit') changes = squash(changes);
     await this.#emit(changes);

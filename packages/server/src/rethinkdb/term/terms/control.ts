@@ -7,7 +7,7 @@ import type { Node } from '../compiler.js';
 import { type Datum, truthy } from '../datum.js';
 import { T, termName } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
-import { DbRef, expectType, Func, TableRef } from '../values.js';
+import { DbRef, expectType, Func, Grouped, TableRef, type Value } from '../values.js';
 
 const orderDirection = (type: number): TermDef => ({
   min: 1,
@@ -32,8 +32,18 @@ export const controlTerms: TermFamily = {
     eval: async (ev, node, env) => {
       const a = node.args;
       const f = await ev.eval(a[0] as Node, env);
+      // The first argument may be GROUPED_DATA: the function then runs once per group
+      // (RethinkDB's funcall_term_t is polymorphic on it).
+      const first = a.length > 1 ? await ev.eval(a[1] as Node, env) : undefined;
       const args: Datum[] = [];
-      for (const n of a.slice(1)) args.push(await ev.evalDatum(n, env));
+      for (const n of a.slice(2)) args.push(await ev.evalDatum(n, env));
+      if (first instanceof Grouped && f instanceof Func) {
+        const out = new Map<string, { key: Datum; value: Value }>();
+        for (const [k, g] of first.groups)
+          out.set(k, { key: g.key, value: await ev.datum(await ev.call(f, [await ev.datum(g.value), ...args])) });
+        return new Grouped(out);
+      }
+      if (first !== undefined) args.unshift(await ev.datum(first));
       // A non-function acts as a constant function (RethinkDB's CONSTANT_SHORTCUT for r.do).
       if (!(f instanceof Func)) return f;
       return ev.call(f, args);

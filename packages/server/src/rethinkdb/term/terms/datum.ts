@@ -22,7 +22,7 @@ import {
 import type { Evaluator } from '../evaluator.js';
 import { jsonErrorText, jsonParseFailure, mayHideJsonError } from '../json-errors.js';
 import { T } from '../names.js';
-import { buildSelector, deepMerge, hasFields, pluck, without } from '../objects.js';
+import { buildSelector, deepMerge, hasFields, isLiteral, pluck, without } from '../objects.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import {
   Bound,
@@ -71,6 +71,9 @@ const pluckOrWithout = (type: number): TermDef => ({
   },
 });
 
+const STRAY_LITERAL =
+  'Stray literal keyword found: literal is only legal inside of the object passed to merge or update and cannot nest inside other literals.';
+
 export const datumTerms: TermFamily = {
   [T.GET_FIELD]: bracket(true),
   [T.BRACKET]: bracket(false),
@@ -101,7 +104,12 @@ export const datumTerms: TermFamily = {
       for (const n of a.slice(1)) patches.push(await ev.eval(n, env));
       const merge = async (row: Datum): Promise<Datum> => {
         let out = row;
-        for (const p of patches) out = deepMerge(out, await ev.callDatum(p, [out]));
+        for (const p of patches) {
+          const patch = await ev.callDatum(p, [out]);
+          // A literal is legal inside the patch object, not as the patch itself.
+          if (isLiteral(patch)) throw queryLogic(STRAY_LITERAL);
+          out = deepMerge(out, patch);
+        }
         return out;
       };
       if (target instanceof TableRef || target instanceof Seq) return ev.mapSeq(ev.seq(target), merge);
@@ -168,6 +176,7 @@ export const datumTerms: TermFamily = {
     min: 0,
     max: 1,
     eval: async (ev, node, env) => {
+      if (node.strayLiteral) throw queryLogic(STRAY_LITERAL);
       const out = newObject();
       out.$reql_type$ = 'LITERAL';
       if (node.args.length === 1) out.value = await ev.evalDatum(node.args[0] as Node, env);
@@ -242,7 +251,7 @@ export function toJson(v: Datum): string {
 }
 
 function typeOf(v: Value): string {
-  if (v instanceof Grouped) return 'GROUPED_DATA';
+  if (v instanceof Grouped) return v.stream ? 'GROUPED_STREAM' : 'GROUPED_DATA';
   if (v instanceof TableRef) return 'TABLE';
   return typeName(v);
 }

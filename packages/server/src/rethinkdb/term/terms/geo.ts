@@ -2,15 +2,25 @@
  * Geospatial terms (RethinkDB's geo.cc over src/rdb_protocol/geo/): point, line, polygon,
  * circle, geojson, to_geojson, distance, intersects, includes, fill, polygon_sub,
  * get_intersecting, get_nearest. Geometries are the GEOMETRY pseudo-type (GeoJSON inside).
- * Geodesics (distance, circle) use GeographicLib, as RethinkDB does (Karney's algorithms on an
- * ellipsoid, WGS84 by default). Intersection and inclusion are computed on lon/lat edges, which
+ * Geodesics (distance, circle) use Karney's algorithms on an ellipsoid (WGS84 by default) in the
+ * version RethinkDB vendors (../karney-geodesic.ts), reading positions through S2's unit vectors
+ * as RethinkDB does. Intersection and inclusion are computed on lon/lat edges, which
  * agrees with RethinkDB's great-circle edges except within a hair of an edge of a large shape.
  */
-import geographiclib from 'geographiclib-geodesic';
-import { queryLogic } from '../../errors.js';
+import { nonExistence, queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
-import { type Datum, type DatumObject, datumsEqual, field, isObject, typeError } from '../datum.js';
+import {
+  type Datum,
+  type DatumObject,
+  datumsEqual,
+  field,
+  isObject,
+  pretty,
+  reconstructableDouble,
+  typeError,
+} from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
+import { KarneyGeodesic } from '../karney-geodesic.js';
 import { T } from '../names.js';
 import { INF, type TermDef, type TermFamily } from '../registry.js';
 import { type Env, expectType, Seq, TableRef } from '../values.js';
@@ -21,7 +31,6 @@ interface Geometry {
   coordinates: Datum;
 }
 
-const { Geodesic } = geographiclib;
 const UNITS: Record<string, number> = { m: 1, km: 1000, mi: 1609.344, nm: 1852, ft: 0.3048 };
 
 function geometry(type: Geometry['type'], coordinates: Datum): DatumObject {
@@ -140,10 +149,89 @@ function shapeOf(g: Geometry): Shape {
   const rings = g.coordinates as P[][];
   return { type: 'Polygon', points: rings[0] as P[], holes: rings.slice(1) };
 }
-/** In a polygon's area (boundary included, holes' interiors excluded). */
+/** In a polygon's area: closed, its holes open (a hole's boundary belongs to the polygon). */
 function pointInPolygon(p: P, s: Shape): boolean {
   if (!(inRing(p, s.points) || onRing(p, s.points))) return false;
-  return !s.holes.some((h) => inRing(p, h));
+  return !s.holes.some((h) => inRing(p, h) && !onRing(p, h));
+}
+/** In a polygon's interior: not on its outer boundary, nor in or on a hole. */
+function strictlyInPolygon(p: P, s: Shape): boolean {
+  if (!inRing(p, s.points) || onRing(p, s.points)) return false;
+  return !s.holes.some((h) => inRing(p, h) || onRing(p, h));
+}
+
+/**
+ * Where the edges of `others` meet the edge x-y, as fractions of it (0 and 1 included), in
+ * order: the pieces between them lie each wholly on one side of, or along, every other edge.
+ */
+function cutPoints(x: P, y: P, others: [P, P][]): number[] {
+  const ts = [0, 1];
+  const dx = y[0] - x[0];
+  const dy = y[1] - x[1];
+  const len2 = dx * dx + dy * dy;
+  const at = (p: P): number => ((p[0] - x[0]) * dx + (p[1] - x[1]) * dy) / len2;
+  for (const [u, v] of others) {
+    if (onSegment(u, x, y)) ts.push(at(u));
+    if (onSegment(v, x, y)) ts.push(at(v));
+    const o1 = orient(x, y, u);
+    const o2 = orient(x, y, v);
+    const o3 = orient(u, v, x);
+    const o4 = orient(u, v, y);
+    if (o1 * o2 < 0 && o3 * o4 < 0) {
+      const ex = v[0] - u[0];
+      const ey = v[1] - u[1];
+      const den = dx * ey - dy * ex;
+      ts.push(((u[0] - x[0]) * ey - (u[1] - x[1]) * ex) / den);
+    }
+  }
+  return ts.filter((t) => t >= 0 && t <= 1).sort((a, b) => a - b);
+}
+/** The midpoints of the pieces the edges of `others` cut x-y into. */
+function pieceMidpoints(x: P, y: P, others: [P, P][]): P[] {
+  const ts = cutPoints(x, y, others);
+  const out: P[] = [];
+  for (let i = 0; i + 1 < ts.length; i++) {
+    const t = ((ts[i] as number) + (ts[i + 1] as number)) / 2;
+    if ((ts[i + 1] as number) - (ts[i] as number) > 1e-12)
+      out.push([x[0] + t * (y[0] - x[0]), x[1] + t * (y[1] - x[1])]);
+  }
+  return out;
+}
+
+/**
+ * A line meets a polygon (S2Polygon::IntersectWithPolyline giving a piece): some stretch of it
+ * of positive length lies in the closed polygon. Touching it at a point only is not meeting.
+ */
+function lineMeetsPolygon(line: Shape, poly: Shape): boolean {
+  const polyEdges = shapeEdges(poly);
+  return edges(line.points).some(([x, y]) => pieceMidpoints(x, y, polyEdges).some((m) => pointInPolygon(m, poly)));
+}
+
+/**
+ * Two polygons meet (S2Polygon::Intersects as RethinkDB's tests pin it): their interiors
+ * overlap, or their outer boundaries share a stretch of positive length. Touching at a corner,
+ * or along a hole's boundary (the hole is open), is not meeting.
+ */
+function polygonsMeet(a: Shape, b: Shape): boolean {
+  for (const [x, y] of shapeEdges(a))
+    for (const [u, v] of shapeEdges(b)) {
+      const o1 = orient(x, y, u);
+      const o2 = orient(x, y, v);
+      const o3 = orient(u, v, x);
+      const o4 = orient(u, v, y);
+      if (o1 * o2 < 0 && o3 * o4 < 0) return true;
+    }
+  const side = (s: Shape, other: Shape): boolean => {
+    const otherEdges = shapeEdges(other);
+    for (const [x, y] of edges(s.points))
+      for (const m of pieceMidpoints(x, y, otherEdges))
+        if (strictlyInPolygon(m, other) || onRing(m, other.points)) return true;
+    for (const h of s.holes)
+      for (const [x, y] of edges(h))
+        for (const m of pieceMidpoints(x, y, otherEdges)) if (strictlyInPolygon(m, other)) return true;
+    return false;
+  };
+  return side(a, b) || side(b, a);
 }
 function shapeEdges(s: Shape): [P, P][] {
   return [...edges(s.points), ...s.holes.flatMap((h) => edges(h))];
@@ -157,10 +245,12 @@ export function intersects(a: Shape, b: Shape): boolean {
     if (other.type === 'LineString') return edges(other.points).some(([x, y]) => onSegment(p, x, y));
     return pointInPolygon(p, other);
   }
+  if (a.type === 'Polygon' && b.type === 'Polygon') return polygonsMeet(a, b);
+  if (a.type === 'Polygon') return lineMeetsPolygon(b, a);
+  if (b.type === 'Polygon') return lineMeetsPolygon(a, b);
+  // Two lines: closed, so meeting at an end point is meeting.
   for (const [x, y] of shapeEdges(a))
     for (const [u, v] of shapeEdges(b)) if (segmentsIntersect(x, y, u, v)) return true;
-  if (a.type === 'Polygon' && b.points.some((p) => pointInPolygon(p, a))) return true;
-  if (b.type === 'Polygon' && a.points.some((p) => pointInPolygon(p, b))) return true;
   return false;
 }
 
@@ -210,50 +300,87 @@ async function unitOf(ev: Evaluator, node: TermNode, env: Env | null): Promise<n
   if (f === undefined) throw queryLogic(`Unrecognized distance unit \`${u}\`.`);
   return f;
 }
-function geod(e: Ellipsoid): InstanceType<typeof Geodesic.Geodesic> {
-  return new Geodesic.Geodesic(e.a, e.f);
+const GEODESICS = new Map<string, KarneyGeodesic>();
+function geod(e: Ellipsoid): KarneyGeodesic {
+  const key = `${e.a}/${e.f}`;
+  let g = GEODESICS.get(key);
+  if (g === undefined) {
+    g = new KarneyGeodesic(e.a, e.f);
+    if (GEODESICS.size < 16) GEODESICS.set(key, g);
+  }
+  return g;
+}
+
+/**
+ * A position as RethinkDB's distance reads it: through S2's unit vector and back (S2LatLng's
+ * ToPoint, Latitude and Longitude), which moves the last bits of its coordinates.
+ */
+function viaS2(p: P): P {
+  return fromS2(toV(p));
+}
+function fromS2(v: V3): P {
+  return [
+    Math.atan2(v[1], v[0]) * (180 / Math.PI),
+    Math.atan2(v[2], Math.sqrt(v[0] * v[0] + v[1] * v[1])) * (180 / Math.PI),
+  ];
 }
 function pointDistance(a: P, b: P, e: Ellipsoid): number {
-  return geod(e).Inverse(a[1], a[0], b[1], b[0]).s12 as number;
+  return geod(e).distance(a[1], a[0], b[1], b[0]);
 }
 
 type V3 = [number, number, number];
+/** S2LatLng::ToPoint: a position as a unit vector (longitude 180 read as -180). */
 const toV = (p: P): V3 => {
-  const lon = (p[0] * Math.PI) / 180;
-  const lat = (p[1] * Math.PI) / 180;
-  return [Math.cos(lat) * Math.cos(lon), Math.cos(lat) * Math.sin(lon), Math.sin(lat)];
-};
-const toP = (v: V3): P => {
-  const n = Math.hypot(v[0], v[1], v[2]);
-  return [(Math.atan2(v[1], v[0]) * 180) / Math.PI, (Math.asin(v[2] / n) * 180) / Math.PI];
+  const phi = p[1] * (Math.PI / 180);
+  const theta = (p[0] === 180 ? -180 : p[0]) * (Math.PI / 180);
+  const cosphi = Math.cos(phi);
+  return [Math.cos(theta) * cosphi, Math.sin(theta) * cosphi, Math.sin(phi)];
 };
 const dot = (a: V3, b: V3): number => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 const cross = (a: V3, b: V3): V3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+const sub = (a: V3, b: V3): V3 => [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+const add = (a: V3, b: V3): V3 => [a[0] + b[0], a[1] + b[1], a[2] + b[2]];
+const simpleCcw = (a: V3, b: V3, c: V3): boolean => dot(cross(c, a), b) > 0;
 
-/** The closest point to `p` on the great-circle edge a-b (as S2's Project does). */
-function projectOnEdge(p: P, a: P, b: P): P {
-  const [x, va, vb] = [toV(p), toV(a), toV(b)];
-  const n = cross(va, vb);
+/**
+ * The closest point to x on the great-circle edge a-b, computed as S2EdgeUtil::GetClosestPoint
+ * does (with S2's robust cross product), so distances to lines and polygons match RethinkDB's.
+ */
+function closestOnEdge(x: V3, a: V3, b: V3): V3 {
+  const n = cross(add(b, a), sub(b, a));
   const nn = dot(n, n);
-  if (nn === 0) return a;
-  const t = dot(x, n) / nn;
-  const q: V3 = [x[0] - t * n[0], x[1] - t * n[1], x[2] - t * n[2]];
-  // On the arc when q lies between a and b.
-  if (dot(cross(va, q), n) >= 0 && dot(cross(q, vb), n) >= 0) return toP(q);
-  return dot(x, va) >= dot(x, vb) ? a : b;
-}
-
-function distanceTo(p: P, s: Shape, e: Ellipsoid): number {
-  if (s.type === 'Point') return pointDistance(p, s.points[0] as P, e);
-  if (s.type === 'Polygon' && pointInPolygon(p, s)) return 0;
-  let best = Number.POSITIVE_INFINITY;
-  for (const [a, b] of shapeEdges(s)) {
-    const q = projectOnEdge(p, a, b);
-    if (onSegment(p, a, b)) return 0;
-    const d = pointDistance(p, q, e);
-    if (d < best) best = d;
+  if (nn !== 0) {
+    const t = dot(x, n) / nn;
+    const q: V3 = [x[0] - t * n[0], x[1] - t * n[1], x[2] - t * n[2]];
+    if (simpleCcw(n, a, q) && simpleCcw(q, b, n)) {
+      const inv = 1 / Math.sqrt(dot(q, q));
+      return [q[0] * inv, q[1] * inv, q[2] * inv];
+    }
   }
-  return best;
+  const da = sub(x, a);
+  const db = sub(x, b);
+  return dot(da, da) <= dot(db, db) ? a : b;
+}
+/** The angle between unit vectors (S2Point::Angle). */
+const angle = (a: V3, b: V3): number => Math.atan2(Math.sqrt(dot(cross(a, b), cross(a, b))), dot(a, b));
+
+/** RethinkDB's geodesic_distance from a point to a shape: via S2's projection onto it. */
+function distanceTo(p: P, s: Shape, e: Ellipsoid): number {
+  if (s.type === 'Point') return pointDistance(viaS2(p), viaS2(s.points[0] as P), e);
+  if (s.type === 'Polygon' && pointInPolygon(p, s)) return 0;
+  const x = toV(p);
+  let best: V3 | null = null;
+  let bestAngle = Number.POSITIVE_INFINITY;
+  for (const [a, b] of shapeEdges(s)) {
+    const q = closestOnEdge(x, toV(a), toV(b));
+    const d = angle(x, q);
+    if (d < bestAngle) {
+      bestAngle = d;
+      best = q;
+    }
+  }
+  if (best === null || (best[0] === x[0] && best[1] === x[1] && best[2] === x[2])) return 0;
+  return pointDistance(fromS2(x), fromS2(best), e);
 }
 
 function circle(center: P, radius: number, n: number, e: Ellipsoid): P[] {
@@ -262,13 +389,13 @@ function circle(center: P, radius: number, n: number, e: Ellipsoid): P[] {
   const max = 0.5 * Math.PI * Math.min(e.a, b);
   if (radius >= max)
     throw queryLogic(
-      `Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got ${radius}m, but must be smaller than ${max}m.`,
+      `Radius must be smaller than a quarter of the circumference along the minor axis of the reference ellipsoid.  Got ${reconstructableDouble(radius)}m, but must be smaller than ${reconstructableDouble(max)}m.`,
     );
   const g = geod(e);
   const out: P[] = [];
   for (let i = 0; i < n; i++) {
-    const r = g.Direct(center[1], center[0], -180 + (360 / n) * i, radius);
-    out.push([r.lon2 as number, r.lat2 as number]);
+    const [lat, lon] = g.destination(center[1], center[0], -180 + (360 / n) * i, radius);
+    out.push([lon, lat]);
   }
   if (n > 0) out.push(out[0] as P);
   return out;
@@ -290,8 +417,8 @@ function fromGeoJson(v: Datum): DatumObject {
   if (!isObject(v)) throw typeError('OBJECT', v);
   const type = field(v, 'type');
   const coords = field(v, 'coordinates');
-  if (type === undefined) throw queryLogic(`No attribute \`type\` in object:\n${JSON.stringify(v)}`);
-  if (coords === undefined) throw queryLogic(`No attribute \`coordinates\` in object:\n${JSON.stringify(v)}`);
+  if (type === undefined) throw nonExistence(`No attribute \`type\` in object:\n${pretty(v)}`);
+  if (coords === undefined) throw nonExistence(`No attribute \`coordinates\` in object:\n${pretty(v)}`);
   for (const k of Object.keys(v))
     if (k !== 'type' && k !== 'coordinates' && k !== 'bbox' && k !== 'crs' && k !== '$reql_type$')
       throw queryLogic(`Unrecognized field \`${k}\` found in geometry object.`);
@@ -458,7 +585,8 @@ export const geoTerms: TermFamily = {
         throw queryLogic(
           `Index \`${index}\` is not a geospatial index.  get_intersecting can only be used with a geospatial index.`,
         );
-      const seen: Datum[] = [];
+      // A row is given once per index entry that intersects (a multi index may have several).
+      const rows: Datum[] = [];
       for (const e of await ev.indexEntries(t, src)) {
         let hit = false;
         try {
@@ -466,9 +594,8 @@ export const geoTerms: TermFamily = {
         } catch {
           hit = false;
         }
-        if (hit && !seen.some((x) => datumsEqual(x, e.row))) seen.push(e.row);
+        if (hit) rows.push(e.row);
       }
-      const rows = seen;
       return Seq.fromStream(async function* () {
         yield* rows;
       }, t);

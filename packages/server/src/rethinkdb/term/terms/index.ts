@@ -75,6 +75,7 @@ const GROUPED: ReadonlySet<number> = new Set([
   T.FOLD,
   T.CONCAT_MAP,
   T.DISTINCT,
+  T.COERCE_TO,
 ]);
 
 function join(families: readonly TermFamily[]): ReadonlyMap<number, TermDef> {

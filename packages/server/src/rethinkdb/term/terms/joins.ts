@@ -1,21 +1,15 @@
 /**
  * Joins (RethinkDB's seq.cc eq_join, rewrites.cc inner/outer join, zip).
  */
-import { queryLogic } from '../../errors.js';
+import type { Key } from '@wharf/engine';
+import { queryLogic, ReqlRuntimeError } from '../../errors.js';
+import { ErrorType } from '../../protocol.js';
 import type { Node, TermNode } from '../compiler.js';
-import {
-  compareDatums,
-  copyObject,
-  type Datum,
-  type DatumObject,
-  field,
-  isPlainObject,
-  newObject,
-  truthy,
-} from '../datum.js';
+import { copyObject, type Datum, type DatumObject, field, isPlainObject, newObject, truthy } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { indexValue } from '../indexes.js';
 import { T } from '../names.js';
+import { primaryKeyError } from '../primary-keys.js';
 import type { TermFamily } from '../registry.js';
 import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
 import { checkSize } from './arrays.js';
@@ -33,9 +27,18 @@ async function eqJoin(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   const t = await ev.eval(node.args[2] as Node, env);
   if (!(t instanceof TableRef)) expectType(t, 'TABLE');
   const index = await ev.secondaryIndex(node, t, env);
-  const ordered = (await ev.optDatum(node, 'ordered', env)) ?? false;
+  // `ordered`: results in the left sequence's order, which the loop below always keeps.
+  await ev.optDatum(node, 'ordered', env);
   const keyOf = async (row: Datum): Promise<Datum | undefined> => {
-    if (key instanceof Func) return ev.callDatum(key, [row]);
+    if (key instanceof Func) {
+      // A row the key function finds nothing in joins nothing.
+      try {
+        return await ev.callDatum(key, [row]);
+      } catch (err) {
+        if (err instanceof ReqlRuntimeError && err.errorType === ErrorType.NON_EXISTENCE) return undefined;
+        throw err;
+      }
+    }
     const k = await ev.datum(key);
     if (typeof k !== 'string') throw queryLogic(`Expected type STRING but found ${typeof k}.`);
     return isPlainObject(row) ? field(row, k) : undefined;
@@ -47,8 +50,8 @@ async function eqJoin(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
     let matches: object[];
     try {
       if (index === null) {
-        if (typeof k !== 'string' && typeof k !== 'number') continue;
-        const r = await t.engine.get(k);
+        if (typeof k !== 'number' && primaryKeyError(k) !== null) continue; // no document has such a key
+        const r = await t.engine.get(k as Key);
         matches = r === null ? [] : [r];
       } else {
         matches = await t.engine.getAll(index, [indexValue(k)]);
@@ -58,7 +61,6 @@ async function eqJoin(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
     }
     for (const m of matches) out.push({ k, v: pair(row, m as Datum) });
   }
-  if (ordered === true) out.sort((x, y) => compareDatums(x.k, y.k));
   return Seq.fromArray(
     checkSize(
       ev,

@@ -219,7 +219,8 @@ function bitShift(left: boolean): TermDef {
       const lhs = bitInt(await ev.evalDatum(node.args[0] as Node, env));
       const rhs = await ev.integer(node.args[1] as Node, env);
       if (rhs < 0) throw queryLogic('Cannot bit-shift by a negative value');
-      if (left) return finite(Number(lhs) * 2 ** rhs);
+      // Zero shifted any distance is zero (0 × 2^3000 would be 0 × Infinity).
+      if (left) return lhs === 0n ? 0 : finite(Number(lhs) * 2 ** rhs);
       if (rhs > 63) return lhs < 0n ? -1 : 0;
       return Number(lhs >> BigInt(rhs));
     },

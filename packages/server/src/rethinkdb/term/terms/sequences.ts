@@ -7,11 +7,11 @@ import type { FilterPredicate, FilterSpec, IndexValue, MatchField } from '@wharf
 import { EmptyUserError, opFailed, queryLogic, ReqlRuntimeError } from '../../errors.js';
 import { ErrorType } from '../../protocol.js';
 import type { Node, TermNode } from '../compiler.js';
-import { compareDatums, type Datum, type DatumObject, field, isPlainObject, truthy } from '../datum.js';
+import { compareDatums, type Datum, type DatumObject, datumsEqual, field, isPlainObject, truthy } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { sortEntries } from '../function-indexes.js';
 import { T } from '../names.js';
-import { matchesObject } from '../objects.js';
+import { isLiteral, matchesAsObject, matchesObject } from '../objects.js';
 import type { TermDef, TermFamily } from '../registry.js';
 import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
 
@@ -66,11 +66,12 @@ async function filter(ev: Evaluator, node: TermNode, env: Env | null): Promise<V
   const test = async (row: Datum): Promise<boolean> => {
     try {
       if (pred instanceof Func) {
-        // A function giving an object filters by that object, as an object predicate does.
+        // A function whose body is an object literal filters by that object, as an object predicate does.
         const r = await ev.callDatum(pred, [row]);
-        return isPlainObject(r) ? matchesObject(r, row) : truthy(r);
+        return matchesAsObject(pred, r) ? matchesObject(r, row) : truthy(r);
       }
       const p = await ev.datum(pred);
+      if (isLiteral(p)) return datumsEqual(field(p, 'value') ?? null, row);
       if (isPlainObject(p)) return matchesObject(p, row);
       return truthy(p);
     } catch (err) {
@@ -261,8 +262,11 @@ async function orderBy(ev: Evaluator, node: TermNode, env: Env | null): Promise<
     const ks: Datum[] = [];
     if (indexOf !== null) ks.push(await indexOf(row));
     for (const k of indexOf !== null ? keys.slice(1) : keys) {
-      if (typeof k.by === 'string') ks.push(isPlainObject(row) ? (field(row, k.by) ?? MISSING) : MISSING);
-      else {
+      if (typeof k.by === 'string') {
+        // Only a missing field is MISSING: a null value sorts as null, after it.
+        const v = isPlainObject(row) ? field(row, k.by) : undefined;
+        ks.push(v === undefined ? MISSING : v);
+      } else {
         try {
           ks.push(await ev.callDatum(k.by, [row]));
         } catch (err) {

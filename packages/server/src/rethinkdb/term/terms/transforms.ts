@@ -4,12 +4,12 @@
  */
 import { queryLogic } from '../../errors.js';
 import type { Node, TermNode } from '../compiler.js';
-import { compareDatums, type Datum, datumsEqual, datumTypeName, isPlainObject, typeError } from '../datum.js';
+import { compareDatums, type Datum, datumsEqual, datumTypeName, isObject, isPlainObject, typeError } from '../datum.js';
 import type { Evaluator } from '../evaluator.js';
 import { T } from '../names.js';
 import { buildSelector, hasFields, pluck } from '../objects.js';
 import { INF, type TermFamily } from '../registry.js';
-import { type Env, expectType, Func, Seq, TableRef, type Value } from '../values.js';
+import { arrayIterator, type Env, expectType, Func, Seq, SingleSelection, TableRef, type Value } from '../values.js';
 import { checkSize } from './arrays.js';
 
 async function map(ev: Evaluator, node: TermNode, env: Env | null): Promise<Value> {
@@ -231,7 +231,8 @@ export const transformTerms: TermFamily = {
       const index = await ev.optDatum(node, 'index', env);
       let rows: Datum[];
       if (index !== undefined) {
-        if (!(input instanceof TableRef)) throw queryLogic('Can only perform an indexed distinct on a TABLE.');
+        if (!(input instanceof TableRef) && !(input instanceof Seq && input.slice))
+          throw queryLogic('Can only perform an indexed distinct on a TABLE.');
         if (typeof index !== 'string') throw typeError('STRING', index);
         const all = await ev.materialize(ev.seq(input));
         rows = [];
@@ -244,6 +245,9 @@ export const transformTerms: TermFamily = {
       const sorted = [...rows].sort(compareDatums);
       const out: Datum[] = [];
       for (const v of sorted) if (out.length === 0 || !datumsEqual(out[out.length - 1] as Datum, v)) out.push(v);
+      // The distinct values of a stream (a table, a slice) are a stream, of an array an array.
+      if (input instanceof TableRef || (input instanceof Seq && input.array === null))
+        return Seq.fromStream(() => arrayIterator(out));
       return out;
     },
   },
@@ -285,16 +289,25 @@ export const transformTerms: TermFamily = {
       const rows = await ev.seqArray(node.args[0] as Node, env);
       const f = await ev.eval(node.args[1] as Node, env);
       const total: Record<string, Datum> = {};
+      const FAIL = 'FOR_EACH expects one or more basic write queries.';
       for (const row of rows) {
-        const results = await ev.call(f, [row]);
-        const list = Array.isArray(results) ? results : [results];
-        for (const r of list) {
-          const d = await ev.datum(r as Value);
-          if (!isPlainObject(d))
-            throw queryLogic(
-              `FOR_EACH expects one or more basic write queries.  Expected type ARRAY but found ${datumTypeName(d)}.`,
-            );
-          mergeWriteResults(total, d);
+        const v = await ev.call(f, [row]);
+        // Not a datum (a table, a stream, a function…): RethinkDB gives the bare message.
+        if (
+          !(v instanceof SingleSelection) &&
+          !(v instanceof Seq && v.array !== null) &&
+          typeof v === 'object' &&
+          v !== null &&
+          !isObject(v) &&
+          !Array.isArray(v)
+        )
+          throw queryLogic(FAIL);
+        const d = await ev.datum(v);
+        if (!isObject(d) && !Array.isArray(d))
+          throw queryLogic(`${FAIL}  Expected type ARRAY but found ${datumTypeName(d)}.`);
+        for (const r of isObject(d) ? [d] : d) {
+          if (!isPlainObject(r)) throw queryLogic(`${FAIL}  Expected type OBJECT but found ${datumTypeName(r)}.`);
+          mergeWriteResults(total, r);
         }
       }
       return total;

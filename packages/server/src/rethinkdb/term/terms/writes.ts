@@ -8,13 +8,13 @@ import type { TermFamily } from '../registry.js';
 import { expectType, TableRef } from '../values.js';
 import { deleteRows, insert, replaceRows, updateRows } from '../writes.js';
 
-const WRITE_OPTS = ['durability', 'return_changes', 'non_atomic', 'ignore_write_hook'] as const;
+const WRITE_OPTS = ['durability', 'return_changes', 'return_vals', 'non_atomic', 'ignore_write_hook'] as const;
 
 export const writeTerms: TermFamily = {
   [T.INSERT]: {
     min: 2,
     max: 2,
-    optargs: ['conflict', 'durability', 'return_changes', 'ignore_write_hook'],
+    optargs: ['conflict', 'durability', 'return_changes', 'return_vals', 'ignore_write_hook'],
     eval: (ev, node, env) => insert(ev, node, env),
   },
   [T.UPDATE]: { min: 2, max: 2, optargs: WRITE_OPTS, eval: (ev, node, env) => updateRows(ev, node, env) },
