@@ -597,11 +597,13 @@ const FAMILIES: Record<string, Case[]> = {
     },
     {
       name: 'for_each with a table',
+      // biome-ignore lint/suspicious/useIterableCallbackReturn: ReQL's forEach, whose function returns a write
       q: () => r.expr([1]).forEach(() => r.table('reql_terms')),
       error: ['ReqlQueryLogicError', 'FOR_EACH expects one or more basic write queries.'],
     },
     {
       name: 'for_each with a number',
+      // biome-ignore lint/suspicious/useIterableCallbackReturn: ReQL's forEach, whose function returns a write
       q: () => r.expr([1]).forEach(() => 3),
       error: [
         'ReqlQueryLogicError',
