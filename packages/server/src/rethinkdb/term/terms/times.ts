@@ -27,10 +27,9 @@ function offsetSeconds(tz: string): number {
 /** The wall-clock fields of a time in its own timezone. */
 function local(t: TimeDatum): Date {
   const d = new Date(Math.round((t.epoch_time + offsetSeconds(t.timezone)) * 1000));
-  // The reference calendar (boost's, as the error names it) covers the years 1400 to 10000;
-  // ISO 8601 text stops at 9999 (toIso8601).
+  // The reference server's calendar (boost) covers the years 1400 to 9999.
   const year = d.getUTCFullYear();
-  if (year < 1400 || year > 10000) throw queryLogic('Error in time logic: Year is out of valid range: 1400..10000.');
+  if (year < 1400 || year > 9999) throw queryLogic('Error in time logic: Year is out of valid range: 1400..10000.');
   return d;
 }
 
