@@ -8,7 +8,6 @@ import { isHiddenTable } from '../../../names.js';
 import { nonExistence, opFailed, queryLogic } from '../../errors.js';
 import { checkName, nameUuid, SYSTEM_DB } from '../catalog.js';
 import { compile, type Node, type TermNode } from '../compiler.js';
-import { isDeterministic } from '../determinism.js';
 import {
   compareDatums,
   type Datum,
@@ -20,6 +19,7 @@ import {
   pretty,
   typeError,
 } from '../datum.js';
+import { isDeterministic } from '../determinism.js';
 import type { Evaluator } from '../evaluator.js';
 import { type FunctionIndexDef, sortEntries } from '../function-indexes.js';
 import { checkIndexName, indexFieldPath, indexStatus, indexValue, selectIndexes } from '../indexes.js';
