@@ -192,7 +192,7 @@ async function rethinkdbListener(app: FastifyInstance): Promise<void> {
               address,
               port: socket.remotePort ?? 0,
               user,
-              query: JSON.stringify(term),
+              term,
             };
             running.add(job);
             let result: Awaited<ReturnType<typeof runQuery>>;

@@ -55,8 +55,8 @@ export interface RunningQuery {
   address: string;
   port: number;
   user: string;
-  /** The query's term as the driver sent it (JSON). */
-  query: string;
+  /** The query's term as the driver sent it (serialized only when `jobs` is read). */
+  term: unknown;
 }
 
 export const SYSTEM_TABLES = [
@@ -559,7 +559,7 @@ function specOf(ev: Evaluator, info: SystemInfo, name: string, format: Identifie
             type: 'query',
             duration_sec: (now - q.startedAt) / 1000,
             servers: [serverRef],
-            info: { client_address: q.address, client_port: q.port, query: q.query, user: q.user },
+            info: { client_address: q.address, client_port: q.port, query: termText(q.term), user: q.user },
           }));
           for (const t of userTables()) {
             let indexes: Awaited<ReturnType<typeof t.engine.listIndexes>>;
@@ -872,4 +872,13 @@ export function mergePermissions(base: Permissions, patch: Datum, global: boolea
   }
   if (keys.size > 0) throw new PermissionsError(`Unexpected key(s) \`${[...keys].sort().join('`, `')}\`.`);
   return out;
+}
+
+/** A running query's term as JSON text (a term too deep to serialize is named so). */
+function termText(term: unknown): string {
+  try {
+    return JSON.stringify(term);
+  } catch {
+    return '(a term too deeply nested to show)';
+  }
 }
