@@ -3,21 +3,13 @@
  * driver, on Wharf and, when env RETHINKDB_BIN names a RethinkDB binary, on that server too, each
  * compared with the same expected answer or error (class and exact text).
  */
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type RethinkdbProc, startRethinkdb } from '@wharf/bench/rethinkdb';
 import rethinkdb from 'rethinkdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverForSuite } from '../helpers/server-suite.js';
+import { referenceTargets } from '../helpers/reference-targets.js';
 
 type Any = any;
 const r = rethinkdb as Any;
-
-const RETHINKDB_BIN = process.env.RETHINKDB_BIN;
-if (!RETHINKDB_BIN)
-  console.warn('javascript-reference.test: RETHINKDB_BIN is not set, the real RethinkDB cases are skipped');
 
 interface Case {
   name: string;
@@ -209,26 +201,15 @@ const CASES: Case[] = [
   { name: 'the hook removed', q: () => r.table('js_ref').setWriteHook(null), want: { deleted: 1 } },
 ];
 
-const wharf = serverForSuite();
-let reference: RethinkdbProc | undefined;
+const TARGETS = referenceTargets('javascript-reference.test');
 let closedPort = 0;
 
 beforeAll(async () => {
-  if (RETHINKDB_BIN) reference = await startRethinkdb(RETHINKDB_BIN, mkdtempSync(join(tmpdir(), 'wharf-js-ref-')));
   const spare = createServer();
   await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve));
   closedPort = (spare.address() as { port: number }).port;
   await new Promise((resolve) => spare.close(resolve));
-}, 120_000);
-
-afterAll(async () => {
-  await reference?.stop();
 });
-
-const TARGETS: [string, () => number, boolean][] = [
-  ['Wharf', () => wharf().driver.port, true],
-  ['RethinkDB (RETHINKDB_BIN)', () => reference!.driverPort, !!RETHINKDB_BIN],
-];
 
 describe.each(TARGETS)('r.js, r.http and write hooks on %s', (_target, port, enabled) => {
   let conn: Any;

@@ -1,16 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type RethinkdbProc, startRethinkdb } from '@wharf/bench/rethinkdb';
 import rethinkdb from 'rethinkdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverForSuite } from '../helpers/server-suite.js';
+import { referenceTargets } from '../helpers/reference-targets.js';
 
 type Any = any;
 const r = rethinkdb as Any;
-
-const RETHINKDB_BIN = process.env.RETHINKDB_BIN;
-if (!RETHINKDB_BIN) console.warn('reql-terms.test: RETHINKDB_BIN is not set, the real RethinkDB cases are skipped');
 
 interface Case {
   name: string;
@@ -852,21 +845,7 @@ const FAMILIES: Record<string, Case[]> = {
   ],
 };
 
-const wharf = serverForSuite();
-let reference: RethinkdbProc | undefined;
-
-beforeAll(async () => {
-  if (RETHINKDB_BIN) reference = await startRethinkdb(RETHINKDB_BIN, mkdtempSync(join(tmpdir(), 'wharf-reql-ref-')));
-}, 120_000);
-
-afterAll(async () => {
-  await reference?.stop();
-});
-
-const TARGETS: [string, () => number, boolean][] = [
-  ['Wharf', () => wharf().driver.port, true],
-  ['RethinkDB (RETHINKDB_BIN)', () => reference!.driverPort, !!RETHINKDB_BIN],
-];
+const TARGETS = referenceTargets('reql-terms.test');
 
 const canonical = (v: unknown): string => JSON.stringify(v);
 
