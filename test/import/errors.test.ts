@@ -209,7 +209,7 @@ describe('wharf import: --fail-if thresholds', () => {
     expect(bench.stderr).toMatch(/scenario/);
     const unknown = await wharf(['bench', 'nope'], { cwd });
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/seed000, group-commit, bulk, import, job, sustained, kv, or all/);
+    expect(unknown.stderr).toMatch(/seed000, group-commit, bulk, import, job, sustained, kv, reql, or all/);
     const help = await wharf(['serve', '--help'], { cwd });
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--data/);

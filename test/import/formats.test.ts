@@ -181,11 +181,12 @@ describe('wharf import: formats', () => {
   });
 
   it('--dry-run parses and validates without writing', async () => {
-    writeFileSync(join(cwd, 'd.ndjson'), '{"id":1}\n{"id":[1]}\n{"id":\n[]\n{"id":"x"}\n');
+    // An object is no key; an array of keys is one (as in RethinkDB).
+    writeFileSync(join(cwd, 'd.ndjson'), '{"id":1}\n{"id":{"a":1}}\n{"id":\n[]\n{"id":"x"}\n{"id":[1,"a"]}\n');
     const data = join(cwd, 'data-dry');
     const r = await wharfImport('d.ndjson', 'd', `embedded:${data}`, ['--dry-run', '--rejects', 'd.rej'], { cwd });
     expect(r.code, r.stdout + r.stderr).toBe(3);
-    expect(r.stdout).toMatch(/5 documents read, 2 valid, 3 rejected/);
+    expect(r.stdout).toMatch(/6 documents read, 3 valid, 3 rejected/);
     const rej = readNdjson(join(cwd, 'd.rej'));
     expect(rej.map((x) => x.line)).toEqual([2, 3, 4]);
     const { existsSync } = await import('node:fs');

@@ -38,7 +38,7 @@ describe('pushBlock', () => {
     const lines = Array.from({ length: 40 }, (_, i) => `{"id":${i},"v":"x"}`);
     lines[7] = '{"id":3,"dup":true}'; // a conflict with line 4
     lines[22] = '{"id":'; // not JSON
-    lines[39] = '{"id":[1]}'; // a bad key
+    lines[39] = '{"id":{"a":1}}'; // a bad key (an object)
     const inp = input(lines);
     expect(loader.pushBlock(...inp.block(0, 10))).toBe(true);
     expect(loader.pushBlock(...inp.block(10, 25))).toBe(true);

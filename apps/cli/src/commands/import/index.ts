@@ -84,7 +84,20 @@ class UsageError extends Error {
 
 const FIRST_REJECTS_KEPT = 10;
 
-/** The primary-key check of --dry-run (the engine's rule: a key is a string or a number). */
+/**
+ * A primary-key value as the engine (and RethinkDB) takes it: a string, a finite number, a
+ * boolean, an array of keys, or a time or binary value.
+ */
+function isKeyValue(v: unknown): boolean {
+  if (typeof v === 'string' || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every(isKeyValue);
+  if (v === null || typeof v !== 'object') return false;
+  const type = (v as Record<string, unknown>).$reql_type$;
+  return type === 'TIME' || type === 'BINARY';
+}
+
+/** The primary-key check of --dry-run (the engine's rule, isKeyValue). */
 function validate(doc: DocumentInput, primaryKey: string): string | null {
   let value: unknown = doc;
   if (typeof doc === 'string' || doc instanceof Uint8Array) {
@@ -96,8 +109,8 @@ function validate(doc: DocumentInput, primaryKey: string): string | null {
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'a document must be a JSON object';
   const key = (value as Record<string, unknown>)[primaryKey];
-  if (key !== undefined && typeof key !== 'string' && typeof key !== 'number') {
-    return `primary key ${JSON.stringify(primaryKey)} must be a string or a number`;
+  if (key !== undefined && !isKeyValue(key)) {
+    return `primary key ${JSON.stringify(primaryKey)} must be a string, a number, a boolean, an array of keys, a time or binary`;
   }
   return null;
 }
