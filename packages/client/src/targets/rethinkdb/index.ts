@@ -173,29 +173,38 @@ export class RethinkdbTarget implements Target {
   #raw(i: number): Promise<RawConnection> {
     const current = this.#slots[i];
     if (current) return current;
-    const p = (async () => {
-      let last: unknown;
-      for (const h of this.#hostsAfter(this.#slotHost[i]!)) {
-        try {
-          const conn = await this.#connect(h);
-          if (h !== this.#slotHost[i]) this.#report.connectionsMoved++;
-          this.#slotHost[i] = h;
-          this.#slotConn[i] = conn;
-          this.#downSince.delete(h);
-          return conn;
-        } catch (err) {
-          if ((err as Error).name === 'ReqlAuthError') throw err;
-          this.#markDown(h, err);
-          last = err;
-        }
-      }
-      throw last;
-    })();
+    const p = this.#firstAnswering(this.#slotHost[i]!, (h) => this.#connect(h)).then(({ conn, host }) => {
+      if (host !== this.#slotHost[i]) this.#report.connectionsMoved++;
+      this.#slotHost[i] = host;
+      this.#slotConn[i] = conn;
+      return conn;
+    });
     this.#slots[i] = p;
     p.catch(() => {
       if (this.#slots[i] === p) this.#slots[i] = null;
     });
     return p;
+  }
+
+  /**
+   * A connection opened on the first host that answers, from `start` on (failover order); the
+   * hosts that did not answer are noted down. A wrong password fails at once; no host answering
+   * rejects with the last host's error.
+   */
+  async #firstAnswering<C>(start: number, open: (host: number) => Promise<C>): Promise<{ conn: C; host: number }> {
+    let last: unknown;
+    for (const h of this.#hostsAfter(start)) {
+      try {
+        const conn = await open(h);
+        this.#downSince.delete(h);
+        return { conn, host: h };
+      } catch (err) {
+        if ((err as Error).name === 'ReqlAuthError') throw err;
+        this.#markDown(h, err);
+        last = err;
+      }
+    }
+    throw last;
   }
 
   /** Runs `fn` on the next slot's connection; a broken connection is dropped (and its host noted). */
@@ -227,30 +236,20 @@ export class RethinkdbTarget implements Target {
 
   #driverConn(): Promise<Connection> {
     if (this.#driver) return this.#driver;
-    const p = (async () => {
-      let last: unknown;
-      for (const h of this.#hostsAfter(this.#driverHost)) {
-        const { host, port } = this.#spec.hosts[h]!;
-        try {
-          const conn = (await this.#r.connect({
-            host,
-            port,
-            db: this.#spec.db,
-            user: this.#spec.user ?? 'admin',
-            password: this.#spec.password ?? '',
-            timeout: CONNECT_TIMEOUT_MS / 1000,
-          })) as Connection;
-          this.#driverHost = h;
-          this.#downSince.delete(h);
-          return conn;
-        } catch (err) {
-          if ((err as Error).name === 'ReqlAuthError') throw err;
-          this.#markDown(h, err);
-          last = err;
-        }
-      }
-      throw last;
-    })();
+    const p = this.#firstAnswering(this.#driverHost, async (h) => {
+      const { host, port } = this.#spec.hosts[h]!;
+      return (await this.#r.connect({
+        host,
+        port,
+        db: this.#spec.db,
+        user: this.#spec.user ?? 'admin',
+        password: this.#spec.password ?? '',
+        timeout: CONNECT_TIMEOUT_MS / 1000,
+      })) as Connection;
+    }).then(({ conn, host }) => {
+      this.#driverHost = host;
+      return conn;
+    });
     this.#driver = p;
     p.catch(() => {
       if (this.#driver === p) this.#driver = null;

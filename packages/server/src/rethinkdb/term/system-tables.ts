@@ -232,16 +232,7 @@ class SystemTable {
         result.unchanged++;
         continue;
       }
-      try {
-        await this.#write(key, old, next, generated);
-      } catch (err) {
-        if (err instanceof RowError) {
-          fail(result, i, err.message);
-          continue;
-        }
-        throw err;
-      }
-      await this.#published(key, old);
+      if (!(await this.#writeRow(result, i, key, old, next, generated))) continue;
       if (old === null) result.inserted++;
       else result.replaced++;
     }
@@ -259,19 +250,30 @@ class SystemTable {
         result.skipped++;
         continue;
       }
-      try {
-        await this.#write(key, old, null, false);
-      } catch (err) {
-        if (err instanceof RowError) {
-          fail(result, i, err.message);
-          continue;
-        }
-        throw err;
-      }
-      await this.#published(key, old);
+      if (!(await this.#writeRow(result, i, key, old, null, false))) continue;
       result.deleted++;
     }
     return result;
+  }
+
+  /** Writes one row and publishes its change; a row's refusal is counted on row `i` (false). */
+  async #writeRow(
+    result: WriteResult,
+    i: number,
+    key: Datum,
+    old: DatumObject | null,
+    next: DatumObject | null,
+    generated: boolean,
+  ): Promise<boolean> {
+    try {
+      await this.#write(key, old, next, generated);
+    } catch (err) {
+      if (!(err instanceof RowError)) throw err;
+      fail(result, i, err.message);
+      return false;
+    }
+    await this.#published(key, old);
+    return true;
   }
 
   async #write(key: Datum, old: DatumObject | null, next: DatumObject | null, generated: boolean): Promise<void> {
